@@ -1,0 +1,116 @@
+// One client connection: framing, strictly sequential processing (Kafka mutes a
+// channel while one of its requests is in flight, so requests on a connection
+// are handled one at a time and answered in order), and the close rules:
+// an oversized or malformed frame closes this connection only.
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { FrameSplitter, FrameTooLargeError, InvalidFrameSizeError } from './frame-splitter.js';
+
+export interface FrameContext {
+  readonly connectionId: number;
+  readonly clientHost: string;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+}
+
+/** Turns one request frame into response chunks (size prefix included), or null for no response. */
+export interface RequestProcessor {
+  process(frame: Buffer, ctx: FrameContext): Promise<Buffer[] | null>;
+}
+
+/** Thrown by a processor to ask for the connection to be closed (Kafka's answer to unparseable requests). */
+export class CloseConnectionError extends Error {}
+
+export class Connection {
+  private readonly splitter: FrameSplitter;
+  private readonly queue: Buffer[] = [];
+  private processing = false;
+  private closed = false;
+  private readonly abort = new AbortController();
+  private readonly ctx: FrameContext;
+
+  constructor(
+    private readonly socket: Socket,
+    readonly id: number,
+    maxFrameBytes: number,
+    private readonly processor: RequestProcessor,
+    log: Logger,
+    private readonly onClose: (c: Connection) => void,
+  ) {
+    this.splitter = new FrameSplitter(maxFrameBytes);
+    const clientHost = socket.remoteAddress ?? 'unknown';
+    this.ctx = { connectionId: id, clientHost, log: log.child({ conn: id, client: `${clientHost}:${socket.remotePort}` }), signal: this.abort.signal };
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', (err) => this.ctx.log.debug({ err }, 'socket error'));
+    socket.on('close', () => this.cleanup());
+  }
+
+  close(reason: string): void {
+    if (this.closed) return;
+    this.ctx.log.info({ reason }, 'closing connection');
+    this.socket.destroy();
+    this.cleanup();
+  }
+
+  private cleanup(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.abort.abort();
+    this.queue.length = 0;
+    this.onClose(this);
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closed) return;
+    let frames: Buffer[];
+    try {
+      frames = this.splitter.push(chunk);
+    } catch (err) {
+      if (err instanceof FrameTooLargeError || err instanceof InvalidFrameSizeError) {
+        this.ctx.log.warn({ err: err.message }, 'rejecting frame');
+        this.close(err.message);
+        return;
+      }
+      throw err;
+    }
+    if (frames.length === 0) return;
+    this.queue.push(...frames);
+    // Back-pressure: stop reading while requests queue up behind a slow one.
+    if (this.queue.length > 64) this.socket.pause();
+    if (!this.processing) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.processing = true;
+    try {
+      while (!this.closed) {
+        const frame = this.queue.shift();
+        if (frame === undefined) break;
+        if (this.queue.length < 16 && this.socket.isPaused()) this.socket.resume();
+        let out: Buffer[] | null;
+        try {
+          out = await this.processor.process(frame, this.ctx);
+        } catch (err) {
+          const reason = err instanceof CloseConnectionError ? err.message : `internal error: ${(err as Error).message}`;
+          if (!(err instanceof CloseConnectionError)) this.ctx.log.error({ err }, 'request processing failed');
+          this.close(reason);
+          return;
+        }
+        if (out !== null && !this.closed) this.write(out);
+      }
+    } finally {
+      this.processing = false;
+    }
+  }
+
+  private write(chunks: Buffer[]): void {
+    if (chunks.length === 1) {
+      this.socket.write(chunks[0]!);
+      return;
+    }
+    this.socket.cork();
+    for (const c of chunks) this.socket.write(c);
+    process.nextTick(() => this.socket.uncork());
+  }
+}
