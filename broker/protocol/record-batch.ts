@@ -3,6 +3,19 @@
 // paths: the broker assigns offsets by rewriting baseOffset in place, which the
 // CRC does not cover (it starts at `attributes`).
 import { crc32c } from '@node-rs/crc32';
+import { compress, decompress } from './compression.js';
+import { ErrorCode, KafkaError } from './errors.js';
+import {
+  type KafkaRecord,
+  type RecordInput,
+  type ResolvedRecord,
+  encodeRecords,
+  endTxnMarkerRecord,
+  readRecords,
+  resolveRecord,
+  scanRecord,
+} from './records.js';
+import type { Cursor } from './varint.js';
 
 export const BATCH_HEADER_SIZE = 61;
 /** Bytes before `length` is known: baseOffset (8) + batchLength (4). */
@@ -114,4 +127,418 @@ export function stampLogAppendTime(buf: Buffer, pos: number, size: number, now: 
   buf.writeInt16BE(attrs | ATTR_TIMESTAMP_TYPE, pos + OFFSET_ATTRIBUTES);
   buf.writeBigInt64BE(now, pos + OFFSET_MAX_TIMESTAMP);
   buf.writeUInt32BE(computeBatchCrc(buf, pos, size), pos + OFFSET_CRC);
+}
+
+/** Rewrites the CRC field of the batch at `pos` from its current bytes. */
+export function rewriteBatchCrc(buf: Buffer, pos: number, size: number): void {
+  buf.writeUInt32BE(computeBatchCrc(buf, pos, size), pos + OFFSET_CRC);
+}
+
+// ---- Building batches (internal topics, control markers, tests) ----
+
+export const MAGIC_V2 = 2;
+export const NO_TIMESTAMP = -1n;
+export const NO_PARTITION_LEADER_EPOCH = -1;
+
+export interface BuildRecordBatchOptions {
+  records: readonly RecordInput[];
+  baseOffset?: bigint;
+  partitionLeaderEpoch?: number;
+  compression?: CompressionType;
+  compressionLevel?: number;
+  producerId?: bigint;
+  producerEpoch?: number;
+  baseSequence?: number;
+  transactional?: boolean;
+  control?: boolean;
+  /** Sets the LogAppendTime attribute; maxTimestamp then defaults to `timestamp`. */
+  logAppendTime?: boolean;
+  /**
+   * Base timestamp (ms). Defaults to the first record's absolute `timestamp`,
+   * else -1 (NO_TIMESTAMP). Records without `timestamp` use base + timestampDelta.
+   */
+  timestamp?: bigint | number;
+  /** Overrides the computed maxTimestamp (the largest record timestamp). */
+  maxTimestamp?: bigint | number;
+  /** Overrides lastOffsetDelta (default: the last record's offsetDelta, 0 if none). */
+  lastOffsetDelta?: number;
+}
+
+const big = (v: bigint | number): bigint => (typeof v === 'bigint' ? v : BigInt(v));
+
+/** Encodes a complete record batch v2 with a valid CRC-32C. */
+export function buildRecordBatch(opts: BuildRecordBatchOptions): Buffer {
+  const compression = opts.compression ?? 'none';
+  const firstTs = opts.records.find((r) => r.timestamp !== undefined)?.timestamp;
+  const baseTimestamp = opts.timestamp !== undefined ? big(opts.timestamp) : firstTs !== undefined ? big(firstTs) : NO_TIMESTAMP;
+  let maxTs = NO_TIMESTAMP;
+  const resolved: ResolvedRecord[] = opts.records.map((r, i) => {
+    const ts = r.timestamp !== undefined ? big(r.timestamp) : baseTimestamp + big(r.timestampDelta ?? 0);
+    if (ts > maxTs) maxTs = ts;
+    return resolveRecord(r, i, ts - baseTimestamp);
+  });
+  if (opts.logAppendTime === true) maxTs = baseTimestamp;
+  const maxTimestamp = opts.maxTimestamp !== undefined ? big(opts.maxTimestamp) : maxTs;
+  const lastOffsetDelta = opts.lastOffsetDelta ?? resolved[resolved.length - 1]?.offsetDelta ?? 0;
+
+  const plain = encodeRecords(resolved);
+  const body = compression === 'none' ? plain : compress(compression, plain, opts.compressionLevel === undefined ? {} : { level: opts.compressionLevel });
+  const size = BATCH_HEADER_SIZE + body.length;
+  const buf = Buffer.allocUnsafe(size);
+  let attributes = COMPRESSION_TYPES.indexOf(compression);
+  if (opts.logAppendTime === true) attributes |= ATTR_TIMESTAMP_TYPE;
+  if (opts.transactional === true) attributes |= ATTR_TRANSACTIONAL;
+  if (opts.control === true) attributes |= ATTR_CONTROL;
+
+  buf.writeBigInt64BE(opts.baseOffset ?? 0n, OFFSET_BASE_OFFSET);
+  buf.writeInt32BE(size - LOG_OVERHEAD, OFFSET_BATCH_LENGTH);
+  buf.writeInt32BE(opts.partitionLeaderEpoch ?? NO_PARTITION_LEADER_EPOCH, OFFSET_PARTITION_LEADER_EPOCH);
+  buf.writeInt8(MAGIC_V2, OFFSET_MAGIC);
+  buf.writeInt16BE(attributes, OFFSET_ATTRIBUTES);
+  buf.writeInt32BE(lastOffsetDelta, OFFSET_LAST_OFFSET_DELTA);
+  buf.writeBigInt64BE(baseTimestamp, OFFSET_BASE_TIMESTAMP);
+  buf.writeBigInt64BE(maxTimestamp, OFFSET_MAX_TIMESTAMP);
+  buf.writeBigInt64BE(opts.producerId ?? NO_PRODUCER_ID, OFFSET_PRODUCER_ID);
+  buf.writeInt16BE(opts.producerEpoch ?? -1, OFFSET_PRODUCER_EPOCH);
+  buf.writeInt32BE(opts.baseSequence ?? NO_SEQUENCE, OFFSET_BASE_SEQUENCE);
+  buf.writeInt32BE(resolved.length, OFFSET_RECORDS_COUNT);
+  body.copy(buf, BATCH_HEADER_SIZE);
+  rewriteBatchCrc(buf, 0, size);
+  return buf;
+}
+
+/** A COMMIT/ABORT marker batch as the transaction coordinator writes it. */
+export function buildEndTxnMarkerBatch(opts: {
+  type: 'ABORT' | 'COMMIT';
+  coordinatorEpoch: number;
+  producerId: bigint;
+  producerEpoch: number;
+  timestamp: bigint | number;
+  baseOffset?: bigint;
+  partitionLeaderEpoch?: number;
+}): Buffer {
+  return buildRecordBatch({
+    records: [endTxnMarkerRecord(opts.type, opts.coordinatorEpoch)],
+    baseOffset: opts.baseOffset ?? 0n,
+    partitionLeaderEpoch: opts.partitionLeaderEpoch ?? NO_PARTITION_LEADER_EPOCH,
+    producerId: opts.producerId,
+    producerEpoch: opts.producerEpoch,
+    transactional: true,
+    control: true,
+    timestamp: opts.timestamp,
+  });
+}
+
+// ---- Decoding whole batches (tests, internal topics, tooling; not the hot path) ----
+
+export interface DecodedRecord extends KafkaRecord {
+  /** baseOffset + offsetDelta. */
+  offset: bigint;
+  /** baseTimestamp + timestampDelta, or maxTimestamp for LogAppendTime batches. */
+  timestamp: bigint;
+}
+
+export interface DecodedBatch {
+  header: BatchHeader;
+  compression: CompressionType;
+  records: DecodedRecord[];
+}
+
+export interface DecodeBatchOptions {
+  /** Verify the CRC-32C first (default true). */
+  verifyCrc?: boolean;
+  maxDecompressedBytes?: number;
+}
+
+function corruptBatch(message: string, cause?: unknown): KafkaError {
+  return new KafkaError(ErrorCode.CORRUPT_MESSAGE, message, cause === undefined ? undefined : { cause });
+}
+
+/** Reads and checks the framing of the batch at `pos` (complete, magic 2, sane length). */
+function frameAt(buf: Buffer, pos: number): { header: BatchHeader; size: number } {
+  if (buf.length - pos < BATCH_HEADER_SIZE) throw corruptBatch(`batch at ${pos} is truncated (${buf.length - pos} bytes)`);
+  const magic = buf.readInt8(pos + OFFSET_MAGIC);
+  if (magic !== MAGIC_V2) throw corruptBatch(`batch at ${pos} has magic ${magic}, expected 2`);
+  const header = readBatchHeader(buf, pos);
+  const size = batchSize(header);
+  if (size < BATCH_HEADER_SIZE) throw corruptBatch(`batch at ${pos} declares length ${header.batchLength}, below the header size`);
+  if (size > buf.length - pos) throw corruptBatch(`batch at ${pos} is truncated: ${buf.length - pos} of ${size} bytes`);
+  return { header, size };
+}
+
+/** Decodes the batch at `pos`: header plus every record, decompressing as needed. */
+export function decodeRecordBatch(buf: Buffer, pos = 0, options: DecodeBatchOptions = {}): DecodedBatch {
+  const { header, size } = frameAt(buf, pos);
+  if (options.verifyCrc !== false && !batchCrcValid(buf, pos, header)) {
+    throw corruptBatch(`batch at ${pos} fails its CRC check (stored ${header.crc})`);
+  }
+  const compression = codecOf(header.attributes);
+  const body = decompress(compression, buf.subarray(pos + BATCH_HEADER_SIZE, pos + size), options.maxDecompressedBytes);
+  const raw = readRecords(body, header.recordsCount);
+  const logAppend = isLogAppendTime(header.attributes);
+  const records = raw.map((r): DecodedRecord => ({
+    ...r,
+    offset: header.baseOffset + BigInt(r.offsetDelta),
+    timestamp: logAppend ? header.maxTimestamp : header.baseTimestamp + r.timestampDelta,
+  }));
+  return { header, compression, records };
+}
+
+/** Decodes every complete batch of `buf` (a trailing partial batch is ignored). */
+export function decodeRecordBatches(buf: Buffer, options: DecodeBatchOptions = {}): DecodedBatch[] {
+  const out: DecodedBatch[] = [];
+  for (const b of iterateBatches(buf)) out.push(decodeRecordBatch(buf, b.position, options));
+  return out;
+}
+
+function codecOf(attributes: number): CompressionType {
+  const t = COMPRESSION_TYPES[attributes & ATTR_COMPRESSION_MASK];
+  if (t === undefined) throw corruptBatch(`unknown compression codec id ${attributes & ATTR_COMPRESSION_MASK}`);
+  return t;
+}
+
+// ---- Walking the batches of a buffer without decoding records (hot path) ----
+
+export interface BatchPosition {
+  header: BatchHeader;
+  /** Byte offset of the batch in the scanned buffer. */
+  position: number;
+  /** Whole batch size, LOG_OVERHEAD included. */
+  size: number;
+}
+
+/** Bytes after the last complete batch that do not form a whole batch. */
+export interface TruncatedTail {
+  position: number;
+  available: number;
+  /** Declared size of the cut batch, when at least its length field is present. */
+  needed: number | undefined;
+}
+
+/** Framing that cannot be a v2 batch (length below the header, wrong magic, over the size cap). */
+export class CorruptBatchError extends KafkaError {
+  constructor(
+    readonly position: number,
+    message: string,
+  ) {
+    super(ErrorCode.CORRUPT_MESSAGE, message);
+    this.name = 'CorruptBatchError';
+  }
+}
+
+/**
+ * Iterates the batches of `buf[start, end)` reading only their 61-byte headers.
+ * A partial final batch (a fetch cut at max bytes, a torn write) ends the walk
+ * and is reported in `truncated`; bad framing throws CorruptBatchError, after
+ * which `validEnd` still tells where the good prefix ends.
+ */
+export class BatchScanner implements Iterable<BatchPosition> {
+  validEnd: number;
+  truncated: TruncatedTail | undefined;
+
+  constructor(
+    readonly buf: Buffer,
+    readonly start = 0,
+    readonly end = buf.length,
+    readonly maxBatchSize = Number.MAX_SAFE_INTEGER,
+  ) {
+    this.validEnd = start;
+  }
+
+  *[Symbol.iterator](): Iterator<BatchPosition> {
+    const { buf, end } = this;
+    let pos = this.start;
+    this.validEnd = pos;
+    this.truncated = undefined;
+    while (pos < end) {
+      const available = end - pos;
+      if (available < LOG_OVERHEAD) {
+        this.truncated = { position: pos, available, needed: undefined };
+        return;
+      }
+      const size = buf.readInt32BE(pos + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD;
+      if (size < BATCH_HEADER_SIZE) {
+        throw new CorruptBatchError(pos, `batch at ${pos} declares size ${size}, below the ${BATCH_HEADER_SIZE}-byte header`);
+      }
+      if (size > this.maxBatchSize) {
+        throw new CorruptBatchError(pos, `batch at ${pos} declares size ${size}, above the limit ${this.maxBatchSize}`);
+      }
+      if (available > OFFSET_MAGIC) {
+        const magic = buf.readInt8(pos + OFFSET_MAGIC);
+        if (magic !== MAGIC_V2) throw new CorruptBatchError(pos, `batch at ${pos} has magic ${magic}, expected 2`);
+      }
+      if (available < size) {
+        this.truncated = { position: pos, available, needed: size };
+        return;
+      }
+      const header = readBatchHeader(buf, pos);
+      yield { header, position: pos, size };
+      pos += size;
+      this.validEnd = pos;
+    }
+  }
+}
+
+export function iterateBatches(buf: Buffer, start = 0, end = buf.length, maxBatchSize?: number): BatchScanner {
+  return new BatchScanner(buf, start, end, maxBatchSize);
+}
+
+// ---- Produce-path validation (Kafka's ProduceRequest.validateRecords, UnifiedLog
+// ---- analyzeAndValidateRecords and LogValidator.validateBatch/validateRecord) ----
+
+/**
+ * How far into a batch the append path looks:
+ * - 'header': framing, size, CRC, header consistency.
+ * - 'records' (default): also walks the records of uncompressed batches (cheap:
+ *   varints only, no copy); compressed bodies are trusted to the CRC.
+ * - 'deep': also decompresses compressed batches and walks their records, as
+ *   Kafka's LogValidator always does. Forced by `compacted`.
+ */
+export type ValidationLevel = 'header' | 'records' | 'deep';
+
+export interface AppendValidationOptions {
+  /** 'client' (default) applies the producer-only rules; 'internal' is the broker's own writes. */
+  origin?: 'client' | 'internal';
+  level?: ValidationLevel;
+  /** cleanup.policy=compact: every record needs a key (INVALID_RECORD otherwise). */
+  compacted?: boolean;
+  maxDecompressedBytes?: number;
+  /**
+   * message.timestamp.type=CreateTime bounds (message.timestamp.before/after.max.ms).
+   * Checked per record when records are walked, else on baseTimestamp and maxTimestamp.
+   * Omit for LogAppendTime topics.
+   */
+  createTime?: { now: bigint | number; beforeMaxMs: bigint | number; afterMaxMs: bigint | number };
+}
+
+export interface ValidatedBatch extends BatchPosition {
+  compression: CompressionType;
+}
+
+function invalidRecord(message: string): KafkaError {
+  return new KafkaError(ErrorCode.INVALID_RECORD, message);
+}
+
+/**
+ * Validates the single batch at `pos` for appending. Throws KafkaError with
+ * CORRUPT_MESSAGE (framing, CRC, unreadable body), INVALID_RECORD (wrong
+ * magic, inconsistent counts/offsets, control batch from a client, bad record
+ * structure, missing key on a compacted topic), MESSAGE_TOO_LARGE (size over
+ * `maxMessageBytes`) or INVALID_TIMESTAMP.
+ */
+export function validateBatchForAppend(
+  buf: Buffer,
+  pos: number,
+  maxMessageBytes: number,
+  options: AppendValidationOptions = {},
+): ValidatedBatch {
+  const available = buf.length - pos;
+  if (available < LOG_OVERHEAD) throw corruptBatch(`batch at ${pos} is truncated (${available} bytes)`);
+  const size = buf.readInt32BE(pos + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD;
+  if (size < BATCH_HEADER_SIZE) throw corruptBatch(`batch size ${size} is below the ${BATCH_HEADER_SIZE}-byte header`);
+  if (available <= OFFSET_MAGIC) throw corruptBatch(`batch at ${pos} is truncated (${available} bytes)`);
+  const magic = buf.readInt8(pos + OFFSET_MAGIC);
+  if (magic < 0 || magic > MAGIC_V2) throw corruptBatch(`invalid magic ${magic}`);
+  if (magic !== MAGIC_V2) throw invalidRecord(`record batches must have magic version 2, got ${magic}`);
+  if (available < size) throw corruptBatch(`batch at ${pos} is truncated: ${available} of ${size} bytes`);
+  const header = readBatchHeader(buf, pos);
+  const fromClient = (options.origin ?? 'client') === 'client';
+  if (fromClient && header.baseOffset !== 0n) throw invalidRecord(`batch baseOffset should be 0, but it is ${header.baseOffset}`);
+  if (size > maxMessageBytes) {
+    throw new KafkaError(ErrorCode.MESSAGE_TOO_LARGE, `batch of ${size} bytes exceeds max.message.bytes ${maxMessageBytes}`);
+  }
+  if (!batchCrcValid(buf, pos, header)) {
+    throw corruptBatch(`batch is corrupt (stored crc = ${header.crc}, computed = ${computeBatchCrc(buf, pos, size)})`);
+  }
+  const compression = codecOf(header.attributes);
+  if (fromClient) {
+    if (header.lastOffsetDelta < 0) throw invalidRecord(`batch has an invalid offset range: lastOffsetDelta ${header.lastOffsetDelta}`);
+    if (header.recordsCount <= 0) throw invalidRecord(`invalid reported count for record batch: ${header.recordsCount}`);
+    if (header.lastOffsetDelta + 1 !== header.recordsCount) {
+      throw invalidRecord(`inconsistent batch offset range [0, ${header.lastOffsetDelta}] and count of records ${header.recordsCount}`);
+    }
+    if (isControl(header.attributes)) throw invalidRecord('clients are not allowed to write control records');
+    if (header.producerId >= 0n && header.baseSequence < 0) {
+      throw invalidRecord(`invalid sequence number ${header.baseSequence} for producerId ${header.producerId}`);
+    }
+  }
+  const ts = options.createTime;
+  if (ts !== undefined && fromClient && isLogAppendTime(header.attributes)) {
+    throw new KafkaError(ErrorCode.INVALID_TIMESTAMP, 'producers must not set the LogAppendTime timestamp type');
+  }
+
+  const level = options.compacted === true ? 'deep' : (options.level ?? 'records');
+  const walk = level === 'deep' || (level === 'records' && compression === 'none');
+  if (walk) {
+    walkRecordsForAppend(buf, pos, size, header, compression, options);
+  } else if (ts !== undefined) {
+    checkTimestamp(header.baseTimestamp, ts, -1);
+    checkTimestamp(header.maxTimestamp, ts, -1);
+  }
+  return { header, position: pos, size, compression };
+}
+
+function checkTimestamp(t: bigint, bounds: NonNullable<AppendValidationOptions['createTime']>, index: number): void {
+  if (t === NO_TIMESTAMP) return;
+  const now = big(bounds.now);
+  if (now - t > big(bounds.beforeMaxMs) || t - now > big(bounds.afterMaxMs)) {
+    const where = index >= 0 ? ` of record ${index}` : '';
+    throw new KafkaError(
+      ErrorCode.INVALID_TIMESTAMP,
+      `timestamp ${t}${where} is out of range [${now - big(bounds.beforeMaxMs)}, ${now + big(bounds.afterMaxMs)}]`,
+    );
+  }
+}
+
+function walkRecordsForAppend(
+  buf: Buffer,
+  pos: number,
+  size: number,
+  header: BatchHeader,
+  compression: CompressionType,
+  options: AppendValidationOptions,
+): void {
+  const raw = buf.subarray(pos + BATCH_HEADER_SIZE, pos + size);
+  const body = compression === 'none' ? raw : decompress(compression, raw, options.maxDecompressedBytes);
+  const count = header.recordsCount;
+  if (count < 0 || count > body.length) throw invalidRecord(`invalid record count ${count} for ${body.length} bytes`);
+  const c: Cursor = { buf: body, pos: 0, end: body.length };
+  for (let i = 0; i < count; i++) {
+    if (c.pos >= c.end) throw invalidRecord(`batch declares ${count} records but holds ${i}`);
+    const r = scanRecord(c);
+    if (r.offsetDelta !== i) throw invalidRecord(`record ${i} has offsetDelta ${r.offsetDelta}, expected ${i}`);
+    if (options.compacted === true && !r.hasKey) invalidKeyless(i);
+    if (options.createTime !== undefined) checkTimestamp(header.baseTimestamp + r.timestampDelta, options.createTime, i);
+  }
+  if (c.pos !== c.end) throw invalidRecord(`batch holds ${c.end - c.pos} bytes after its ${count} declared records`);
+}
+
+function invalidKeyless(index: number): never {
+  throw invalidRecord(`compacted topic cannot accept a record without a key (record ${index})`);
+}
+
+/**
+ * Produce v3+ rules for one partition's records: exactly one complete batch
+ * (INVALID_RECORD otherwise), then validateBatchForAppend. Bytes after the
+ * batch that do not form a second whole batch are ignored, as Kafka does.
+ */
+export function validateProduceRecords(
+  buf: Buffer,
+  maxMessageBytes: number,
+  options: AppendValidationOptions = {},
+): ValidatedBatch {
+  if (buf.length < LOG_OVERHEAD) throw invalidRecord('produce requests must have at least one record batch per partition');
+  const size = buf.readInt32BE(OFFSET_BATCH_LENGTH) + LOG_OVERHEAD;
+  if (size >= BATCH_HEADER_SIZE && buf.length < size) {
+    throw invalidRecord('produce requests must have at least one record batch per partition');
+  }
+  const batch = validateBatchForAppend(buf, 0, maxMessageBytes, options);
+  const rest = buf.length - batch.size;
+  if (rest >= LOG_OVERHEAD) {
+    const next = buf.readInt32BE(batch.size + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD;
+    if (next >= BATCH_HEADER_SIZE && rest >= next) {
+      throw invalidRecord('produce requests must contain exactly one record batch per partition');
+    }
+  }
+  return batch;
 }
