@@ -1,0 +1,57 @@
+// The lowest layer: a flat key -> bytes store (S3 bucket, directory, memory).
+// It knows nothing of segments, manifests or compression; the storage logic in
+// object-remote-storage.ts builds on it, so every backend shares one
+// implementation of the RemoteStorage contract.
+import { RemoteAbortedError } from './remote-storage.js';
+
+export interface ObjectInfo {
+  readonly key: string;
+  readonly size: number;
+  /** Milliseconds since the epoch. */
+  readonly lastModified: number;
+}
+
+/** Bytes [start, endInclusive] of an object. */
+export interface ByteRange {
+  readonly start: number;
+  readonly endInclusive: number;
+}
+
+/** A whole body in memory, or pieces produced as the upload goes (a file read chunk by chunk). */
+export type ObjectBody = Buffer | AsyncIterable<Buffer>;
+
+export interface ObjectStore {
+  /** For messages: `s3://bucket`, `file:///dir`, `memory://`. */
+  readonly description: string;
+  /** Writes the whole object, replacing any previous one; readers never see a partial object. */
+  put(key: string, body: ObjectBody, signal?: AbortSignal): Promise<void>;
+  /**
+   * The object's bytes, or a range of them (the end is clamped to the object's
+   * last byte). Throws RemoteResourceNotFoundError when the key is absent.
+   */
+  get(key: string, range?: ByteRange, signal?: AbortSignal): Promise<Buffer>;
+  /** Idempotent: deleting an absent key succeeds. */
+  delete(key: string, signal?: AbortSignal): Promise<void>;
+  /** Every object whose key starts with `prefix`, in key order. */
+  list(prefix: string, signal?: AbortSignal): Promise<ObjectInfo[]>;
+  close(): Promise<void>;
+}
+
+/** Collects a body into one Buffer, honouring the signal between pieces. */
+export async function collectBody(body: ObjectBody, signal?: AbortSignal): Promise<Buffer> {
+  if (Buffer.isBuffer(body)) return body;
+  const pieces: Buffer[] = [];
+  for await (const piece of body) {
+    if (signal?.aborted) throw new RemoteAbortedError('upload aborted', { cause: signal.reason });
+    pieces.push(piece);
+  }
+  return pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+}
+
+/** Clamps a range to an object of `size` bytes: [start, endExclusive). */
+export function clampRange(size: number, range: ByteRange | undefined): { start: number; end: number } {
+  if (range === undefined) return { start: 0, end: size };
+  const start = Math.min(Math.max(0, range.start), size);
+  const end = Math.min(Math.max(start, range.endInclusive + 1), size);
+  return { start, end };
+}

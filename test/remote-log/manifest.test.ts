@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ChunkedDataWriter, chunksCovering, decodeChunks } from '../../remote-log/chunked-zstd.js';
+import type { Manifest } from '../../remote-log/manifest.js';
+import { decodeManifest, encodeManifest } from '../../remote-log/manifest.js';
+import { RemoteCorruptionError } from '../../remote-log/remote-storage.js';
+import { segmentBytes } from './remote-storage.contract.js';
+
+const segment = { topic: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAA', partition: 0, baseOffset: 77n, segmentId: 'BBBBBBBBBBBBBBBBBBBBBB' };
+
+function manifestFor(data: Buffer, compression: 'none' | 'zstd-chunked'): { manifest: Manifest; stored: Buffer } {
+  const w = new ChunkedDataWriter(1000, compression);
+  const pieces: Buffer[] = [];
+  for (let i = 0; i < data.length; i += 1000) pieces.push(w.add(data.subarray(i, i + 1000)));
+  const manifest: Manifest = {
+    formatVersion: 1,
+    segment,
+    objects: { log: { size: w.storedBytes, crc32c: w.storedCrc32c }, index: { size: 8, crc32c: 12345 } },
+    data: w.layout(),
+  };
+  return { manifest, stored: Buffer.concat(pieces) };
+}
+
+describe('manifest codec', () => {
+  for (const compression of ['none', 'zstd-chunked'] as const) {
+    it(`round-trips (${compression})`, () => {
+      const { manifest } = manifestFor(segmentBytes(4321, 1), compression);
+      const bytes = encodeManifest(manifest);
+      assert.match(bytes.toString('utf8'), /^sediment-manifest 1 crc32c=[0-9a-f]{8}\n\{/);
+      assert.deepEqual(decodeManifest(bytes), manifest);
+    });
+  }
+
+  it('rejects any flipped byte, truncation, or inconsistent layout', () => {
+    const bytes = encodeManifest(manifestFor(segmentBytes(2500, 2), 'zstd-chunked').manifest);
+    for (let i = 0; i < bytes.length; i += 7) {
+      const bad = Buffer.from(bytes);
+      bad[i] = (bad[i] ?? 0) ^ 0x01;
+      assert.throws(() => decodeManifest(bad), RemoteCorruptionError, `flip at ${i}`);
+    }
+    assert.throws(() => decodeManifest(bytes.subarray(0, bytes.length - 1)), RemoteCorruptionError);
+    const { manifest } = manifestFor(segmentBytes(2500, 2), 'none');
+    const wrong = { ...manifest, objects: { ...manifest.objects, log: { size: 1, crc32c: 0 } } };
+    assert.throws(() => decodeManifest(encodeManifest(wrong)), /differs from the data layout/);
+  });
+});
+
+describe('chunked data', () => {
+  for (const compression of ['none', 'zstd-chunked'] as const) {
+    it(`decodes any covering chunk range (${compression})`, () => {
+      const data = segmentBytes(5555, 3);
+      const { manifest, stored } = manifestFor(data, compression);
+      for (const [a, b] of [[0, 0], [999, 1000], [0, 5554], [4000, 5554], [2500, 2600]] as const) {
+        const c = chunksCovering(manifest.data, a, b);
+        const plain = decodeChunks(manifest.data, c.first, c.last, stored.subarray(c.storedStart, c.storedEnd), 'x');
+        assert.deepEqual(plain, data.subarray(c.first * 1000, Math.min((c.last + 1) * 1000, data.length)));
+      }
+      if (compression === 'zstd-chunked') assert.ok(stored.length < data.length);
+    });
+  }
+
+  it('refuses a chunk after a short one, and oversized chunks', () => {
+    const w = new ChunkedDataWriter(10, 'none');
+    w.add(Buffer.alloc(5));
+    assert.throws(() => w.add(Buffer.alloc(10)), RangeError);
+    assert.throws(() => new ChunkedDataWriter(10, 'none').add(Buffer.alloc(11)), RangeError);
+  });
+});
