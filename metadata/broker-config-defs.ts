@@ -1,0 +1,336 @@
+// The broker keys Sediment accepts in server.properties, with Kafka's names,
+// types, defaults and meanings (KafkaConfig, ServerLogConfigs, RemoteLogManagerConfig,
+// GroupCoordinatorConfig). Where Sediment's default differs from Kafka's, the doc
+// says so. Keys Kafka has but that change nothing on a single node are accepted
+// so that an existing server.properties still starts, and documented as such.
+import {
+  atLeast,
+  between,
+  LONG_MAX_NUMBER,
+  INT_MAX,
+  listOf,
+  nonDuplicateList,
+  oneOf,
+  validator,
+  type BrokerConfigDef,
+  type ConfigType,
+  type ConfigValue,
+  type Importance,
+  type Validator,
+} from './config-schema.js';
+
+const HOUR_MS = 3_600_000;
+const WEEK_HOURS = 168;
+
+function broker(
+  name: string,
+  type: ConfigType,
+  defaultValue: ConfigValue,
+  importance: Importance,
+  doc: string,
+  options: { validator?: Validator; defaultDoc?: string } = {},
+): BrokerConfigDef {
+  const def: BrokerConfigDef = { name, type, default: defaultValue, importance, doc, scope: 'broker' };
+  return { ...def, ...(options.validator ? { validator: options.validator } : {}), ...(options.defaultDoc ? { defaultDoc: options.defaultDoc } : {}) };
+}
+
+const NO_EFFECT = ' Accepted for compatibility with Kafka configuration files; it has no effect in Sediment.';
+
+const singleReplica = validator('[1]', (value) =>
+  value === 1 ? undefined : 'Sediment is a single broker: the only possible replication factor is 1',
+);
+
+const plaintextListeners = validator('list of PLAINTEXT://host:port', (value) => {
+  if (!Array.isArray(value)) return undefined;
+  for (const item of value) {
+    const problem = listenerProblem(item, 'PLAINTEXT');
+    if (problem) return problem;
+  }
+  return undefined;
+});
+
+const httpListeners = validator('list of http://host:port', (value) => {
+  if (!Array.isArray(value)) return undefined;
+  for (const item of value) {
+    const problem = listenerProblem(item, 'http');
+    if (problem) return problem;
+  }
+  return undefined;
+});
+
+/** `NAME://host:port`: host may be empty (all interfaces) or a bracketed IPv6 literal; port 0..65535. */
+export function listenerProblem(listener: string, expectedScheme: string): string | undefined {
+  const m = /^([A-Za-z0-9_]+):\/\/(\[[0-9a-fA-F:.]+\]|[^:/\s]*):(\d+)$/.exec(listener);
+  if (!m) return `Listener '${listener}' is not of the form ${expectedScheme}://host:port`;
+  const [, scheme, , port] = m;
+  if (expectedScheme === 'http' ? scheme !== 'http' : scheme?.toUpperCase() !== expectedScheme) {
+    return expectedScheme === 'PLAINTEXT'
+      ? `Listener '${listener}': Sediment only supports the PLAINTEXT security protocol`
+      : `Listener '${listener}': the scheme must be ${expectedScheme}`;
+  }
+  if (Number(port) > 65535) return `Listener '${listener}': port ${port} is out of range`;
+  return undefined;
+}
+
+export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
+  // ---- identity and network ----
+  broker('node.id', 'int', 1, 'high',
+    'The node ID of this broker. Sediment default: 1 (Kafka requires it to be set). It is recorded in meta.properties in every log directory and must match it on later starts.',
+    { validator: atLeast(0) }),
+  broker('broker.id', 'int', -1, 'high',
+    'Legacy name of the broker ID. If set, it must equal node.id; if node.id is not set, its value is used as node.id.',
+    { validator: atLeast(-1) }),
+  broker('cluster.id', 'string', null, 'high',
+    'The cluster ID. Sediment generates one the first time it formats a log directory and stores it in meta.properties, as kafka-storage format does; if set here, it must match the stored one.',
+    { defaultDoc: 'generated on first start, stored in meta.properties' }),
+  broker('listeners', 'list', ['PLAINTEXT://127.0.0.1:9092'], 'high',
+    'Comma-separated list of URIs the broker listens on for the Kafka protocol, as NAME://host:port. Sediment supports PLAINTEXT only. An empty host binds all interfaces; port 0 picks a free port. Sediment default: PLAINTEXT://127.0.0.1:9092 (Kafka: PLAINTEXT://:9092).',
+    { validator: plaintextListeners }),
+  broker('advertised.listeners', 'list', null, 'high',
+    'Listeners published to clients in Metadata responses, if different from listeners. If not set, the value of listeners is used. Unlike listeners, 0.0.0.0 is not a valid advertised host.',
+    { validator: plaintextListeners, defaultDoc: 'the value of listeners' }),
+  broker('listener.security.protocol.map', 'string', 'PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL', 'low',
+    'Map between listener names and security protocols.' + NO_EFFECT + ' Only PLAINTEXT listeners can be declared.'),
+  broker('http.listeners', 'list', ['http://127.0.0.1:9644'], 'medium',
+    'Sediment: comma-separated list of http://host:port addresses serving Prometheus metrics and the admin/health endpoints. An empty list disables the HTTP server.',
+    { validator: httpListeners }),
+  broker('socket.request.max.bytes', 'int', 104857600, 'high',
+    'The maximum number of bytes in a socket request. A larger size prefix is refused before the body is read and the connection is closed.',
+    { validator: atLeast(1) }),
+  broker('socket.send.buffer.bytes', 'int', 102400, 'high',
+    'The SO_SNDBUF buffer of the socket server sockets. If the value is -1, the OS default will be used.'),
+  broker('socket.receive.buffer.bytes', 'int', 102400, 'high',
+    'The SO_RCVBUF buffer of the socket server sockets. If the value is -1, the OS default will be used.'),
+  broker('num.network.threads', 'int', 3, 'high',
+    'The number of threads that the server uses for receiving requests from the network and sending responses to the network.' + NO_EFFECT,
+    { validator: atLeast(1) }),
+  broker('num.io.threads', 'int', 8, 'high',
+    'The number of threads that the server uses for processing requests.' + NO_EFFECT,
+    { validator: atLeast(1) }),
+
+  // ---- log directories and topics ----
+  broker('log.dir', 'string', './sediment-data', 'high',
+    'The directory in which the log data is kept (supplemental for log.dirs). Sediment default: ./sediment-data (Kafka: /tmp/kafka-logs).'),
+  broker('log.dirs', 'list', null, 'high',
+    'A comma-separated list of the directories where the log data is stored. If not set, the value in log.dir is used. Broker metadata (topics, topic ids, configs) lives in the first one.',
+    { validator: nonDuplicateList(false), defaultDoc: 'the value of log.dir' }),
+  broker('num.partitions', 'int', 1, 'medium',
+    'The default number of log partitions per topic, used when a topic is auto-created or created with -1 partitions.',
+    { validator: atLeast(1) }),
+  broker('default.replication.factor', 'int', 1, 'medium',
+    'The default replication factor for automatically created topics. Sediment is a single broker, so it must be 1.',
+    { validator: singleReplica }),
+  broker('auto.create.topics.enable', 'boolean', true, 'high',
+    'Enable auto creation of a topic on the server when a client asks Metadata for a topic that does not exist.'),
+  broker('delete.topic.enable', 'boolean', true, 'high',
+    'Enables deleting topics. Deleting a topic through DeleteTopics has no effect if this is off (TOPIC_DELETION_DISABLED).'),
+  broker('num.recovery.threads.per.data.dir', 'int', 2, 'high',
+    'The number of threads per data directory to be used for log recovery at startup and flushing at shutdown.' + NO_EFFECT,
+    { validator: atLeast(1) }),
+
+  // ---- log segments, retention, flush (topic defaults) ----
+  broker('log.segment.bytes', 'int', 1073741824, 'high',
+    'The maximum size of a single log segment file. Default for the topic config segment.bytes.',
+    { validator: atLeast(1024 * 1024) }),
+  broker('log.roll.ms', 'long', null, 'high',
+    'The maximum time before a new log segment is rolled out (in milliseconds). If not set, the value in log.roll.hours is used. Default for segment.ms.',
+    { validator: atLeast(1), defaultDoc: 'log.roll.hours' }),
+  broker('log.roll.hours', 'int', WEEK_HOURS, 'high',
+    'The maximum time before a new log segment is rolled out (in hours), secondary to log.roll.ms.',
+    { validator: atLeast(1) }),
+  broker('log.roll.jitter.ms', 'long', null, 'high',
+    'The maximum jitter to subtract from the roll time (in milliseconds). If not set, the value in log.roll.jitter.hours is used. Default for segment.jitter.ms.',
+    { validator: atLeast(0), defaultDoc: 'log.roll.jitter.hours' }),
+  broker('log.roll.jitter.hours', 'int', 0, 'high',
+    'The maximum jitter to subtract from the roll time (in hours), secondary to log.roll.jitter.ms.',
+    { validator: atLeast(0) }),
+  broker('log.retention.ms', 'long', null, 'high',
+    'The number of milliseconds to keep a log segment before deleting it. If not set, log.retention.minutes is used. If set to -1 (or any negative value), no time limit is applied. Default for retention.ms.',
+    { defaultDoc: 'log.retention.minutes' }),
+  broker('log.retention.minutes', 'int', null, 'high',
+    'The number of minutes to keep a log segment before deleting it, secondary to log.retention.ms. If not set, log.retention.hours is used.',
+    { defaultDoc: 'log.retention.hours' }),
+  broker('log.retention.hours', 'int', WEEK_HOURS, 'high',
+    'The number of hours to keep a log segment before deleting it, tertiary to log.retention.ms.'),
+  broker('log.retention.bytes', 'long', -1, 'high',
+    'The maximum size of a partition (local and remote tiers together) before old segments are deleted; -1 means no size limit. Default for retention.bytes.'),
+  broker('log.retention.check.interval.ms', 'long', 300000, 'medium',
+    'The frequency in milliseconds with which the retention task checks whether any log is eligible for deletion.',
+    { validator: atLeast(1) }),
+  broker('log.cleanup.policy', 'list', ['delete'], 'medium',
+    'The default cleanup policy for segments beyond the retention window, a comma separated list of delete and compact. Default for cleanup.policy.',
+    { validator: listOf('compact', 'delete') }),
+  broker('log.index.size.max.bytes', 'int', 10485760, 'medium',
+    'The maximum size in bytes of the offset index of a segment. Default for segment.index.bytes.',
+    { validator: atLeast(4) }),
+  broker('log.index.interval.bytes', 'int', 4096, 'medium',
+    'The interval in bytes of log data with which an entry is added to the offset and time indexes. Default for index.interval.bytes.',
+    { validator: atLeast(0) }),
+  broker('log.flush.interval.messages', 'long', LONG_MAX_NUMBER, 'high',
+    'The number of messages accumulated on a log partition before the log is fsynced. Default for flush.messages.',
+    { validator: atLeast(1) }),
+  broker('log.flush.interval.ms', 'long', null, 'high',
+    'The maximum time in ms that a message in any topic is kept unflushed before an fsync. If not set, log.flush.scheduler.interval.ms is used. Default for flush.ms.',
+    { defaultDoc: 'log.flush.scheduler.interval.ms' }),
+  broker('log.flush.scheduler.interval.ms', 'long', LONG_MAX_NUMBER, 'high',
+    'The frequency in ms with which the log flusher checks whether any log needs to be flushed to disk.'),
+  broker('log.flush.offset.checkpoint.interval.ms', 'int', 60000, 'high',
+    'The frequency with which the recovery-point checkpoint (the last flushed offset of each partition) is written.',
+    { validator: atLeast(0) }),
+  broker('log.flush.start.offset.checkpoint.interval.ms', 'int', 60000, 'high',
+    'The frequency with which the log-start-offset checkpoint is written.',
+    { validator: atLeast(0) }),
+  broker('log.segment.delete.delay.ms', 'long', 60000, 'high',
+    'The amount of time to wait before deleting a file from the filesystem. Default for file.delete.delay.ms.',
+    { validator: atLeast(0) }),
+  broker('log.preallocate', 'boolean', false, 'medium',
+    'Whether to preallocate the file when a new segment is created. Default for preallocate.' + NO_EFFECT),
+  broker('log.message.timestamp.type', 'string', 'CreateTime', 'medium',
+    'Whether the timestamp in a record is the producer\'s create time or the broker\'s log append time: CreateTime or LogAppendTime. Default for message.timestamp.type.',
+    { validator: oneOf('CreateTime', 'LogAppendTime') }),
+  broker('log.message.timestamp.before.max.ms', 'long', LONG_MAX_NUMBER, 'medium',
+    'How far in the past (relative to the broker clock) a record timestamp may be when message.timestamp.type=CreateTime; a batch beyond it is refused. Default for message.timestamp.before.max.ms.',
+    { validator: atLeast(0) }),
+  broker('log.message.timestamp.after.max.ms', 'long', 3600000, 'medium',
+    'How far in the future (relative to the broker clock) a record timestamp may be when message.timestamp.type=CreateTime; a batch beyond it is refused. Default for message.timestamp.after.max.ms.',
+    { validator: atLeast(0) }),
+  broker('message.max.bytes', 'int', 1048588, 'high',
+    'The largest record batch size allowed, after compression. Default for the topic config max.message.bytes.',
+    { validator: atLeast(0) }),
+  broker('min.insync.replicas', 'int', 1, 'high',
+    'The minimum number of replicas that must acknowledge an acks=all write. Default for min.insync.replicas; on a single broker only 1 can be satisfied.',
+    { validator: atLeast(1) }),
+  broker('unclean.leader.election.enable', 'boolean', false, 'high',
+    'Whether replicas not in the ISR may be elected leader as a last resort.' + NO_EFFECT),
+  broker('compression.type', 'string', 'producer', 'high',
+    'The final compression type of a topic. Sediment stores batches as the producer sent them, so only producer is supported.',
+    { validator: oneOf('producer') }),
+
+  // ---- log cleaner (compaction) ----
+  broker('log.cleaner.enable', 'boolean', true, 'medium',
+    'Enable the log cleaner process for topics with cleanup.policy=compact.'),
+  broker('log.cleaner.threads', 'int', 1, 'medium',
+    'The number of background threads to use for log cleaning.' + NO_EFFECT,
+    { validator: atLeast(0) }),
+  broker('log.cleaner.backoff.ms', 'long', 15000, 'medium',
+    'The amount of time to sleep when there are no logs to clean.',
+    { validator: atLeast(0) }),
+  broker('log.cleaner.dedupe.buffer.size', 'long', 134217728, 'medium',
+    'The total memory used for log deduplication across all cleaner threads.'),
+  broker('log.cleaner.io.buffer.size', 'int', 524288, 'medium',
+    'The total memory used for log cleaner I/O buffers across all cleaner threads.',
+    { validator: atLeast(0) }),
+  broker('log.cleaner.delete.retention.ms', 'long', 86400000, 'medium',
+    'The amount of time to retain tombstone markers for log compacted topics. Default for delete.retention.ms.',
+    { validator: atLeast(0) }),
+  broker('log.cleaner.min.compaction.lag.ms', 'long', 0, 'medium',
+    'The minimum time a record will remain uncompacted in the log. Default for min.compaction.lag.ms.',
+    { validator: atLeast(0) }),
+  broker('log.cleaner.max.compaction.lag.ms', 'long', LONG_MAX_NUMBER, 'medium',
+    'The maximum time a record will remain ineligible for compaction in the log. Default for max.compaction.lag.ms.',
+    { validator: atLeast(1) }),
+  broker('log.cleaner.min.cleanable.ratio', 'double', 0.5, 'medium',
+    'The minimum ratio of dirty log to total log for a log to be eligible for cleaning. Default for min.cleanable.dirty.ratio.',
+    { validator: between(0, 1) }),
+
+  // ---- internal topics and groups ----
+  broker('offsets.topic.num.partitions', 'int', 50, 'high',
+    'The number of partitions of the offset commit topic __consumer_offsets (should not change after the first start).',
+    { validator: atLeast(1) }),
+  broker('offsets.topic.replication.factor', 'short', 1, 'high',
+    'The replication factor of the offsets topic. Sediment default: 1 (Kafka: 3); a single broker supports only 1.',
+    { validator: singleReplica }),
+  broker('offsets.topic.segment.bytes', 'int', 104857600, 'high',
+    'The segment size of the offsets topic, kept small for faster log compaction and cache loads.',
+    { validator: atLeast(1) }),
+  broker('offsets.retention.minutes', 'int', 10080, 'high',
+    'For subscribed consumers, committed offsets are deleted after the group loses all its consumers and this period elapses; for standalone consumers (manual assignment), after this period since the last commit.',
+    { validator: atLeast(1) }),
+  broker('offsets.retention.check.interval.ms', 'long', 600000, 'high',
+    'The frequency at which to check for stale offsets.',
+    { validator: atLeast(1) }),
+  broker('group.initial.rebalance.delay.ms', 'int', 3000, 'medium',
+    'The time the group coordinator waits for more consumers to join a new group before performing the first rebalance.'),
+  broker('group.min.session.timeout.ms', 'int', 6000, 'medium',
+    'The minimum allowed session timeout for registered consumers.'),
+  broker('group.max.session.timeout.ms', 'int', 1800000, 'medium',
+    'The maximum allowed session timeout for registered consumers.'),
+  broker('group.max.size', 'int', INT_MAX, 'medium',
+    'The maximum number of consumers that a single consumer group can accommodate.',
+    { validator: atLeast(1) }),
+  broker('transaction.state.log.num.partitions', 'int', 50, 'high',
+    'The number of partitions of the transaction topic __transaction_state.',
+    { validator: atLeast(1) }),
+  broker('transaction.state.log.replication.factor', 'short', 1, 'high',
+    'The replication factor of the transaction topic. Sediment default: 1 (Kafka: 3); a single broker supports only 1.',
+    { validator: singleReplica }),
+  broker('transaction.state.log.min.isr', 'int', 1, 'high',
+    'The minimum ISR of the transaction topic.' + NO_EFFECT,
+    { validator: atLeast(1) }),
+  broker('transaction.max.timeout.ms', 'int', 900000, 'high',
+    'The maximum allowed transaction timeout; a longer timeout in InitProducerId is refused.',
+    { validator: atLeast(1) }),
+  broker('transactional.id.expiration.ms', 'int', 604800000, 'high',
+    'The time the transaction coordinator waits without a transaction status update before expiring a transactional id.',
+    { validator: atLeast(1) }),
+  broker('producer.id.expiration.ms', 'int', 86400000, 'low',
+    'The time a partition leader waits before expiring producer ids that have had no activity.',
+    { validator: atLeast(1) }),
+
+  // ---- tiered storage ----
+  broker('remote.log.storage.system.enable', 'boolean', true, 'medium',
+    'Whether tiered storage is enabled on the broker. Sediment default: true (Kafka: false); new topics then default to remote.storage.enable=true.'),
+  broker('remote.log.storage.url', 'string', null, 'medium',
+    'Sediment: where remote segments go: file:///path (a directory as the object store), s3://bucket/prefix (S3 or MinIO, tuned with rsm.config.* keys) or memory:// (tests).',
+    { defaultDoc: 'file://<first log dir>/remote', validator: validator('file://, s3:// or memory:// URL', storageUrlProblem) }),
+  broker('remote.log.manager.task.interval.ms', 'long', 30000, 'medium',
+    'Interval at which the remote log manager runs its copy and expiration tasks.',
+    { validator: atLeast(1) }),
+  broker('remote.log.manager.copy.max.bytes.per.second', 'long', LONG_MAX_NUMBER, 'medium',
+    'The maximum number of bytes per second copied from local storage to remote storage.',
+    { validator: atLeast(1) }),
+  broker('remote.log.manager.fetch.max.bytes.per.second', 'long', LONG_MAX_NUMBER, 'medium',
+    'The maximum number of bytes per second read from remote storage to serve fetches.',
+    { validator: atLeast(1) }),
+  broker('remote.fetch.max.wait.ms', 'int', 500, 'medium',
+    'The maximum time a fetch waits for a remote read; a partition whose remote read takes longer is answered empty while the others answer.',
+    { validator: atLeast(1) }),
+  broker('remote.log.index.file.cache.total.size.bytes', 'long', 1073741824, 'low',
+    'The total size of the space allocated to the cache of remote segment indexes.',
+    { validator: atLeast(1) }),
+  broker('remote.log.reader.threads', 'int', 10, 'medium',
+    'Maximum number of remote reads in progress at once.',
+    { validator: atLeast(1) }),
+  broker('remote.log.reader.max.pending.tasks', 'int', 100, 'medium',
+    'Maximum number of remote reads queued; beyond it a fetch gets a retriable error for the partition.',
+    { validator: atLeast(1) }),
+  broker('log.local.retention.ms', 'long', -2, 'medium',
+    'The time a local log segment is kept once it is in remote storage; -2 means the value of log.retention.ms, -1 means unlimited. Default for local.retention.ms.',
+    { validator: atLeast(-2) }),
+  broker('log.local.retention.bytes', 'long', -2, 'medium',
+    'The local tier size bound of a partition once its segments are in remote storage; -2 means the value of log.retention.bytes, -1 means unlimited. Default for local.retention.bytes.',
+    { validator: atLeast(-2) }),
+  broker('remote.log.metadata.topic.num.partitions', 'int', 50, 'medium',
+    'The number of partitions of the __remote_log_metadata topic (Kafka key: rlmm.config.remote.log.metadata.topic.num.partitions, also accepted).',
+    { validator: atLeast(1) }),
+  broker('remote.log.metadata.topic.replication.factor', 'short', 1, 'medium',
+    'The replication factor of the __remote_log_metadata topic. Sediment default: 1 (Kafka: 3); a single broker supports only 1.',
+    { validator: singleReplica }),
+  broker('remote.log.metadata.topic.retention.ms', 'long', -1, 'medium',
+    'The retention of the __remote_log_metadata topic; -1 (unlimited) keeps every state change so the index can be rebuilt.'),
+];
+
+function storageUrlProblem(value: ConfigValue): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  if (/^memory:\/\/.*$/.test(value)) return undefined;
+  if (/^file:\/\/\/?.+/.test(value)) return undefined;
+  if (/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/.test(value)) return undefined;
+  return 'expected file:///path, s3://bucket[/prefix] or memory://';
+}
+
+/** Prefix of the pass-through keys handed to the remote storage backend. */
+export const RSM_CONFIG_PREFIX = 'rsm.config.';
+/** Kafka's prefix for remote log metadata manager keys; stripped to Sediment's plain names. */
+export const RLMM_CONFIG_PREFIX = 'rlmm.config.';
+
+export const HOURS_TO_MS = HOUR_MS;
