@@ -203,10 +203,46 @@ export interface RecordSummary {
   hasKey: boolean;
 }
 
-/** Checks one record's structure and advances past it; key/value/headers are skipped. */
+function skipNullableBytes(c: Cursor, what: string): number {
+  const n = readLength(c, what);
+  if (n > 0) c.pos += n;
+  return n;
+}
+
+/**
+ * Checks one record's structure exactly as readRecord does and advances past
+ * it, without materialising key, value or headers (the append path's walk).
+ */
 export function scanRecord(c: Cursor): RecordSummary {
-  const r = readRecord(c);
-  return { timestampDelta: r.timestampDelta, offsetDelta: r.offsetDelta, hasKey: r.key !== null };
+  const start = c.pos;
+  const outerEnd = c.end;
+  try {
+    const length = readVarint(c);
+    if (length < 0 || length > c.end - c.pos) throw invalid(`invalid record length ${length}`);
+    const recordEnd = c.pos + length;
+    c.end = recordEnd;
+    if (c.pos >= recordEnd) throw invalid('record is empty');
+    c.pos++; // attributes
+    const timestampDelta = readVarlong(c);
+    const offsetDelta = readVarint(c);
+    const hasKey = skipNullableBytes(c, 'key') >= 0;
+    skipNullableBytes(c, 'value');
+    const headerCount = readVarint(c);
+    if (headerCount < 0) throw invalid(`invalid header count ${headerCount}`);
+    if (headerCount * 2 > recordEnd - c.pos) throw invalid(`header count ${headerCount} overruns its record`);
+    for (let i = 0; i < headerCount; i++) {
+      if (skipNullableBytes(c, 'header key') < 0) throw invalid('header key is null');
+      skipNullableBytes(c, 'header value');
+    }
+    if (c.pos !== recordEnd) throw invalid(`record declared ${length} bytes but its fields took ${c.pos - (recordEnd - length)}`);
+    return { timestampDelta, offsetDelta, hasKey };
+  } catch (err) {
+    c.pos = start;
+    if (err instanceof VarintError) throw invalid(`malformed record at byte ${start}: ${err.message}`, err);
+    throw err;
+  } finally {
+    c.end = outerEnd;
+  }
 }
 
 /** Reads exactly `count` records filling `buf[start, end)`. */

@@ -147,3 +147,41 @@ test('control record key and end-transaction marker value (known answers)', () =
   assert.throws(() => decodeControlRecordKey(hex('ffff0000')), isInvalidRecord);
   assert.throws(() => decodeEndTxnMarkerValue(hex('000000')), isInvalidRecord);
 });
+
+test('scanRecord accepts and rejects exactly what readRecord does (property)', () => {
+  const mutated = fc
+    .tuple(arbRecord, fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 3 }))
+    .map(([r, edits]) => {
+      const buf = Buffer.from(encodeRecords([r]));
+      for (const [at, byte] of edits) if (buf.length > 0) buf[at % buf.length] = byte;
+      return buf;
+    });
+  fc.assert(
+    fc.property(fc.oneof(mutated, fc.uint8Array({ maxLength: 40 }).map((a) => Buffer.from(a))), (buf) => {
+      const a = cursor(buf);
+      const b = cursor(buf);
+      let readErr: unknown;
+      let scanErr: unknown;
+      let read: KafkaRecord | undefined;
+      try {
+        read = readRecord(a);
+      } catch (err) {
+        readErr = err;
+      }
+      try {
+        const s = scanRecord(b);
+        assert.ok(read !== undefined);
+        assert.equal(s.offsetDelta, read.offsetDelta);
+        assert.equal(s.timestampDelta, read.timestampDelta);
+        assert.equal(s.hasKey, read.key !== null);
+      } catch (err) {
+        scanErr = err;
+      }
+      assert.equal(scanErr === undefined, readErr === undefined, `read: ${String(readErr)} scan: ${String(scanErr)}`);
+      if (scanErr !== undefined) assert.ok(isInvalidRecord(scanErr), String(scanErr));
+      assert.equal(a.pos, b.pos);
+      assert.equal(a.end, b.end);
+    }),
+    { numRuns: 3000 },
+  );
+});
