@@ -1,0 +1,104 @@
+// The thin S3 client: builds an @aws-sdk/client-s3 client for AWS S3 or an
+// S3-compatible server (MinIO) and sorts its failures. The SDK's own retries
+// are off (maxAttempts 1): the transport in ../retry.ts owns retries, timeouts
+// and cancellation, so that they behave the same for every request.
+import { S3Client } from '@aws-sdk/client-s3';
+import type { FailureKind } from '../retry.js';
+
+export interface S3Credentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string;
+}
+
+export interface S3ClientOptions {
+  readonly bucket: string;
+  /** Default 'us-east-1'. */
+  readonly region?: string;
+  /** e.g. http://127.0.0.1:9000 for MinIO; absent for AWS S3. */
+  readonly endpoint?: string;
+  /** Path-style addressing (bucket in the path), which MinIO needs. Default false. */
+  readonly forcePathStyle?: boolean;
+  /** Absent: the standard AWS chain (environment, profile, SSO, web identity, instance metadata). */
+  readonly credentials?: S3Credentials;
+  /** TCP connect timeout. Default 10 s. */
+  readonly connectionTimeoutMs?: number;
+  /** Sockets kept per host. Default 64. */
+  readonly maxSockets?: number;
+}
+
+export function createS3Client(options: S3ClientOptions): S3Client {
+  const agent = { keepAlive: true, maxSockets: options.maxSockets ?? 64 };
+  return new S3Client({
+    region: options.region ?? 'us-east-1',
+    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+    forcePathStyle: options.forcePathStyle ?? false,
+    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+    maxAttempts: 1,
+    // Integrity is checked end to end with the manifest's CRC-32C; skip the SDK's extra checksum pass.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    requestHandler: {
+      connectionTimeout: options.connectionTimeoutMs ?? 10_000,
+      httpAgent: agent,
+      httpsAgent: agent,
+    },
+  });
+}
+
+const RETRIABLE_NAMES = new Set([
+  'SlowDown',
+  'Throttling',
+  'ThrottlingException',
+  'TooManyRequestsException',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'RequestTimeTooSkewed',
+  'InternalError',
+  'ServiceUnavailable',
+  'TimeoutError',
+  'XMinioServerNotInitialized',
+  'XMinioStorageFull',
+]);
+
+const RETRIABLE_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'UND_ERR_SOCKET',
+]);
+
+function field(e: unknown, name: string): unknown {
+  return typeof e === 'object' && e !== null ? (e as Record<string, unknown>)[name] : undefined;
+}
+
+/** Retriable: 5xx, throttling, network failures. Not found: 404 / NoSuchKey. Anything else is fatal. */
+export function classifyS3Error(e: unknown): FailureKind {
+  const name = field(e, 'name');
+  const meta = field(e, '$metadata');
+  const status = field(meta, 'httpStatusCode');
+  if (name === 'NoSuchKey' || name === 'NotFound') return 'not-found';
+  if (name === 'NoSuchBucket') return 'fatal';
+  if (typeof status === 'number') {
+    if (status >= 500 || status === 429 || status === 408) return 'retriable';
+    if (status === 404) return 'not-found';
+  }
+  if (typeof name === 'string' && RETRIABLE_NAMES.has(name)) return 'retriable';
+  if (field(e, '$retryable') !== undefined) return 'retriable';
+  const code = field(e, 'code');
+  if (typeof code === 'string' && RETRIABLE_CODES.has(code)) return 'retriable';
+  const msg = e instanceof Error ? e.message : '';
+  if (/socket hang up|ECONNRESET|ECONNREFUSED|EPIPE|premature close/i.test(msg)) return 'retriable';
+  // Errors with neither an HTTP status nor a known name are transport failures (a body cut short, a parse of a torn reply).
+  if (typeof status !== 'number' && e instanceof Error && !(e instanceof TypeError || e instanceof RangeError) && field(e, '$fault') === undefined) {
+    return 'retriable';
+  }
+  return 'fatal';
+}

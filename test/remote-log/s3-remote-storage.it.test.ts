@@ -1,0 +1,195 @@
+// S3RemoteStorage against a real MinIO server: the shared contract, then what
+// only S3 has (multipart uploads, timeouts, retries over a dying server). The
+// `minio` npm client is the independent second client that inspects and
+// tampers with the bucket.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from 'minio';
+import { ErrorCode } from '../../broker/protocol/errors.js';
+import { objectKey } from '../../remote-log/object-keys.js';
+import type { RemoteStorageError } from '../../remote-log/remote-storage.js';
+import { RemoteAbortedError, RemoteTimeoutError } from '../../remote-log/remote-storage.js';
+import { S3RemoteStorage, type S3RemoteStorageOptions } from '../../remote-log/s3/s3-remote-storage.js';
+import { startMinio, type MinioServer } from '../support/minio.js';
+import { makeSegment, newRef, remoteStorageContract } from './remote-storage.contract.js';
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const p of stream) parts.push(Buffer.isBuffer(p) ? p : Buffer.from(p as string));
+  return Buffer.concat(parts);
+}
+
+async function rawGet(client: Client, bucket: string, key: string): Promise<Buffer | undefined> {
+  try {
+    return await readAll(await client.getObject(bucket, key));
+  } catch (e) {
+    if ((e as { code?: unknown }).code === 'NoSuchKey') return undefined;
+    throw e;
+  }
+}
+
+async function rawList(client: Client, bucket: string, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const o of client.listObjectsV2(bucket, prefix, true)) {
+    const name = (o as { name?: string }).name;
+    if (name !== undefined) out.push(name);
+  }
+  return out;
+}
+
+let minio: MinioServer;
+let client: Client;
+
+before(async () => {
+  minio = await startMinio();
+  client = minio.client();
+});
+after(async () => {
+  await minio?.stop();
+});
+
+function s3Options(prefix: string, extra: Partial<S3RemoteStorageOptions> = {}): S3RemoteStorageOptions {
+  return {
+    bucket: minio.bucket,
+    endpoint: minio.endpoint,
+    region: minio.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey },
+    prefix,
+    retry: { maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 50, requestTimeoutMs: 10_000 },
+    ...extra,
+  };
+}
+
+remoteStorageContract({
+  name: 'S3RemoteStorage on MinIO',
+  async openStore() {
+    const prefix = `contract-${randomBytes(4).toString('hex')}/`;
+    return {
+      prefix,
+      open: (options) => new S3RemoteStorage(s3Options(prefix, options)),
+      rawPut: async (key, bytes) => {
+        await client.putObject(minio.bucket, key, bytes);
+      },
+      rawGet: (key) => rawGet(client, minio.bucket, key),
+      rawList: () => rawList(client, minio.bucket, prefix),
+      close: async () => {},
+    };
+  },
+});
+
+describe('S3RemoteStorage on MinIO', () => {
+  it('uploads above the threshold as multipart, readable by ranges', async () => {
+    const prefix = 'multipart/';
+    const storage = new S3RemoteStorage(s3Options(prefix, { multipartThresholdBytes: 1024 * 1024, partSizeBytes: 5 * 1024 * 1024 }));
+    try {
+      const seg = makeSegment(12 * 1024 * 1024 + 5, 21);
+      const ref = newRef();
+      await storage.copySegment(ref, seg.files);
+      const stat = await client.statObject(minio.bucket, objectKey(prefix, ref, 'log'));
+      assert.equal(stat.size, seg.data.length);
+      assert.match(stat.etag, /-3$/, `a 3-part upload's ETag ends in -3 (got ${stat.etag})`);
+      const small = await client.statObject(minio.bucket, objectKey(prefix, ref, 'index'));
+      assert.doesNotMatch(small.etag, /-/, 'small objects are single PUTs');
+      const mid = 5 * 1024 * 1024;
+      assert.deepEqual(await storage.fetchData(ref, mid - 10, mid + 10), seg.data.subarray(mid - 10, mid + 11));
+      assert.deepEqual(await rawGet(client, minio.bucket, objectKey(prefix, ref, 'log')), seg.data);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('aborts the multipart upload when the upload fails midway', async () => {
+    const storage = new S3RemoteStorage(s3Options('multipart-fail/', { multipartThresholdBytes: 1024 * 1024, partSizeBytes: 5 * 1024 * 1024 }));
+    try {
+      const key = 'multipart-fail/broken';
+      async function* failing(): AsyncGenerator<Buffer> {
+        for (let i = 0; i < 7; i++) yield randomBytes(1024 * 1024);
+        throw new Error('disk read failed');
+      }
+      await assert.rejects(storage.store.put(key, failing()), /disk read failed/);
+      const pending: unknown[] = [];
+      for await (const u of client.listIncompleteUploads(minio.bucket, 'multipart-fail/', true)) pending.push(u);
+      assert.deepEqual(pending, [], 'no incomplete upload is left behind');
+      assert.equal(await rawGet(client, minio.bucket, key), undefined);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('bounds requests to a frozen server with timeouts, and an abort ends a request at once', async () => {
+    const prefix = 'frozen/';
+    const storage = new S3RemoteStorage(s3Options(prefix, { retry: { maxAttempts: 2, initialBackoffMs: 1, maxBackoffMs: 1, requestTimeoutMs: 300 } }));
+    const seg = makeSegment(100_000, 22);
+    const ref = newRef();
+    await storage.copySegment(ref, seg.files);
+    await minio.pause();
+    try {
+      const started = Date.now();
+      const err = await storage.fetchIndex(ref, 'offset').then(
+        () => assert.fail('a frozen server cannot answer'),
+        (e: unknown) => e as RemoteStorageError,
+      );
+      assert.ok(err instanceof RemoteTimeoutError, String(err));
+      assert.equal(err.code, ErrorCode.REQUEST_TIMED_OUT);
+      assert.ok(Date.now() - started < 5_000);
+
+      const patient = new S3RemoteStorage(s3Options(prefix, { retry: { requestTimeoutMs: 60_000 } }));
+      const controller = new AbortController();
+      const pending = patient.fetchData(ref, 0, undefined, controller.signal);
+      setImmediate(() => controller.abort(new Error('fetch.max.wait reached')));
+      await assert.rejects(pending, (e: unknown) => e instanceof RemoteAbortedError && e.code === ErrorCode.REQUEST_TIMED_OUT);
+      await patient.close();
+    } finally {
+      await minio.resume();
+    }
+    assert.deepEqual(await storage.fetchIndex(ref, 'offset'), seg.indexes.offset, 'recovers once the server thaws');
+    await storage.close();
+  });
+
+  it('retries through a server crash and restart, and reports a lasting outage as a storage error', async () => {
+    const prefix = 'crash/';
+    const seg = makeSegment(50_000, 23);
+    const ref = newRef();
+    const writer = new S3RemoteStorage(s3Options(prefix));
+    await writer.copySegment(ref, seg.files);
+    await writer.close();
+
+    await minio.kill('SIGKILL');
+    const retries: number[] = [];
+    const down = new S3RemoteStorage(
+      s3Options(prefix, {
+        retry: { maxAttempts: 3, initialBackoffMs: 1, maxBackoffMs: 1, requestTimeoutMs: 2_000 },
+        transport: { onRetry: (r) => retries.push(r.attempt) },
+      }),
+    );
+    const err = await down.fetchData(ref, 0).then(
+      () => assert.fail('the server is down'),
+      (e: unknown) => e as RemoteStorageError,
+    );
+    assert.equal(err.code, ErrorCode.KAFKA_STORAGE_ERROR);
+    assert.match(err.message, /failed after 3 attempts/);
+    assert.deepEqual(retries, [1, 2]);
+    await down.close();
+
+    // The first backoff brings the server back: the same request then succeeds.
+    let restarted = false;
+    const healing = new S3RemoteStorage(
+      s3Options(prefix, {
+        retry: { maxAttempts: 3, requestTimeoutMs: 5_000 },
+        transport: {
+          sleep: async () => {
+            if (!restarted) {
+              restarted = true;
+              await minio.restart();
+            }
+          },
+        },
+      }),
+    );
+    assert.deepEqual(await healing.fetchData(ref, 0), seg.data);
+    assert.ok(restarted);
+    await healing.close();
+  });
+});
