@@ -1,0 +1,458 @@
+// One segment: the `.log` file plus its offset, time and transaction indexes
+// (Kafka's LogSegment). Appends go to the log file at the committed size; the
+// sparse indexes gain an entry every `index.interval.bytes`. Reads translate
+// an offset to a byte position (index lookup, then a short header scan) and
+// return whole batches. `recover()` re-validates the file and rebuilds the
+// indexes; it is what makes a torn tail disappear.
+import { promises as fsp } from 'node:fs';
+import {
+  type BatchHeader,
+  LOG_OVERHEAD,
+  OFFSET_BATCH_LENGTH,
+  OFFSET_LAST_OFFSET_DELTA,
+  OFFSET_MAX_TIMESTAMP,
+  decodeRecordBatch,
+} from '../protocol/record-batch.js';
+import { type FileBatch, scanBatchHeaders, validateBatches } from './batch-scan.js';
+import { logFile, offsetIndexFile, timeIndexFile, txnIndexFile } from './file-names.js';
+import { INT32_MAX, CorruptIndexError } from './index-errors.js';
+import { IndexFile } from './index-file.js';
+import { OFFSET_INDEX_ENTRY_SIZE, OffsetIndex } from './offset-index.js';
+import { SegmentFile } from './segment-file.js';
+import { NO_TIMESTAMP, TIME_INDEX_ENTRY_SIZE, TimeIndex, type TimestampOffset } from './time-index.js';
+import { type AbortedTxn, TransactionIndex } from './txn-index.js';
+
+/** Shared by the segments of a partition and updated in place when its config changes. */
+export interface SegmentOptions {
+  indexIntervalBytes: number;
+  /** segment.index.bytes: caps both sparse indexes (a full index rolls the segment). */
+  maxIndexBytes: number;
+}
+
+export interface AppendMeta {
+  /** First offset of the appended records (the first batch's base offset). */
+  firstOffset: bigint;
+  /** Last offset of the appended records. */
+  lastOffset: bigint;
+  /** Largest batch maxTimestamp among the records, and the last offset of the batch holding it. */
+  maxTimestamp: bigint;
+  offsetOfMaxTimestamp: bigint;
+}
+
+export interface ReadResult {
+  /** Whole batches starting with the one containing the requested offset; may be empty. */
+  records: Buffer;
+  /** Base offset of the first returned batch (or of the batch that did not fit). */
+  firstOffset: bigint;
+  position: number;
+}
+
+export interface TimestampAndOffset {
+  timestamp: bigint;
+  offset: bigint;
+  leaderEpoch: number;
+}
+
+/** Called by recover() for every valid batch, in order; may return an aborted txn for the txn index. */
+export type RecoveryVisitor = (header: BatchHeader, batch: Buffer) => AbortedTxn | null;
+
+export class LogSegment {
+  /** Committed bytes: everything below is written and readable. */
+  private committedSize: number;
+  private next: bigint;
+  private maxTs: TimestampOffset = { timestamp: NO_TIMESTAMP, offset: -1n };
+  private bytesSinceLastIndexEntry = 0;
+  /** maxTimestamp of the first batch, for segment.ms rolling (Kafka's rollingBasedTimestamp). */
+  private rollingBasedTimestamp: bigint | null = null;
+  private created: number;
+  private inactive = false;
+
+  private constructor(
+    readonly dir: string,
+    readonly baseOffset: bigint,
+    private readonly opts: SegmentOptions,
+    readonly log: SegmentFile,
+    readonly offsetIndex: OffsetIndex,
+    readonly timeIndex: TimeIndex,
+    readonly txnIndex: TransactionIndex,
+    private readonly offsetIndexFile: IndexFile,
+    private readonly timeIndexFile: IndexFile,
+    private readonly txnIndexFile: IndexFile,
+    size: number,
+    now: number,
+  ) {
+    this.committedSize = size;
+    this.next = baseOffset;
+    this.created = now;
+  }
+
+  private static maxEntries(maxIndexBytes: number, entrySize: number): number {
+    return Math.max(1, Math.floor(maxIndexBytes / entrySize));
+  }
+
+  /** A new, empty segment (files created; an existing log file of that name is emptied). */
+  static async create(dir: string, baseOffset: bigint, opts: SegmentOptions, now: number): Promise<LogSegment> {
+    const log = new SegmentFile(logFile(dir, baseOffset));
+    await log.truncate(0);
+    const seg = new LogSegment(
+      dir,
+      baseOffset,
+      opts,
+      log,
+      new OffsetIndex(baseOffset, LogSegment.maxEntries(opts.maxIndexBytes, OFFSET_INDEX_ENTRY_SIZE)),
+      new TimeIndex(baseOffset, LogSegment.maxEntries(opts.maxIndexBytes, TIME_INDEX_ENTRY_SIZE)),
+      new TransactionIndex(baseOffset),
+      new IndexFile(offsetIndexFile(dir, baseOffset)),
+      new IndexFile(timeIndexFile(dir, baseOffset)),
+      new IndexFile(txnIndexFile(dir, baseOffset)),
+      0,
+      now,
+    );
+    await Promise.all([seg.offsetIndexFile.truncate(0), seg.timeIndexFile.truncate(0), seg.txnIndexFile.truncate(0)]);
+    return seg;
+  }
+
+  /**
+   * Opens an existing segment and loads its indexes. `indexesValid` is false when
+   * an index is missing or fails its sanity check: the caller must recover() it.
+   */
+  static async open(dir: string, baseOffset: bigint, opts: SegmentOptions, now: number): Promise<{ segment: LogSegment; indexesValid: boolean }> {
+    const logPath = logFile(dir, baseOffset);
+    const size = (await fsp.stat(logPath)).size;
+    const oi = new IndexFile(offsetIndexFile(dir, baseOffset));
+    const ti = new IndexFile(timeIndexFile(dir, baseOffset));
+    const xi = new IndexFile(txnIndexFile(dir, baseOffset));
+    const [oBytes, tBytes, xBytes] = await Promise.all([oi.load(), ti.load(), xi.load()]);
+    const seg = new LogSegment(
+      dir,
+      baseOffset,
+      opts,
+      new SegmentFile(logPath),
+      new OffsetIndex(baseOffset, LogSegment.maxEntries(opts.maxIndexBytes, OFFSET_INDEX_ENTRY_SIZE), oBytes ?? undefined),
+      new TimeIndex(baseOffset, LogSegment.maxEntries(opts.maxIndexBytes, TIME_INDEX_ENTRY_SIZE), tBytes ?? undefined),
+      new TransactionIndex(baseOffset, xBytes ?? undefined),
+      oi,
+      ti,
+      xi,
+      size,
+      now,
+    );
+    let indexesValid = oBytes !== null && tBytes !== null && xBytes !== null;
+    if (indexesValid) {
+      try {
+        seg.offsetIndex.sanityCheck(size);
+        seg.timeIndex.sanityCheck();
+        seg.txnIndex.sanityCheck();
+      } catch (e) {
+        if (!(e instanceof CorruptIndexError)) throw e;
+        indexesValid = false;
+      }
+    }
+    if (indexesValid) seg.maxTs = seg.timeIndex.entries > 0 ? seg.timeIndex.lastEntry() : seg.maxTs;
+    return { segment: seg, indexesValid };
+  }
+
+  get size(): number {
+    return this.committedSize;
+  }
+
+  /** The offset after the last batch (the base offset when empty). */
+  get nextOffset(): bigint {
+    return this.next;
+  }
+
+  get isEmpty(): boolean {
+    return this.committedSize === 0;
+  }
+
+  get maxTimestampSoFar(): bigint {
+    return this.maxTs.timestamp;
+  }
+
+  get offsetOfMaxTimestampSoFar(): bigint {
+    return this.maxTs.offset;
+  }
+
+  get createdMs(): number {
+    return this.created;
+  }
+
+  get isInactive(): boolean {
+    return this.inactive;
+  }
+
+  get files(): { log: string; offsetIndex: string; timeIndex: string; txnIndex: string } {
+    return {
+      log: this.log.file,
+      offsetIndex: this.offsetIndexFile.file,
+      timeIndex: this.timeIndexFile.file,
+      txnIndex: this.txnIndexFile.file,
+    };
+  }
+
+  /**
+   * The largest record timestamp, or the file's modification time when no batch
+   * has a timestamp (Kafka's largestTimestamp, used by retention.ms).
+   */
+  async largestTimestamp(): Promise<number> {
+    if (this.maxTs.timestamp >= 0n) return Number(this.maxTs.timestamp);
+    try {
+      return Math.floor((await fsp.stat(this.log.file)).mtimeMs);
+    } catch {
+      return this.created;
+    }
+  }
+
+  canConvertToRelativeOffset(offset: bigint): boolean {
+    return offset - this.baseOffset >= 0n && offset - this.baseOffset <= BigInt(INT32_MAX);
+  }
+
+  /**
+   * After open() of a segment whose indexes are trusted: finds the end offset and
+   * the max timestamp after the last index entries by scanning the tail.
+   */
+  async loadTail(): Promise<void> {
+    const start = this.offsetIndex.lookup(this.offsetIndex.lastOffset).position;
+    let next = this.baseOffset;
+    for await (const b of scanBatchHeaders(this.log, 0, this.committedSize)) {
+      this.rollingBasedTimestamp = b.header.maxTimestamp;
+      break;
+    }
+    for await (const b of scanBatchHeaders(this.log, start, this.committedSize)) {
+      next = b.lastOffset + 1n;
+      if (b.header.maxTimestamp > this.maxTs.timestamp) this.maxTs = { timestamp: b.header.maxTimestamp, offset: b.lastOffset };
+    }
+    if (next === this.baseOffset && this.offsetIndex.entries > 0) next = this.offsetIndex.lastOffset + 1n;
+    this.next = next;
+    this.bytesSinceLastIndexEntry = this.committedSize - start;
+  }
+
+  /** For closed segments whose end is known from the next segment's base offset. */
+  setNextOffset(next: bigint): void {
+    this.next = next;
+  }
+
+  /**
+   * Appends batches whose offsets are already assigned, at the committed size.
+   * Resolves once the bytes are in the file (not fsynced).
+   */
+  async append(records: Buffer, meta: AppendMeta): Promise<void> {
+    if (records.length === 0) return;
+    if (!this.canConvertToRelativeOffset(meta.lastOffset)) {
+      throw new RangeError(`offset ${meta.lastOffset} overflows segment ${this.baseOffset}`);
+    }
+    const physicalPosition = this.committedSize;
+    if (physicalPosition === 0) this.rollingBasedTimestamp = records.readBigInt64BE(OFFSET_MAX_TIMESTAMP);
+    const writes: Promise<void>[] = [this.log.write(records, physicalPosition)];
+    if (meta.maxTimestamp > this.maxTs.timestamp) this.maxTs = { timestamp: meta.maxTimestamp, offset: meta.offsetOfMaxTimestamp };
+    if (this.bytesSinceLastIndexEntry > this.opts.indexIntervalBytes) {
+      const before = this.offsetIndex.sizeInBytes;
+      writes.push(this.offsetIndexFile.append(this.offsetIndex.append(meta.lastOffset, physicalPosition), before));
+      const tBefore = this.timeIndex.sizeInBytes;
+      const tEntry = this.timeIndex.maybeAppend(this.maxTs.timestamp, this.maxTs.offset);
+      if (tEntry !== null) writes.push(this.timeIndexFile.append(tEntry, tBefore));
+      this.bytesSinceLastIndexEntry = 0;
+    }
+    this.bytesSinceLastIndexEntry += records.length;
+    await Promise.all(writes);
+    this.committedSize = physicalPosition + records.length;
+    this.next = meta.lastOffset + 1n;
+  }
+
+  async appendAbortedTxn(t: AbortedTxn): Promise<void> {
+    const before = this.txnIndex.sizeInBytes;
+    await this.txnIndexFile.append(this.txnIndex.append(t), before);
+  }
+
+  /**
+   * The batch holding the first offset >= `offset`, searching from the index
+   * entry at or below it: Kafka's translateOffset. Null past the end.
+   */
+  async translateOffset(offset: bigint, maxPosition = this.committedSize): Promise<FileBatch | null> {
+    const start = this.offsetIndex.lookup(offset).position;
+    if (start >= maxPosition) return null;
+    for await (const b of scanBatchHeaders(this.log, start, maxPosition)) {
+      if (b.lastOffset >= offset) return b;
+    }
+    return null;
+  }
+
+  /**
+   * Whole batches from the one containing `startOffset`, at most `maxBytes` (or
+   * the first batch whatever its size when `minOneBatch`), below `maxPosition`
+   * and holding no offset >= `maxOffset`. Null when `startOffset` is past the data.
+   */
+  async read(startOffset: bigint, maxBytes: number, maxPosition: number, minOneBatch: boolean, maxOffset: bigint): Promise<ReadResult | null> {
+    const first = await this.translateOffset(startOffset, maxPosition);
+    if (first === null) return null;
+    const empty = { records: Buffer.alloc(0), firstOffset: first.header.baseOffset, position: first.position };
+    if (first.lastOffset >= maxOffset) return empty;
+    const limit = minOneBatch ? Math.max(maxBytes, first.size) : maxBytes;
+    const end = Math.min(maxPosition, first.position + limit);
+    if (end - first.position < first.size) return empty;
+    const buf = await this.log.read(first.position, end - first.position);
+    // Cut to whole batches below maxOffset; headers only.
+    let at = 0;
+    while (at + LOG_OVERHEAD <= buf.length) {
+      const size = buf.readInt32BE(at + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD;
+      if (at + size > buf.length) break;
+      const last = buf.readBigInt64BE(at) + BigInt(buf.readInt32BE(at + OFFSET_LAST_OFFSET_DELTA));
+      if (last >= maxOffset) break;
+      at += size;
+    }
+    return { records: buf.subarray(0, at), firstOffset: first.header.baseOffset, position: first.position };
+  }
+
+  /**
+   * The first record with timestamp >= `timestamp` and offset >= `startingOffset`
+   * (Kafka's findOffsetByTimestamp). Decodes only the batch where the target falls.
+   */
+  async findOffsetByTimestamp(timestamp: bigint, startingOffset: bigint): Promise<TimestampAndOffset | null> {
+    const entry = this.timeIndex.lookup(timestamp);
+    const from = entry.offset > startingOffset ? entry.offset : startingOffset;
+    const position = this.offsetIndex.lookup(from).position;
+    for await (const b of scanBatchHeaders(this.log, position, this.committedSize)) {
+      if (b.header.maxTimestamp < timestamp || b.lastOffset < startingOffset) continue;
+      const batch = await this.log.read(b.position, b.size);
+      const decoded = decodeRecordBatch(batch, 0);
+      for (const r of decoded.records) {
+        if (r.timestamp >= timestamp && r.offset >= startingOffset) {
+          return { timestamp: r.timestamp, offset: r.offset, leaderEpoch: b.header.partitionLeaderEpoch };
+        }
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Kafka's shouldRoll: the segment is full for `messagesSize` more bytes, old
+   * enough by segment.ms, has a full index, or cannot index `maxOffsetInMessages`.
+   */
+  shouldRoll(p: { segmentBytes: number; segmentMs: number; messagesSize: number; maxTimestampInMessages: bigint; maxOffsetInMessages: bigint; now: number }): boolean {
+    if (this.committedSize > p.segmentBytes - p.messagesSize) return true;
+    if (this.committedSize > 0 && this.timeWaitedForRoll(p.now, p.maxTimestampInMessages) > p.segmentMs) return true;
+    if (this.offsetIndex.isFull || this.timeIndex.isFull) return true;
+    return !this.canConvertToRelativeOffset(p.maxOffsetInMessages);
+  }
+
+  /** First batch timestamp against the incoming one when known, else wall clock since creation. */
+  timeWaitedForRoll(now: number, messageTimestamp: bigint): number {
+    const ts = this.rollingBasedTimestamp;
+    if (ts !== null && ts >= 0n) return Number(messageTimestamp - ts);
+    return now - this.created;
+  }
+
+  /** Wall-clock age since creation (idle rolling by the scheduler). */
+  ageMs(now: number): number {
+    return now - this.created;
+  }
+
+  /** Restarts the segment.ms clock (an empty active segment "rolled" in place). */
+  resetCreated(now: number): void {
+    this.created = now;
+  }
+
+  /**
+   * Rebuilds the indexes from the log, validating every batch, and truncates the
+   * file at the first invalid byte. Returns the number of bytes cut.
+   */
+  async recover(minNextOffset: bigint, visit?: RecoveryVisitor): Promise<number> {
+    this.offsetIndex.reset();
+    this.timeIndex.reset();
+    // Without a producer-state visitor the aborted txns cannot be rebuilt: keep the
+    // loaded ones (if sane) and only drop those past the new end.
+    let keepTxns = visit === undefined;
+    if (keepTxns) {
+      try {
+        this.txnIndex.sanityCheck();
+      } catch {
+        keepTxns = false;
+      }
+    }
+    if (!keepTxns) this.txnIndex.reset();
+    this.maxTs = { timestamp: NO_TIMESTAMP, offset: -1n };
+    this.rollingBasedTimestamp = null;
+    const fileSize = await this.log.size();
+    let lastIndexEntry = 0;
+    let validBytes = 0;
+    let next = this.baseOffset;
+    const lower = minNextOffset > this.baseOffset ? minNextOffset : this.baseOffset;
+    const result = await validateBatches(
+      this.log,
+      0,
+      fileSize,
+      { minNextOffset: lower, maxLastOffset: this.baseOffset + BigInt(INT32_MAX) },
+      (header, buf, at, position, size) => {
+        const last = header.baseOffset + BigInt(header.lastOffsetDelta);
+        if (position === 0) this.rollingBasedTimestamp = header.maxTimestamp;
+        if (header.maxTimestamp > this.maxTs.timestamp) this.maxTs = { timestamp: header.maxTimestamp, offset: last };
+        if (position - lastIndexEntry > this.opts.indexIntervalBytes && !this.offsetIndex.isFull) {
+          this.offsetIndex.append(last, position);
+          this.timeIndex.maybeAppend(this.maxTs.timestamp, this.maxTs.offset);
+          lastIndexEntry = position;
+        }
+        if (visit !== undefined) {
+          const aborted = visit(header, buf.subarray(at, at + size));
+          if (aborted !== null && !keepTxns) this.txnIndex.append(aborted);
+        }
+        validBytes = position + size;
+        next = last + 1n;
+      },
+    );
+    const truncated = fileSize - result.validBytes;
+    if (truncated > 0) await this.log.truncate(result.validBytes);
+    this.committedSize = result.validBytes;
+    this.next = next;
+    this.bytesSinceLastIndexEntry = validBytes - lastIndexEntry;
+    if (keepTxns) this.txnIndex.truncateTo(next);
+    if (this.inactive && this.maxTs.timestamp >= 0n) this.timeIndex.maybeAppend(this.maxTs.timestamp, this.maxTs.offset, true);
+    await Promise.all([
+      this.offsetIndexFile.rewrite(this.offsetIndex.bytes()),
+      this.timeIndexFile.rewrite(this.timeIndex.bytes()),
+      this.txnIndexFile.rewrite(this.txnIndex.bytes()),
+    ]);
+    return truncated;
+  }
+
+  /**
+   * The segment stops being the active one: its final max-timestamp entry goes
+   * into the time index (so retention and time lookups see it), and everything is
+   * fsynced by the caller's flush.
+   */
+  async onBecomeInactive(): Promise<void> {
+    this.inactive = true;
+    if (this.maxTs.timestamp >= 0n) {
+      const before = this.timeIndex.sizeInBytes;
+      const entry = this.timeIndex.maybeAppend(this.maxTs.timestamp, this.maxTs.offset, true);
+      if (entry !== null) await this.timeIndexFile.append(entry, before);
+    }
+  }
+
+  markInactive(): void {
+    this.inactive = true;
+  }
+
+  async flush(): Promise<void> {
+    await Promise.all([this.log.flush(), this.offsetIndexFile.flush(), this.timeIndexFile.flush(), this.txnIndexFile.flush()]);
+  }
+
+  /** Flushes and releases the index fds of a closed segment (the log fd stays for reads). */
+  async releaseIndexHandles(): Promise<void> {
+    await Promise.all([this.offsetIndexFile.close(), this.timeIndexFile.close(), this.txnIndexFile.close()]);
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    await Promise.all([this.log.close(), this.offsetIndexFile.closeHandle(), this.timeIndexFile.closeHandle(), this.txnIndexFile.closeHandle()]);
+  }
+
+  /** Removes the files; reads already in flight finish through the open fd. */
+  async delete(): Promise<void> {
+    await Promise.all([this.offsetIndexFile.delete(), this.timeIndexFile.delete(), this.txnIndexFile.delete()]);
+    await this.log.delete();
+  }
+
+  toString(): string {
+    return `LogSegment(baseOffset=${this.baseOffset}, size=${this.committedSize}, nextOffset=${this.next})`;
+  }
+}

@@ -1,0 +1,720 @@
+// The log of one partition (Kafka's UnifiedLog + LocalLog, local tier only):
+// the façade the request handlers call. Appends are serialized per partition;
+// each one validates the batch headers, checks producer sequences, assigns
+// offsets in place and writes the bytes verbatim with one write. Reads return
+// whole stored batches as Buffers, never past the given max offset.
+//
+// Single broker, replication factor 1: the high watermark is the log end
+// offset after each append; the last stable offset stops at the first open
+// transaction.
+import { promises as fsp } from 'node:fs';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import {
+  LOG_OVERHEAD,
+  OFFSET_BATCH_LENGTH,
+  type ValidatedBatch,
+  assignBaseOffset,
+  assignPartitionLeaderEpoch,
+  stampLogAppendTime,
+  validateBatchForAppend,
+} from '../protocol/record-batch.js';
+import { snapshotFile } from './file-names.js';
+import { fileExists } from './file-io.js';
+import type { EpochEntry, LeaderEpochCache, LeaderEpochCheckpoint } from './leader-epoch-cache.js';
+import type { LogConfig } from './log-config.js';
+import { loadLog } from './log-loader.js';
+import { LogSegment, type SegmentOptions, type TimestampAndOffset } from './log-segment.js';
+import type { LogSegments } from './log-segments.js';
+import { writePartitionMetadata } from './partition-metadata.js';
+import { appendBatchToInfo } from './producer-replay.js';
+import { deleteSnapshot, writeSnapshot } from './producer-snapshots.js';
+import {
+  type CompletedTxn,
+  type ProducerAppendInfo,
+  type ProducerStateManager,
+  firstOffsetOf,
+  incrementSequence,
+} from './producer-state.js';
+import {
+  type DeletionReason,
+  type SegmentPredicate,
+  deletableSegments,
+  logStartOffsetBreached,
+  retentionMsBreached,
+  retentionSizeBreached,
+} from './retention.js';
+import { SegmentClosedError } from './segment-file.js';
+import type { AbortedTxn } from './txn-index.js';
+
+export interface PartitionLogOptions {
+  dir: string;
+  topic: string;
+  partition: number;
+  topicId: string;
+  config: LogConfig;
+  clock: Clock;
+  logger?: Logger;
+  /** From the log dir's recovery-point checkpoint. */
+  recoveryPoint?: bigint;
+  /** From the log dir's log-start-offset checkpoint. */
+  logStartOffset?: bigint;
+  /** The log dir was shut down cleanly: skip recovery (indexes are still sanity-checked). */
+  cleanShutdown?: boolean;
+  /** Tiered storage's veto on deleting a local segment (e.g. not yet remote). */
+  canDeleteSegment?: (segment: LogSegment) => boolean;
+}
+
+export interface AppendOptions {
+  leaderEpoch: number;
+  /** Producer batches get the client rules (sequence checks, no control batches); broker writes do not. */
+  isFromClient: boolean;
+}
+
+export interface AppendResult {
+  baseOffset: bigint;
+  lastOffset: bigint;
+  /** The broker time stamped on the batches for LogAppendTime topics, else -1. */
+  logAppendTime: bigint;
+  logStartOffset: bigint;
+  /** A retried batch already in the log: the original offsets, nothing appended. */
+  duplicate: boolean;
+}
+
+export interface ReadOptions {
+  /** Exclusive bound: the high watermark or the last stable offset. */
+  maxOffset: bigint;
+  /** Return the first batch even if it exceeds maxBytes. */
+  minOneBatch: boolean;
+}
+
+export interface LogReadResult {
+  /** Whole batches, in order; empty when nothing is readable below maxOffset or within maxBytes. */
+  records: Buffer[];
+  /** Base offset of the first returned batch, or null when none. */
+  firstOffset: bigint | null;
+}
+
+export interface RetentionResult {
+  deletedSegments: number;
+  deletedBytes: number;
+  logStartOffset: bigint;
+  reasons: DeletionReason[];
+}
+
+const storageError = (what: string, cause: unknown): KafkaError =>
+  cause instanceof KafkaError ? cause : new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `${what}: ${String(cause)}`, { cause });
+
+export class PartitionLog {
+  private config: LogConfig;
+  private readonly segmentOptions: SegmentOptions;
+  private tail: Promise<void> = Promise.resolve();
+  private backgroundFlush: Promise<void> = Promise.resolve();
+  private offlineError: KafkaError | null = null;
+  private closed = false;
+  private logEnd: bigint;
+  private logStart: bigint;
+  private recoveryPointOffset: bigint;
+  private unflushedMessages = 0;
+  private lastFlush: number;
+  private readonly logger: Logger | undefined;
+
+  private constructor(
+    private readonly opts: PartitionLogOptions,
+    private readonly segments: LogSegments,
+    private readonly producerState: ProducerStateManager,
+    private readonly epochCache: LeaderEpochCache,
+    private readonly epochCheckpoint: LeaderEpochCheckpoint,
+    loaded: { logEndOffset: bigint; logStartOffset: bigint; recoveryPoint: bigint },
+    segmentOptions: SegmentOptions,
+  ) {
+    this.config = opts.config;
+    this.segmentOptions = segmentOptions;
+    this.logEnd = loaded.logEndOffset;
+    this.logStart = loaded.logStartOffset;
+    this.recoveryPointOffset = loaded.recoveryPoint;
+    this.lastFlush = opts.clock.now();
+    this.logger = opts.logger;
+  }
+
+  static async open(opts: PartitionLogOptions): Promise<PartitionLog> {
+    const segmentOptions: SegmentOptions = {
+      indexIntervalBytes: opts.config.indexIntervalBytes,
+      maxIndexBytes: opts.config.segmentIndexBytes,
+    };
+    await fsp.mkdir(opts.dir, { recursive: true });
+    await writePartitionMetadata(opts.dir, opts.topicId);
+    const loaded = await loadLog({
+      dir: opts.dir,
+      segmentOptions,
+      now: opts.clock.now(),
+      producerIdExpirationMs: opts.config.producerIdExpirationMs ?? 86_400_000,
+      cleanShutdown: opts.cleanShutdown ?? false,
+      ...(opts.recoveryPoint === undefined ? {} : { recoveryPoint: opts.recoveryPoint }),
+      ...(opts.logStartOffset === undefined ? {} : { logStartOffset: opts.logStartOffset }),
+      ...(opts.logger === undefined ? {} : { logger: opts.logger }),
+    });
+    if (loaded.recoveredSegments > 0) {
+      opts.logger?.info(
+        { topic: opts.topic, partition: opts.partition, recovered: loaded.recoveredSegments, truncatedBytes: loaded.truncatedBytes },
+        'recovered log',
+      );
+    }
+    return new PartitionLog(
+      opts,
+      loaded.segments,
+      loaded.producerState,
+      loaded.leaderEpochCache,
+      loaded.leaderEpochCheckpoint,
+      loaded,
+      segmentOptions,
+    );
+  }
+
+  get topic(): string {
+    return this.opts.topic;
+  }
+
+  get partition(): number {
+    return this.opts.partition;
+  }
+
+  get topicId(): string {
+    return this.opts.topicId;
+  }
+
+  get dir(): string {
+    return this.opts.dir;
+  }
+
+  get logStartOffset(): bigint {
+    return this.logStart;
+  }
+
+  /** First offset held on local disk (equal to logStartOffset until tiering deletes local copies). */
+  get localLogStartOffset(): bigint {
+    const first = this.segments.first();
+    const base = first === undefined ? this.logEnd : first.baseOffset;
+    return base > this.logStart ? base : this.logStart;
+  }
+
+  get logEndOffset(): bigint {
+    return this.logEnd;
+  }
+
+  get highWatermark(): bigint {
+    return this.logEnd;
+  }
+
+  /** First offset of the earliest open transaction, or null. */
+  get firstUnstableOffset(): bigint | null {
+    return this.producerState.firstUnstableOffset();
+  }
+
+  get lastStableOffset(): bigint {
+    const fuo = this.producerState.firstUnstableOffset();
+    return fuo !== null && fuo < this.highWatermark ? fuo : this.highWatermark;
+  }
+
+  get recoveryPoint(): bigint {
+    return this.recoveryPointOffset;
+  }
+
+  /** Wall-clock time (clock ms) of the last fsync, for flush.ms. */
+  get lastFlushTime(): number {
+    return this.lastFlush;
+  }
+
+  get currentConfig(): LogConfig {
+    return this.config;
+  }
+
+  /** Total bytes of the local segments. */
+  get size(): number {
+    return this.segments.sizeInBytes();
+  }
+
+  get isOffline(): boolean {
+    return this.offlineError !== null;
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(fn, fn);
+    this.tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private ensureUsable(): void {
+    if (this.offlineError !== null) throw this.offlineError;
+    if (this.closed) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `log of ${this.opts.topic}-${this.opts.partition} is closed`);
+  }
+
+  private goOffline(what: string, cause: unknown): KafkaError {
+    const err = storageError(what, cause);
+    if (err.code === ErrorCode.KAFKA_STORAGE_ERROR && this.offlineError === null) {
+      this.offlineError = err;
+      this.logger?.error({ err: cause, topic: this.opts.topic, partition: this.opts.partition }, 'log is offline after an I/O error');
+    }
+    return err;
+  }
+
+  private get active(): LogSegment {
+    return this.segments.last() as LogSegment;
+  }
+
+  // ---- append ----
+
+  append(records: Buffer, opts: AppendOptions): Promise<AppendResult> {
+    return this.serial(() => this.appendLocked(records, opts));
+  }
+
+  private validate(records: Buffer, isFromClient: boolean): { batches: ValidatedBatch[]; validBytes: number } {
+    if (records.length === 0) throw new KafkaError(ErrorCode.INVALID_RECORD, 'an append needs at least one record batch');
+    const cfg = this.config;
+    const createTime =
+      cfg.messageTimestampType === 'CreateTime' &&
+      ((cfg.messageTimestampBeforeMaxMs ?? Number.MAX_SAFE_INTEGER) < Number.MAX_SAFE_INTEGER ||
+        (cfg.messageTimestampAfterMaxMs ?? Number.MAX_SAFE_INTEGER) < Number.MAX_SAFE_INTEGER)
+        ? {
+            now: this.opts.clock.now(),
+            beforeMaxMs: cfg.messageTimestampBeforeMaxMs ?? Number.MAX_SAFE_INTEGER,
+            afterMaxMs: cfg.messageTimestampAfterMaxMs ?? Number.MAX_SAFE_INTEGER,
+          }
+        : undefined;
+    const batches: ValidatedBatch[] = [];
+    let pos = 0;
+    while (pos < records.length) {
+      const remaining = records.length - pos;
+      // Bytes after the last whole batch are dropped, as Kafka trims them.
+      if (batches.length > 0 && (remaining < LOG_OVERHEAD || remaining < records.readInt32BE(pos + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD)) break;
+      const b = validateBatchForAppend(records, pos, cfg.maxMessageBytes, {
+        origin: isFromClient ? 'client' : 'internal',
+        ...(createTime === undefined ? {} : { createTime }),
+      });
+      batches.push(b);
+      pos += b.size;
+    }
+    return { batches, validBytes: pos };
+  }
+
+  private async appendLocked(records: Buffer, opts: AppendOptions): Promise<AppendResult> {
+    this.ensureUsable();
+    const { batches, validBytes } = this.validate(records, opts.isFromClient);
+    const valid = validBytes === records.length ? records : records.subarray(0, validBytes);
+    if (valid.length > this.config.segmentBytes) {
+      throw new KafkaError(
+        ErrorCode.RECORD_LIST_TOO_LARGE,
+        `append of ${valid.length} bytes exceeds segment.bytes ${this.config.segmentBytes} of ${this.opts.topic}-${this.opts.partition}`,
+      );
+    }
+    const logAppendTime = this.config.messageTimestampType === 'LogAppendTime';
+    const now = this.opts.clock.now();
+    const nowTs = BigInt(now);
+
+    // Producer state first: nothing is modified until every batch passes.
+    const infos = new Map<bigint, ProducerAppendInfo>();
+    const completed: CompletedTxn[] = [];
+    const origin = opts.isFromClient ? 'client' : 'coordinator';
+    let next = this.logEnd;
+    let maxTimestamp = -1n;
+    let offsetOfMaxTimestamp = -1n;
+    let messages = 0;
+    for (const b of batches) {
+      const h = b.header;
+      const base = next;
+      const last = base + BigInt(h.lastOffsetDelta);
+      const batchMaxTs = logAppendTime ? nowTs : h.maxTimestamp;
+      if (h.producerId >= 0n) {
+        const lastSeq = incrementSequence(h.baseSequence, h.lastOffsetDelta);
+        if (opts.isFromClient) {
+          const entry = infos.get(h.producerId)?.updatedEntry ?? this.producerState.lastEntry(h.producerId);
+          const dup = entry?.findDuplicateBatch(h.producerEpoch, h.baseSequence, lastSeq) ?? null;
+          if (dup !== null) {
+            return {
+              baseOffset: firstOffsetOf(dup),
+              lastOffset: dup.lastOffset,
+              logAppendTime: logAppendTime ? dup.timestamp : -1n,
+              logStartOffset: this.logStart,
+              duplicate: true,
+            };
+          }
+        }
+        let info = infos.get(h.producerId);
+        if (info === undefined) {
+          info = this.producerState.prepareUpdate(h.producerId, origin);
+          infos.set(h.producerId, info);
+        }
+        const c = appendBatchToInfo(info, { ...h, baseOffset: base, maxTimestamp: batchMaxTs }, valid.subarray(b.position, b.position + b.size));
+        if (c !== null) completed.push(c);
+      }
+      if (batchMaxTs > maxTimestamp) {
+        maxTimestamp = batchMaxTs;
+        offsetOfMaxTimestamp = last;
+      }
+      messages += h.lastOffsetDelta + 1;
+      next = last + 1n;
+    }
+
+    const firstOffset = this.logEnd;
+    const lastOffset = next - 1n;
+    let assign = firstOffset;
+    for (const b of batches) {
+      assignBaseOffset(valid, b.position, assign);
+      assignPartitionLeaderEpoch(valid, b.position, opts.leaderEpoch);
+      if (logAppendTime) stampLogAppendTime(valid, b.position, b.size, nowTs);
+      assign += BigInt(b.header.lastOffsetDelta) + 1n;
+    }
+
+    try {
+      let segment = this.active;
+      if (
+        segment.shouldRoll({
+          segmentBytes: this.config.segmentBytes,
+          segmentMs: this.config.segmentMs,
+          messagesSize: valid.length,
+          maxTimestampInMessages: maxTimestamp,
+          maxOffsetInMessages: lastOffset,
+          now,
+        })
+      ) {
+        segment = await this.rollLocked(now);
+      }
+      await segment.append(valid, { firstOffset, lastOffset, maxTimestamp, offsetOfMaxTimestamp });
+      for (const info of infos.values()) this.producerState.update(info);
+      for (const c of completed) {
+        const lso = this.producerState.lastStableOffset(c);
+        if (c.isAborted) {
+          await segment.appendAbortedTxn({ producerId: c.producerId, firstOffset: c.firstOffset, lastOffset: c.lastOffset, lastStableOffset: lso });
+        }
+        this.producerState.completeTxn(c);
+      }
+      this.producerState.updateMapEndOffset(next);
+      this.logEnd = next;
+      if (this.epochCache.assign(opts.leaderEpoch, firstOffset)) await this.epochCheckpoint.write(this.epochCache.entries());
+      this.unflushedMessages += messages;
+      if (this.unflushedMessages >= this.config.flushIntervalMessages) await this.flushTo(this.logEnd);
+    } catch (e) {
+      throw this.goOffline(`append to ${this.opts.topic}-${this.opts.partition} failed`, e);
+    }
+    return {
+      baseOffset: firstOffset,
+      lastOffset,
+      logAppendTime: logAppendTime ? nowTs : -1n,
+      logStartOffset: this.logStart,
+      duplicate: false,
+    };
+  }
+
+  // ---- read ----
+
+  /**
+   * Whole batches from the one containing `fetchOffset`, up to `maxBytes` (at least
+   * one batch with minOneBatch), never reaching `maxOffset`. OFFSET_OUT_OF_RANGE
+   * below the local log start or above the log end.
+   */
+  async read(fetchOffset: bigint, maxBytes: number, opts: ReadOptions): Promise<LogReadResult> {
+    this.ensureUsable();
+    for (let attempt = 0; ; attempt++) {
+      const end = this.logEnd;
+      if (fetchOffset < this.localLogStartOffset || fetchOffset > end) {
+        throw new KafkaError(
+          ErrorCode.OFFSET_OUT_OF_RANGE,
+          `offset ${fetchOffset} is out of range [${this.localLogStartOffset}, ${end}] for ${this.opts.topic}-${this.opts.partition}`,
+        );
+      }
+      if (fetchOffset >= end || fetchOffset >= opts.maxOffset) return { records: [], firstOffset: null };
+      try {
+        let seg = this.segments.floorSegment(fetchOffset);
+        while (seg !== undefined) {
+          const r = await seg.read(fetchOffset, maxBytes, seg.size, opts.minOneBatch, opts.maxOffset);
+          if (r !== null) return r.records.length === 0 ? { records: [], firstOffset: null } : { records: [r.records], firstOffset: r.firstOffset };
+          seg = this.segments.higherSegment(seg.baseOffset);
+        }
+        return { records: [], firstOffset: null };
+      } catch (e) {
+        // Retention removed the segment under the read: look the offset up again.
+        if (e instanceof SegmentClosedError && attempt < 3) continue;
+        throw storageError(`read of ${this.opts.topic}-${this.opts.partition} failed`, e);
+      }
+    }
+  }
+
+  /** Aborted transactions overlapping [startOffset, upperBoundOffset), for READ_COMMITTED fetches. */
+  collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): AbortedTxn[] {
+    const out: AbortedTxn[] = [];
+    for (const seg of this.segments.range(startOffset, this.logEnd + 1n)) {
+      const r = seg.txnIndex.collectAbortedTxns(startOffset, upperBoundOffset);
+      out.push(...r.abortedTransactions);
+      if (r.isComplete) break;
+    }
+    return out;
+  }
+
+  // ---- timestamps ----
+
+  /** The first offset whose record timestamp is >= `timestamp` (ListOffsets), or null. */
+  async offsetForTimestamp(timestamp: bigint): Promise<TimestampAndOffset | null> {
+    this.ensureUsable();
+    const start = this.localLogStartOffset;
+    for (const seg of [...this.segments.all()]) {
+      if (seg.maxTimestampSoFar < timestamp) continue;
+      try {
+        const r = await seg.findOffsetByTimestamp(timestamp, start);
+        if (r !== null) return r;
+      } catch (e) {
+        if (e instanceof SegmentClosedError) continue;
+        throw storageError('timestamp lookup failed', e);
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The record with the largest timestamp (ListOffsets -3): the first record
+   * carrying it in the segment with the largest max timestamp. (-1, -1) when no
+   * record has a timestamp.
+   */
+  async maxTimestampOffset(): Promise<TimestampAndOffset> {
+    this.ensureUsable();
+    let best: LogSegment | null = null;
+    for (const seg of this.segments.all()) if (best === null || seg.maxTimestampSoFar > best.maxTimestampSoFar) best = seg;
+    if (best === null || best.maxTimestampSoFar < 0n) return { timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+    const found = await best.findOffsetByTimestamp(best.maxTimestampSoFar, this.localLogStartOffset);
+    return found ?? { timestamp: best.maxTimestampSoFar, offset: best.offsetOfMaxTimestampSoFar, leaderEpoch: this.epochCache.latestEpoch() ?? -1 };
+  }
+
+  // ---- log start offset and retention ----
+
+  /**
+   * DeleteRecords: moves the log start offset to `offset` (OFFSET_OUT_OF_RANGE
+   * above the high watermark) and deletes segments now wholly below it.
+   * Returns the new log start offset (the low watermark).
+   */
+  deleteRecordsBefore(offset: bigint): Promise<bigint> {
+    return this.serial(async () => {
+      this.ensureUsable();
+      if (offset > this.highWatermark) {
+        throw new KafkaError(
+          ErrorCode.OFFSET_OUT_OF_RANGE,
+          `cannot delete records before ${offset}: above the high watermark ${this.highWatermark} of ${this.opts.topic}-${this.opts.partition}`,
+        );
+      }
+      if (offset > this.logStart) {
+        this.logStart = offset;
+        if (this.producerState.mapEndOffsetValue < offset) this.producerState.updateMapEndOffset(offset);
+        if (this.epochCache.truncateFromStart(offset)) await this.epochCheckpoint.write(this.epochCache.entries());
+        await this.deleteOldSegments(logStartOffsetBreached(this.logStart), 'log-start-offset');
+      }
+      return this.logStart;
+    });
+  }
+
+  /** Deletes whole old segments by log start offset, retention.bytes and retention.ms (in Kafka's order). */
+  applyRetention(now: number): Promise<RetentionResult> {
+    return this.serial(async () => {
+      this.ensureUsable();
+      const result: RetentionResult = { deletedSegments: 0, deletedBytes: 0, logStartOffset: this.logStart, reasons: [] };
+      const add = (r: { segments: number; bytes: number }, reason: DeletionReason): void => {
+        if (r.segments === 0) return;
+        result.deletedSegments += r.segments;
+        result.deletedBytes += r.bytes;
+        result.reasons.push(reason);
+      };
+      add(await this.deleteOldSegments(logStartOffsetBreached(this.logStart), 'log-start-offset'), 'log-start-offset');
+      const bySize = retentionSizeBreached(this.config, this.segments.sizeInBytes());
+      if (bySize !== null) add(await this.deleteOldSegments(bySize, 'retention-bytes'), 'retention-bytes');
+      if (this.config.retentionMs >= 0) {
+        const stamps = new Map<bigint, number>();
+        for (const s of this.segments.all()) stamps.set(s.baseOffset, await s.largestTimestamp());
+        const byTime = retentionMsBreached(this.config, now, stamps);
+        if (byTime !== null) add(await this.deleteOldSegments(byTime, 'retention-ms'), 'retention-ms');
+      }
+      result.logStartOffset = this.logStart;
+      return result;
+    });
+  }
+
+  /** The one place local segments are deleted. */
+  private async deleteOldSegments(predicate: SegmentPredicate, reason: DeletionReason): Promise<{ segments: number; bytes: number }> {
+    const doomed = deletableSegments(
+      { segments: this.segments.all(), logStartOffset: this.logStart, logEndOffset: this.logEnd, highWatermark: this.highWatermark },
+      predicate,
+      this.opts.canDeleteSegment,
+    );
+    if (doomed.length === 0) return { segments: 0, bytes: 0 };
+    try {
+      // Never leave a partition without segments: roll first when all would go.
+      if (doomed.length === this.segments.size) await this.rollLocked(this.opts.clock.now(), true);
+      let bytes = 0;
+      for (const seg of doomed) {
+        this.segments.remove(seg.baseOffset);
+        bytes += seg.size;
+      }
+      const newFirst = this.segments.first() as LogSegment;
+      if (newFirst.baseOffset > this.logStart) this.logStart = newFirst.baseOffset;
+      if (this.epochCache.truncateFromStart(this.logStart)) await this.epochCheckpoint.write(this.epochCache.entries());
+      for (const seg of doomed) {
+        this.logger?.info({ topic: this.opts.topic, partition: this.opts.partition, segment: seg.baseOffset.toString(), reason }, 'deleting segment');
+        await seg.delete();
+        // The snapshot at a deleted segment's base describes state no longer needed.
+        await deleteSnapshot(this.opts.dir, seg.baseOffset);
+      }
+      return { segments: doomed.length, bytes };
+    } catch (e) {
+      throw this.goOffline('segment deletion failed', e);
+    }
+  }
+
+  // ---- roll and flush ----
+
+  /** Rolls the active segment when segment.ms has passed (idle partitions; called by the scheduler). */
+  maybeRoll(now: number): Promise<boolean> {
+    return this.serial(async () => {
+      this.ensureUsable();
+      const seg = this.active;
+      if (seg.isEmpty || seg.timeWaitedForRoll(now, BigInt(now)) <= this.config.segmentMs) return false;
+      await this.rollLocked(now);
+      return true;
+    });
+  }
+
+  roll(): Promise<LogSegment> {
+    return this.serial(async () => {
+      this.ensureUsable();
+      return this.rollLocked(this.opts.clock.now());
+    });
+  }
+
+  /**
+   * Closes the active segment and opens one at the log end, writing the producer
+   * snapshot named by the new base offset. The old segment is fsynced in the
+   * background, then the recovery point advances.
+   */
+  private async rollLocked(now: number, evenIfEmpty = false): Promise<LogSegment> {
+    const old = this.active;
+    if (old.isEmpty && !evenIfEmpty) {
+      old.resetCreated(now);
+      return old;
+    }
+    if (old.isEmpty && old.baseOffset === this.logEnd) {
+      old.resetCreated(now);
+      return old;
+    }
+    const newBase = this.logEnd;
+    await old.onBecomeInactive();
+    this.producerState.updateMapEndOffset(newBase);
+    await writeSnapshot(this.opts.dir, newBase, this.producerState.entries());
+    const seg = await LogSegment.create(this.opts.dir, newBase, this.segmentOptions, now);
+    this.segments.add(seg);
+    old.setNextOffset(newBase);
+    this.backgroundFlush = this.backgroundFlush
+      .then(async () => {
+        await old.flush();
+        await old.releaseIndexHandles();
+        if (newBase > this.recoveryPointOffset) this.recoveryPointOffset = newBase;
+      })
+      .catch((e: unknown) => {
+        this.goOffline('flush after roll failed', e);
+      });
+    this.logger?.debug({ topic: this.opts.topic, partition: this.opts.partition, baseOffset: newBase.toString() }, 'rolled segment');
+    return seg;
+  }
+
+  /** fsyncs everything written so far and advances the recovery point to the log end. */
+  async flush(): Promise<void> {
+    this.ensureUsable();
+    try {
+      await this.flushTo(this.logEnd);
+    } catch (e) {
+      throw this.goOffline('flush failed', e);
+    }
+  }
+
+  private async flushTo(offset: bigint): Promise<void> {
+    if (offset <= this.recoveryPointOffset && this.unflushedMessages === 0) return;
+    const flushedMessages = this.unflushedMessages;
+    await this.backgroundFlush;
+    for (const seg of this.segments.range(this.recoveryPointOffset, offset)) await seg.flush();
+    this.unflushedMessages = Math.max(0, this.unflushedMessages - flushedMessages);
+    this.lastFlush = this.opts.clock.now();
+    if (offset > this.recoveryPointOffset) this.recoveryPointOffset = offset;
+  }
+
+  // ---- tiering and epochs ----
+
+  /** Closed (non-active) segments, oldest first: what the remote copy task may upload. */
+  closedSegments(): readonly LogSegment[] {
+    const all = this.segments.all();
+    return all.slice(0, all.length - 1);
+  }
+
+  activeSegment(): LogSegment {
+    return this.active;
+  }
+
+  /** The producer snapshot taken when `segment` closed (named by its end), or null if absent. */
+  async producerSnapshotFor(segment: LogSegment): Promise<string | null> {
+    const file = snapshotFile(this.opts.dir, segment.nextOffset);
+    return (await fileExists(file)) ? file : null;
+  }
+
+  leaderEpochEntries(): readonly EpochEntry[] {
+    return this.epochCache.entries();
+  }
+
+  /** OffsetForLeaderEpoch: the largest epoch <= `epoch` and where it ends. */
+  endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint } {
+    return this.epochCache.endOffsetFor(epoch, this.logEnd);
+  }
+
+  latestEpoch(): number | null {
+    return this.epochCache.latestEpoch();
+  }
+
+  producerStateManager(): ProducerStateManager {
+    return this.producerState;
+  }
+
+  /** Drops idle producers past producer.id.expiration.ms. */
+  removeExpiredProducers(now: number): number {
+    return this.producerState.removeExpiredProducers(now);
+  }
+
+  updateConfig(config: LogConfig): void {
+    this.config = config;
+    this.segmentOptions.indexIntervalBytes = config.indexIntervalBytes;
+    this.segmentOptions.maxIndexBytes = config.segmentIndexBytes;
+  }
+
+  // ---- lifecycle ----
+
+  /** Flushes, snapshots producer state at the log end, closes every file. */
+  close(): Promise<void> {
+    return this.serial(async () => {
+      if (this.closed) return;
+      this.closed = true;
+      if (this.offlineError === null) {
+        await this.backgroundFlush;
+        await this.active.onBecomeInactive();
+        this.producerState.updateMapEndOffset(this.logEnd);
+        await writeSnapshot(this.opts.dir, this.logEnd, this.producerState.entries());
+        for (const seg of this.segments.range(this.recoveryPointOffset, this.logEnd + 1n)) await seg.flush();
+        this.recoveryPointOffset = this.logEnd;
+      }
+      for (const seg of this.segments.all()) await seg.close().catch(() => undefined);
+    });
+  }
+
+  /** Closes and removes the partition directory. */
+  async delete(): Promise<void> {
+    await this.serial(async () => {
+      this.closed = true;
+      for (const seg of this.segments.all()) await seg.close().catch(() => undefined);
+      await fsp.rm(this.opts.dir, { recursive: true, force: true });
+    });
+  }
+}
