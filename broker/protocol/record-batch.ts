@@ -1,7 +1,10 @@
-// Record batch v2 header: the 61 bytes every batch starts with. Pure; no I/O.
-// The batch body (records, possibly compressed) stays an opaque Buffer on hot
-// paths: the broker assigns offsets by rewriting baseOffset in place, which the
-// CRC does not cover (it starts at `attributes`).
+// Record batch v2: the 61-byte header every batch starts with, plus the batch
+// builder, the full decoder, a header-only scanner and produce-path validation.
+// Pure; no I/O. The batch body (records, possibly compressed) stays an opaque
+// Buffer on hot paths: the broker assigns offsets by rewriting baseOffset in
+// place, which the CRC does not cover (it starts at `attributes`).
+//   hot path: iterateBatches (headers only), validateProduceRecords/validateBatchForAppend
+//   cold path: buildRecordBatch (internal topics, markers, tests), decodeRecordBatch
 import { crc32c } from '@node-rs/crc32';
 import { compress, decompress } from './compression.js';
 import { ErrorCode, KafkaError } from './errors.js';
@@ -409,6 +412,12 @@ export interface AppendValidationOptions {
    * Omit for LogAppendTime topics.
    */
   createTime?: { now: bigint | number; beforeMaxMs: bigint | number; afterMaxMs: bigint | number };
+  /**
+   * message.timestamp.type=LogAppendTime: a client batch that already claims
+   * LogAppendTime is INVALID_TIMESTAMP (Kafka's validateTimestamp). The broker
+   * stamps the time afterwards with stampLogAppendTime.
+   */
+  logAppendTimeTopic?: boolean;
 }
 
 export interface ValidatedBatch extends BatchPosition {
@@ -463,7 +472,8 @@ export function validateBatchForAppend(
     }
   }
   const ts = options.createTime;
-  if (ts !== undefined && fromClient && isLogAppendTime(header.attributes)) {
+  const batchLogAppend = isLogAppendTime(header.attributes);
+  if (options.logAppendTimeTopic === true && fromClient && batchLogAppend) {
     throw new KafkaError(ErrorCode.INVALID_TIMESTAMP, 'producers must not set the LogAppendTime timestamp type');
   }
 
@@ -472,7 +482,7 @@ export function validateBatchForAppend(
   if (walk) {
     walkRecordsForAppend(buf, pos, size, header, compression, options);
   } else if (ts !== undefined) {
-    checkTimestamp(header.baseTimestamp, ts, -1);
+    if (!batchLogAppend) checkTimestamp(header.baseTimestamp, ts, -1);
     checkTimestamp(header.maxTimestamp, ts, -1);
   }
   return { header, position: pos, size, compression };
@@ -508,7 +518,11 @@ function walkRecordsForAppend(
     const r = scanRecord(c);
     if (r.offsetDelta !== i) throw invalidRecord(`record ${i} has offsetDelta ${r.offsetDelta}, expected ${i}`);
     if (options.compacted === true && !r.hasKey) invalidKeyless(i);
-    if (options.createTime !== undefined) checkTimestamp(header.baseTimestamp + r.timestampDelta, options.createTime, i);
+    if (options.createTime !== undefined) {
+      // A LogAppendTime batch's records all read as its maxTimestamp.
+      const t = isLogAppendTime(header.attributes) ? header.maxTimestamp : header.baseTimestamp + r.timestampDelta;
+      checkTimestamp(t, options.createTime, i);
+    }
   }
   if (c.pos !== c.end) throw invalidRecord(`batch holds ${c.end - c.pos} bytes after its ${count} declared records`);
 }

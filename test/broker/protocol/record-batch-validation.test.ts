@@ -156,7 +156,7 @@ test('compacted topics need a key on every record, compressed or not', () => {
   }
 });
 
-test('CreateTime bounds give INVALID_TIMESTAMP; a producer may not claim LogAppendTime', () => {
+test('CreateTime bounds give INVALID_TIMESTAMP; a producer may not claim LogAppendTime on a LogAppendTime topic', () => {
   const INVALID_TS = codeOf(ErrorCode.INVALID_TIMESTAMP);
   const now = 1_000_000;
   const ok = { now, beforeMaxMs: 1000, afterMaxMs: 1000 };
@@ -169,7 +169,11 @@ test('CreateTime bounds give INVALID_TIMESTAMP; a producer may not claim LogAppe
   // Header-only checks still catch base and max timestamps.
   assert.throws(() => validateBatchForAppend(batch({ compression: 'gzip', records: recs([now + 5000]) }), 0, MAX, { createTime: ok }), INVALID_TS);
   const lat = buildRecordBatch({ records: [{ value: 'v' }], logAppendTime: true, timestamp: now });
-  assert.throws(() => validateBatchForAppend(lat, 0, MAX, { createTime: ok }), INVALID_TS);
+  assert.throws(() => validateBatchForAppend(lat, 0, MAX, { logAppendTimeTopic: true }), INVALID_TS);
+  // On a CreateTime topic Kafka only range-checks it (its records read as maxTimestamp).
+  assert.ok(validateBatchForAppend(lat, 0, MAX, { createTime: ok }));
+  const lateLat = buildRecordBatch({ records: [{ value: 'v' }], logAppendTime: true, timestamp: now + 5000 });
+  assert.throws(() => validateBatchForAppend(lateLat, 0, MAX, { createTime: ok }), INVALID_TS);
   // NO_TIMESTAMP (-1) is never out of range.
   assert.ok(validateBatchForAppend(buildRecordBatch({ records: [{ value: 'v' }] }), 0, MAX, { createTime: ok }));
 });

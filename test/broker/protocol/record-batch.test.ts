@@ -217,3 +217,27 @@ test('decodeRecordBatch rejects a bad CRC, a truncated batch and a lying record 
   lying.writeInt32BE(3, 57);
   assert.throws(() => decodeRecordBatch(lying, 0, { verifyCrc: false }), codeOf(ErrorCode.INVALID_RECORD));
 });
+
+test('mutated batches decode or fail with a KafkaError, never a raw exception (property)', () => {
+  const seeds = COMPRESSION_TYPES.map((compression) =>
+    buildRecordBatch({ compression, records: [{ key: 'k', value: 'v'.repeat(50), headers: [{ key: 'h', value: 'x' }] }, { value: 'w' }] }),
+  );
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...seeds),
+      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }),
+      fc.nat(),
+      (seed, edits, cut) => {
+        const buf = Buffer.from(seed);
+        for (const [at, byte] of edits) buf[BATCH_HEADER_SIZE - 4 + (at % (buf.length - BATCH_HEADER_SIZE + 4))] = byte;
+        const sliced = buf.subarray(0, buf.length - (cut % 3));
+        try {
+          decodeRecordBatch(sliced, 0, { verifyCrc: false, maxDecompressedBytes: 1 << 20 });
+        } catch (err) {
+          assert.ok(err instanceof KafkaError, String(err));
+        }
+      },
+    ),
+    { numRuns: 2000 },
+  );
+});
