@@ -70,7 +70,7 @@ export function incrementalAlterOverrides(
         if (def.type !== 'list') {
           throw new KafkaError(ErrorCode.INVALID_CONFIG, `Can't ${op} to key ${o.name} because its type is not LIST.`);
         }
-        const items = (o.value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+        const items = [...new Set((o.value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''))];
         const base = [...effective.list(o.name)];
         const result = op === 'APPEND' ? [...base, ...items.filter((i) => !base.includes(i))] : base.filter((b) => !items.includes(b));
         next[o.name] = formatConfigValue('list', result);
