@@ -28,6 +28,8 @@ export interface S3ClientOptions {
 }
 
 export function createS3Client(options: S3ClientOptions): S3Client {
+  // The project runs on Node 20 with a pinned SDK; the SDK's notice about future releases needing Node 22 is noise in broker logs.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const agent = { keepAlive: true, maxSockets: options.maxSockets ?? 64 };
   return new S3Client({
     region: options.region ?? 'us-east-1',

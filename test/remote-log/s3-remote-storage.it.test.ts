@@ -193,3 +193,27 @@ describe('S3RemoteStorage on MinIO', () => {
     await healing.close();
   });
 });
+
+describe('createRemoteStorage with an s3:// URL', () => {
+  it('reaches MinIO with rsm.config.* settings only', async () => {
+    const { createRemoteStorage } = await import('../../remote-log/storage-url.js');
+    const storage = createRemoteStorage(`s3://${minio.bucket}/by-url`, {
+      'rsm.config.s3.endpoint': minio.endpoint,
+      'rsm.config.s3.region': minio.region,
+      'rsm.config.s3.path.style.access': 'true',
+      'rsm.config.s3.access.key.id': minio.accessKey,
+      'rsm.config.s3.secret.access.key': minio.secretKey,
+      'rsm.config.compression.enable': 'true',
+    });
+    try {
+      const seg = makeSegment(3 * 1024 * 1024, 24);
+      const ref = newRef();
+      const result = await storage.copySegment(ref, seg.files);
+      assert.equal(result.compression, 'zstd-chunked');
+      assert.ok((await rawList(client, minio.bucket, 'by-url/')).includes(objectKey('by-url/', ref, 'manifest')));
+      assert.deepEqual(await storage.fetchData(ref, 1024 * 1024 - 1, 2 * 1024 * 1024), seg.data.subarray(1024 * 1024 - 1, 2 * 1024 * 1024 + 1));
+    } finally {
+      await storage.close();
+    }
+  });
+});
