@@ -1,0 +1,54 @@
+// What handlers reach: the broker's parts, by role. The composition root
+// (broker.ts) builds the real ones; tests may build smaller ones.
+import type { Logger } from 'pino';
+import type { BrokerConfig } from './config.js';
+import type { Clock } from './clock.js';
+import type { PartitionWaiters } from './partition-waiters.js';
+import type { ProducerIdManager } from './producer-ids.js';
+import type { TopicRecord, CreateTopicRequest, MutationOptions } from '../metadata/topics.js';
+import type { TopicStore } from '../metadata/topic-store.js';
+import type { AlterConfigOp } from '../metadata/config-alter.js';
+
+/** The partition-log operations the request handlers use. */
+export interface PartitionView {
+  readonly topic: string;
+  readonly partition: number;
+  readonly logStartOffset: bigint;
+  readonly localLogStartOffset: bigint;
+  readonly logEndOffset: bigint;
+  readonly highWatermark: bigint;
+  readonly lastStableOffset: bigint;
+  readonly leaderEpoch: number;
+  append(records: Buffer): Promise<{ baseOffset: bigint; lastOffset: bigint; logAppendTime: bigint; logStartOffset: bigint; duplicate: boolean }>;
+  /** Whole batches from `fetchOffset` (local or remote tier), never past maxOffset. */
+  read(fetchOffset: bigint, maxBytes: number, opts: { maxOffset: bigint; minOneBatch: boolean; signal?: AbortSignal }): Promise<{ records: Buffer | null; abortedTransactions: { producerId: bigint; firstOffset: bigint }[] }>;
+  offsetForTimestamp(timestamp: bigint): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | null>;
+  maxTimestampOffset(): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | null>;
+  /** -5: the highest offset copied to the remote tier, or -1 when nothing is. */
+  highestRemoteOffset(): bigint;
+  deleteRecordsBefore(offset: bigint): Promise<bigint>;
+}
+
+export interface TopicService {
+  readonly store: TopicStore;
+  partition(topic: string, partition: number): PartitionView | undefined;
+  createTopic(request: CreateTopicRequest, options?: MutationOptions): Promise<TopicRecord>;
+  deleteTopic(name: string): Promise<TopicRecord>;
+  createPartitions(name: string, totalCount: number, options?: MutationOptions): Promise<TopicRecord>;
+  alterConfigs(name: string, entries: readonly { name: string; value: string | null }[], options?: MutationOptions): Promise<TopicRecord>;
+  incrementalAlterConfigs(name: string, ops: readonly AlterConfigOp[], options?: MutationOptions): Promise<TopicRecord>;
+  isInternal(name: string): boolean;
+}
+
+export interface BrokerContext {
+  readonly config: BrokerConfig;
+  readonly nodeId: number;
+  readonly clusterId: string;
+  readonly advertised: { readonly host: string; readonly port: number };
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly topics: TopicService;
+  readonly waiters: PartitionWaiters;
+  readonly producerIds: ProducerIdManager;
+  supportedApiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];
+}

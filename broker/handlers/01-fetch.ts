@@ -1,0 +1,113 @@
+// Fetch (key 1), versions 4-12.
+// Consumer fetches only (replica fetches are refused: there are no followers).
+// Per partition: whole batches starting with the one containing the fetch
+// offset, read from whichever tier holds it (local log, or remote storage for
+// offsets below the local log start); the first partition that returns data
+// gets at least one batch even above the byte limits; then the request's
+// MaxBytes bounds the total. Long-poll: until MinBytes have accumulated or
+// MaxWaitMs has passed, woken by appends to the fetched partitions. The
+// visible end is the high watermark, or the last stable offset under
+// read_committed, whose aborted transactions are listed (null otherwise).
+// Fetch sessions (KIP-227) are not kept: SessionId 0 sends clients sessionless.
+import type { ApiHandler } from './api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+import { PartitionWaiters } from '../partition-waiters.js';
+import type { FetchRequest, FetchResponse, FetchResponsePartitionData } from '../protocol/messages/fetch.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+
+const READ_COMMITTED = 1;
+
+function emptyPartition(partitionIndex: number, errorCode: number): FetchResponsePartitionData {
+  return {
+    partitionIndex,
+    errorCode,
+    highWatermark: -1n,
+    lastStableOffset: -1n,
+    logStartOffset: -1n,
+    abortedTransactions: null,
+    preferredReadReplica: -1,
+    records: null,
+  };
+}
+
+async function readOnce(broker: BrokerContext, req: FetchRequest, signal: AbortSignal): Promise<{ response: FetchResponse; bytes: number; errors: boolean }> {
+  let bytes = 0;
+  let errors = false;
+  const readCommitted = req.isolationLevel === READ_COMMITTED;
+  const responses = [];
+  for (const t of req.topics) {
+    const partitions: FetchResponsePartitionData[] = [];
+    for (const p of t.partitions) {
+      const partition = broker.topics.partition(t.topic, p.partition);
+      if (partition === undefined) {
+        errors = true;
+        partitions.push(emptyPartition(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+        continue;
+      }
+      const base = {
+        partitionIndex: p.partition,
+        highWatermark: partition.highWatermark,
+        lastStableOffset: partition.lastStableOffset,
+        logStartOffset: partition.logStartOffset,
+        preferredReadReplica: -1,
+      };
+      const maxOffset = readCommitted ? partition.lastStableOffset : partition.highWatermark;
+      if (p.fetchOffset < partition.logStartOffset || p.fetchOffset > partition.logEndOffset) {
+        errors = true;
+        partitions.push({ ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, abortedTransactions: null, records: null });
+        continue;
+      }
+      const room = Math.min(p.partitionMaxBytes, req.maxBytes - bytes);
+      if (p.fetchOffset >= maxOffset || room <= 0 && bytes > 0) {
+        partitions.push({ ...base, errorCode: 0, abortedTransactions: readCommitted ? [] : null, records: null });
+        continue;
+      }
+      try {
+        const r = await partition.read(p.fetchOffset, Math.max(0, room), { maxOffset, minOneBatch: bytes === 0, signal });
+        const size = r.records?.length ?? 0;
+        bytes += size;
+        partitions.push({ ...base, errorCode: 0, abortedTransactions: readCommitted ? r.abortedTransactions : null, records: r.records });
+      } catch (err) {
+        errors = true;
+        const code = err instanceof KafkaError ? err.code : ErrorCode.KAFKA_STORAGE_ERROR;
+        if (!(err instanceof KafkaError)) broker.log.error({ err, topic: t.topic, partition: p.partition }, 'fetch read failed');
+        partitions.push({ ...base, errorCode: code, abortedTransactions: null, records: null });
+      }
+    }
+    responses.push({ topic: t.topic, topicId: t.topicId, partitions });
+  }
+  return { response: { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses }, bytes, errors };
+}
+
+export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
+  apiKey: 1,
+  minVersion: 4,
+  maxVersion: 12,
+  async handle(broker, req, ctx) {
+    if (req.replicaId >= 0) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, sessionId: 0, responses: [] };
+    }
+    if (req.sessionId !== 0) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, responses: [] };
+    }
+    const deadline = broker.clock.now() + req.maxWaitMs;
+    const keys = req.topics.flatMap((t) => t.partitions.map((p) => PartitionWaiters.key(t.topic, p.partition)));
+    for (;;) {
+      const result = await readOnce(broker, req, ctx.signal);
+      const remaining = deadline - broker.clock.now();
+      if (result.bytes >= req.minBytes || result.errors || remaining <= 0 || ctx.signal.aborted) return result.response;
+      await broker.waiters.wait(keys, remaining, ctx.signal);
+      if (broker.clock.now() >= deadline || ctx.signal.aborted) {
+        return (await readOnce(broker, req, ctx.signal)).response;
+      }
+    }
+  },
+  errorResponse(req, errorCode) {
+    return {
+      throttleTimeMs: 0,
+      errorCode: 0,
+      sessionId: 0,
+      responses: req.topics.map((t) => ({ topic: t.topic, topicId: t.topicId, partitions: t.partitions.map((p) => emptyPartition(p.partition, errorCode)) })),
+    };
+  },
+};

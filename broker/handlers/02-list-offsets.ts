@@ -1,0 +1,86 @@
+// ListOffsets (key 2), versions 1-10.
+// Special timestamps: -1 latest (the high watermark, or the last stable offset
+// under read_committed), -2 earliest (the log start offset, remote tier
+// included), -3 the offset of the largest timestamp (v7+), -4 the local log
+// start offset (v8+), -5 the highest offset in remote storage, -1 when nothing
+// is tiered (v9+). Any other timestamp: the first offset whose timestamp is at
+// or after it, searched through the time indexes of both tiers; none: -1/-1.
+import type { ApiHandler } from './api-handler.js';
+import type { BrokerContext, PartitionView } from '../broker-context.js';
+import type {
+  ListOffsetsRequest,
+  ListOffsetsResponse,
+  ListOffsetsResponseListOffsetsPartitionResponse,
+} from '../protocol/messages/list-offsets.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+
+const LATEST = -1n;
+const EARLIEST = -2n;
+const MAX_TIMESTAMP = -3n;
+const EARLIEST_LOCAL = -4n;
+const LATEST_TIERED = -5n;
+const READ_COMMITTED = 1;
+
+function result(partitionIndex: number, errorCode: number, offset = -1n, timestamp = -1n, leaderEpoch = -1): ListOffsetsResponseListOffsetsPartitionResponse {
+  return { partitionIndex, errorCode, oldStyleOffsets: [], timestamp, offset, leaderEpoch };
+}
+
+async function lookup(p: PartitionView, timestamp: bigint, isolationLevel: number, version: number): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | number> {
+  switch (timestamp) {
+    case LATEST:
+      return { offset: isolationLevel === READ_COMMITTED ? p.lastStableOffset : p.highWatermark, timestamp: -1n, leaderEpoch: p.leaderEpoch };
+    case EARLIEST:
+      return { offset: p.logStartOffset, timestamp: -1n, leaderEpoch: p.leaderEpoch };
+    case MAX_TIMESTAMP:
+      if (version < 7) return ErrorCode.UNSUPPORTED_VERSION;
+      return (await p.maxTimestampOffset()) ?? { offset: -1n, timestamp: -1n, leaderEpoch: -1 };
+    case EARLIEST_LOCAL:
+      if (version < 8) return ErrorCode.UNSUPPORTED_VERSION;
+      return { offset: p.localLogStartOffset, timestamp: -1n, leaderEpoch: p.leaderEpoch };
+    case LATEST_TIERED: {
+      if (version < 9) return ErrorCode.UNSUPPORTED_VERSION;
+      const offset = p.highestRemoteOffset();
+      return { offset, timestamp: -1n, leaderEpoch: offset < 0n ? -1 : p.leaderEpoch };
+    }
+    default: {
+      if (timestamp < 0n) return ErrorCode.INVALID_REQUEST;
+      const found = await p.offsetForTimestamp(timestamp);
+      if (found === null) return { offset: -1n, timestamp: -1n, leaderEpoch: -1 };
+      // Only offsets a consumer may read are answered.
+      const end = isolationLevel === READ_COMMITTED ? p.lastStableOffset : p.highWatermark;
+      if (found.offset >= end) return { offset: -1n, timestamp: -1n, leaderEpoch: -1 };
+      return found;
+    }
+  }
+}
+
+export const handler: ApiHandler<ListOffsetsRequest, ListOffsetsResponse, BrokerContext> = {
+  apiKey: 2,
+  minVersion: 1,
+  maxVersion: 10,
+  async handle(broker, req, ctx) {
+    const topics = [];
+    for (const t of req.topics) {
+      const partitions = [];
+      for (const rp of t.partitions) {
+        const p = broker.topics.partition(t.name, rp.partitionIndex);
+        if (p === undefined) {
+          partitions.push(result(rp.partitionIndex, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+          continue;
+        }
+        try {
+          const r = await lookup(p, rp.timestamp, req.isolationLevel, ctx.apiVersion);
+          partitions.push(typeof r === 'number' ? result(rp.partitionIndex, r) : result(rp.partitionIndex, 0, r.offset, r.timestamp, r.leaderEpoch));
+        } catch (err) {
+          if (!(err instanceof KafkaError)) broker.log.error({ err, topic: t.name, partition: rp.partitionIndex }, 'list offsets failed');
+          partitions.push(result(rp.partitionIndex, err instanceof KafkaError ? err.code : ErrorCode.KAFKA_STORAGE_ERROR));
+        }
+      }
+      topics.push({ name: t.name, partitions });
+    }
+    return { throttleTimeMs: 0, topics };
+  },
+  errorResponse(req, errorCode) {
+    return { throttleTimeMs: 0, topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => result(p.partitionIndex, errorCode)) })) };
+  },
+};

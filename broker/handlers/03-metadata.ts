@@ -1,0 +1,109 @@
+// Metadata (key 3), versions 0-12.
+// One broker leads every partition (replicas and ISR are this node). A null
+// topic list (or an empty one at v0) means all topics, internal ones flagged.
+// Unknown topics are created when auto.create.topics.enable is on and the
+// request allows it (always before v4), and answered in the same response.
+// Topic ids are returned from v10; authorized operations are not computed
+// (Kafka's "not requested" sentinel is returned).
+import type { ApiHandler } from './api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+import type {
+  MetadataRequest,
+  MetadataResponse,
+  MetadataResponseMetadataResponseTopic,
+} from '../protocol/messages/metadata.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import type { TopicRecord } from '../../metadata/topics.js';
+
+const NOT_REQUESTED = -2147483648;
+const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
+
+function topicEntry(broker: BrokerContext, t: TopicRecord): MetadataResponseMetadataResponseTopic {
+  const partitions = [];
+  for (let i = 0; i < t.partitionCount; i++) {
+    const p = broker.topics.partition(t.name, i);
+    partitions.push({
+      errorCode: p === undefined ? ErrorCode.LEADER_NOT_AVAILABLE : 0,
+      partitionIndex: i,
+      leaderId: broker.nodeId,
+      leaderEpoch: p?.leaderEpoch ?? 0,
+      replicaNodes: [broker.nodeId],
+      isrNodes: [broker.nodeId],
+      offlineReplicas: [],
+    });
+  }
+  return {
+    errorCode: 0,
+    name: t.name,
+    topicId: t.topicId,
+    isInternal: broker.topics.isInternal(t.name),
+    partitions,
+    topicAuthorizedOperations: NOT_REQUESTED,
+  };
+}
+
+function errorEntry(name: string | null, topicId: string, errorCode: number): MetadataResponseMetadataResponseTopic {
+  return { errorCode, name, topicId, isInternal: false, partitions: [], topicAuthorizedOperations: NOT_REQUESTED };
+}
+
+export const handler: ApiHandler<MetadataRequest, MetadataResponse, BrokerContext> = {
+  apiKey: 3,
+  minVersion: 0,
+  maxVersion: 12,
+  async handle(broker, req, ctx) {
+    const all = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0);
+    const topics: MetadataResponseMetadataResponseTopic[] = [];
+    if (all) {
+      for (const t of broker.topics.store.list()) topics.push(topicEntry(broker, t));
+    } else {
+      const allowCreate = broker.config.getBoolean('auto.create.topics.enable') && (ctx.apiVersion < 4 || req.allowAutoTopicCreation);
+      for (const rt of req.topics ?? []) {
+        let record: TopicRecord | undefined;
+        if (rt.name === null) {
+          record = broker.topics.store.getById(rt.topicId);
+          if (record === undefined) {
+            topics.push(errorEntry(null, rt.topicId, ErrorCode.UNKNOWN_TOPIC_ID));
+            continue;
+          }
+        } else {
+          record = broker.topics.store.get(rt.name);
+          if (record === undefined && allowCreate && !broker.topics.isInternal(rt.name)) {
+            try {
+              record = await broker.topics.createTopic({ name: rt.name });
+              ctx.log.info({ topic: rt.name }, 'auto-created topic');
+            } catch (err) {
+              if (err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS) record = broker.topics.store.get(rt.name);
+              else if (err instanceof KafkaError) {
+                topics.push(errorEntry(rt.name, ZERO_UUID, err.code));
+                continue;
+              } else throw err;
+            }
+          }
+          if (record === undefined) {
+            topics.push(errorEntry(rt.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+            continue;
+          }
+        }
+        topics.push(topicEntry(broker, record));
+      }
+    }
+    return {
+      throttleTimeMs: 0,
+      brokers: [{ nodeId: broker.nodeId, host: broker.advertised.host, port: broker.advertised.port, rack: null }],
+      clusterId: broker.clusterId,
+      controllerId: broker.nodeId,
+      topics,
+      clusterAuthorizedOperations: NOT_REQUESTED,
+    };
+  },
+  errorResponse(req, errorCode) {
+    return {
+      throttleTimeMs: 0,
+      brokers: [],
+      clusterId: null,
+      controllerId: -1,
+      topics: (req.topics ?? []).map((t) => errorEntry(t.name, t.topicId, errorCode)),
+      clusterAuthorizedOperations: NOT_REQUESTED,
+    };
+  },
+};

@@ -1,0 +1,66 @@
+// DescribeConfigs (key 32), versions 1-4.
+// TOPIC resources: every topic config with its effective value and source
+// (topic override, static broker config, default) and, when asked, synonyms
+// and documentation. BROKER resources: this broker's keys, all read-only (no
+// dynamic broker configs). Unknown topics get UNKNOWN_TOPIC_OR_PARTITION, a
+// broker id other than this one (or empty) INVALID_REQUEST... except the empty
+// name, which Kafka reads as "the default broker config".
+import type { ApiHandler } from './api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+import type { DescribeConfigsRequest, DescribeConfigsResponse, DescribeConfigsResponseDescribeConfigsResult } from '../protocol/messages/describe-configs.js';
+import { describeBrokerConfigs, describeTopicConfigs, type DescribeConfigsEntry } from '../../metadata/describe-configs.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { ResourceType, toErrorPair } from './admin-errors.js';
+
+function toWire(e: DescribeConfigsEntry) {
+  return {
+    name: e.name,
+    value: e.value,
+    readOnly: e.readOnly,
+    isDefault: e.isDefault,
+    configSource: e.configSource,
+    isSensitive: e.isSensitive,
+    synonyms: e.synonyms.map((s) => ({ name: s.name, value: s.value, source: s.source })),
+    configType: e.configType,
+    documentation: e.documentation,
+  };
+}
+
+export const handler: ApiHandler<DescribeConfigsRequest, DescribeConfigsResponse, BrokerContext> = {
+  apiKey: 32,
+  minVersion: 1,
+  maxVersion: 4,
+  handle(broker, req, ctx) {
+    const results: DescribeConfigsResponseDescribeConfigsResult[] = [];
+    for (const r of req.resources) {
+      const base = { resourceType: r.resourceType, resourceName: r.resourceName };
+      const options = { keys: r.configurationKeys, includeSynonyms: req.includeSynonyms, includeDocumentation: req.includeDocumentation };
+      try {
+        if (r.resourceType === ResourceType.TOPIC) {
+          const topic = broker.topics.store.get(r.resourceName);
+          if (topic === undefined) {
+            results.push({ ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Topic ${r.resourceName} does not exist`, configs: [] });
+            continue;
+          }
+          const configs = describeTopicConfigs(broker.config, topic.configs, { ...options, topicName: topic.name }).map(toWire);
+          results.push({ ...base, errorCode: 0, errorMessage: null, configs });
+        } else if (r.resourceType === ResourceType.BROKER) {
+          if (r.resourceName !== '' && r.resourceName !== String(broker.nodeId)) {
+            results.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unexpected broker id, expected ${broker.nodeId} but received ${r.resourceName}`, configs: [] });
+            continue;
+          }
+          const configs = describeBrokerConfigs(broker.config, { ...options, effective: { 'cluster.id': broker.clusterId } }).map(toWire);
+          results.push({ ...base, errorCode: 0, errorMessage: null, configs });
+        } else {
+          results.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type ${r.resourceType}`, configs: [] });
+        }
+      } catch (err) {
+        results.push({ ...base, ...toErrorPair(err, ctx.log), configs: [] });
+      }
+    }
+    return { throttleTimeMs: 0, results };
+  },
+  errorResponse(req, errorCode) {
+    return { throttleTimeMs: 0, results: req.resources.map((r) => ({ errorCode, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName, configs: [] })) };
+  },
+};

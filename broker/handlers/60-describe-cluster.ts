@@ -1,0 +1,35 @@
+// DescribeCluster (key 60), versions 0-1.
+// The one broker is the cluster and its controller. Only the broker endpoint
+// type (1) is served; asking for controllers (2) gets UNSUPPORTED_ENDPOINT_TYPE.
+// Authorized operations are not computed (Kafka's "not requested" sentinel).
+import type { ApiHandler } from './api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+import type { DescribeClusterRequest, DescribeClusterResponse } from '../protocol/messages/describe-cluster.js';
+import { ErrorCode } from '../protocol/errors.js';
+
+const BROKERS = 1;
+const NOT_REQUESTED = -2147483648;
+
+export const handler: ApiHandler<DescribeClusterRequest, DescribeClusterResponse, BrokerContext> = {
+  apiKey: 60,
+  minVersion: 0,
+  maxVersion: 1,
+  handle(broker, req) {
+    if (req.endpointType !== BROKERS) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, errorMessage: 'only broker endpoints are served', endpointType: req.endpointType, clusterId: broker.clusterId, controllerId: -1, brokers: [], clusterAuthorizedOperations: NOT_REQUESTED };
+    }
+    return {
+      throttleTimeMs: 0,
+      errorCode: 0,
+      errorMessage: null,
+      endpointType: BROKERS,
+      clusterId: broker.clusterId,
+      controllerId: broker.nodeId,
+      brokers: [{ brokerId: broker.nodeId, host: broker.advertised.host, port: broker.advertised.port, rack: null }],
+      clusterAuthorizedOperations: NOT_REQUESTED,
+    };
+  },
+  errorResponse(req, errorCode) {
+    return { throttleTimeMs: 0, errorCode, errorMessage: null, endpointType: req.endpointType, clusterId: '', controllerId: -1, brokers: [], clusterAuthorizedOperations: NOT_REQUESTED };
+  },
+};
