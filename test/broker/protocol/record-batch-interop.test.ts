@@ -1,22 +1,32 @@
 // Interop with real clients' encoders:
 // - librdkafka 2.0.2 (confluent-kafka-python): batches captured byte-for-byte
 //   from its mock cluster by fixtures/capture-librdkafka.py, one per codec;
+// - Apache Kafka 4.1.1 (kafka-clients): batches written by MemoryRecordsBuilder
+//   (xerial snappy, KafkaLZ4BlockOutputStream, zstd-jni, GZIPOutputStream) and a
+//   COMMIT marker, committed as fixtures by fixtures/KafkaBatchInterop.java; the
+//   same program reads our batches back through Kafka's CRC check and iterators;
 // - kafkajs: its own RecordBatch encoder and decoder, run in-process (gzip is
 //   the only codec kafkajs ships).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   COMPRESSION_TYPES,
+  buildEndTxnMarkerBatch,
   buildRecordBatch,
   decodeRecordBatch,
+  isControl,
   isTransactional,
   iterateBatches,
   validateProduceRecords,
 } from '../../../broker/protocol/record-batch.js';
+import { decodeControlRecordKey, decodeEndTxnMarkerValue } from '../../../broker/protocol/records.js';
+import { kafkaClasspath, requireTools, toolsFor } from '../../support/tools.js';
 
 function repoRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
@@ -65,6 +75,93 @@ test('librdkafka idempotent and transactional batches carry producer id, epoch a
   assert.ok(isTransactional(txn.header.attributes));
   assert.ok(txn.header.producerId >= 0n);
   assert.deepEqual(txn.records.map((r) => r.value?.toString()), ['tx0', 'tx1', 'tx2']);
+});
+
+for (const codec of COMPRESSION_TYPES) {
+  test(`Java (kafka-clients) ${codec} batch decodes and validates here`, () => {
+    const buf = fixture(`java-${codec}.bin`);
+    const v = validateProduceRecords(buf, 1024 * 1024, { level: 'deep' });
+    assert.equal(v.compression, codec);
+    const d = decodeRecordBatch(buf);
+    assert.equal(d.header.producerId, 1234n);
+    assert.equal(d.header.producerEpoch, 5);
+    assert.equal(d.header.baseSequence, 17);
+    assert.deepEqual(
+      d.records.map((r) => [r.offset, r.timestamp, r.key?.toString() ?? null, r.value?.toString(), r.headers.map((h) => [h.key, h.value?.toString() ?? null])]),
+      Array.from({ length: 5 }, (_, i) => [
+        BigInt(i),
+        1700000000000n + BigInt(i),
+        i === 3 ? null : `key-${i}`,
+        `value-${i} `.repeat(200),
+        i % 2 === 0 ? [['h', `v${i}`], ['nullh', null]] : [],
+      ]),
+    );
+  });
+}
+
+test('Java snappy is xerial-framed and librdkafka snappy is a raw block; both decode', () => {
+  const java = fixture('java-snappy.bin');
+  assert.equal(java.subarray(61, 69).toString('hex'), '82534e4150505900');
+  assert.notEqual(fixture('librdkafka-snappy.bin').subarray(61, 69).toString('hex'), '82534e4150505900');
+});
+
+test('Java COMMIT marker batch decodes to the control record Kafka wrote', () => {
+  const d = decodeRecordBatch(fixture('java-commit-marker.bin'));
+  assert.ok(isControl(d.header.attributes) && isTransactional(d.header.attributes));
+  assert.equal(d.header.partitionLeaderEpoch, 7);
+  assert.equal(d.header.producerId, 4321n);
+  const r = d.records[0];
+  assert.ok(r !== undefined && d.records.length === 1);
+  assert.deepEqual(decodeControlRecordKey(r.key), { version: 0, type: 1 });
+  assert.deepEqual(decodeEndTxnMarkerValue(r.value), { version: 0, coordinatorEpoch: 11 });
+  assert.equal(r.timestamp, 1700000000999n);
+  // Our builder produces the same bytes for the same marker.
+  const ours = buildEndTxnMarkerBatch({ type: 'COMMIT', coordinatorEpoch: 11, producerId: 4321n, producerEpoch: 2, timestamp: 1700000000999n, partitionLeaderEpoch: 7 });
+  assert.deepEqual(ours, fixture('java-commit-marker.bin'));
+});
+
+test('Kafka (kafka-clients 4.1.1) reads our batches: CRC valid, every codec, records and markers intact', () => {
+  requireTools(toolsFor.kafkaReference);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'sediment-interop-'));
+  try {
+    const files: string[] = [];
+    for (const compression of COMPRESSION_TYPES) {
+      const buf = buildRecordBatch({
+        baseOffset: 50n,
+        compression,
+        producerId: 8n,
+        producerEpoch: 1,
+        baseSequence: 3,
+        records: [
+          { key: 'k0', value: 'x'.repeat(3000), timestamp: 1_700_000_000_000, headers: [{ key: 'a', value: 'b' }, { key: 'n', value: null }] },
+          { key: null, value: null, timestamp: 1_700_000_000_002 },
+        ],
+      });
+      const f = path.join(dir, `ours-${compression}.bin`);
+      writeFileSync(f, buf);
+      files.push(f);
+    }
+    const marker = path.join(dir, 'ours-abort.bin');
+    writeFileSync(marker, buildEndTxnMarkerBatch({ type: 'ABORT', coordinatorEpoch: 9, producerId: 8n, producerEpoch: 1, timestamp: 5, baseOffset: 52n }));
+    files.push(marker);
+    const out = execFileSync('java', ['-cp', kafkaClasspath(), path.join(fixtures, 'KafkaBatchInterop.java'), 'read', ...files], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    const xs = Buffer.from('x'.repeat(3000)).toString('hex');
+    const expected: string[] = [];
+    for (const compression of COMPRESSION_TYPES) {
+      expected.push(
+        `batch 50 51 ${compression} 2 control=false txn=false pid=8 epoch=1 seq=3`,
+        `record 50 1700000000000 ${Buffer.from('k0').toString('hex')} ${xs} a=62;n=null;`,
+        'record 51 1700000000002 null null ',
+      );
+    }
+    expected.push('batch 52 52 none 1 control=true txn=true pid=8 epoch=1 seq=-1', 'marker 52 5 ABORT 9');
+    assert.deepEqual(out.trimEnd().split('\n'), expected);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 interface KjsEncoder {
