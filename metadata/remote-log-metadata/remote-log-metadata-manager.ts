@@ -64,8 +64,6 @@ export class RemoteLogMetadataManager {
   private readonly readyWaiters: Array<Array<() => void>>;
   /** Per metadata partition: the tail of the chain serialising writes and catch-ups. */
   private readonly queues: Promise<unknown>[];
-  /** Per metadata partition: an append failed, so the log may hold a record the index has not seen. */
-  private readonly mustCatchUp: boolean[];
   private started: Promise<void> | undefined;
   readonly stats: RemoteLogMetadataStats = { recordsApplied: 0, recordsSkipped: 0 };
 
@@ -77,7 +75,6 @@ export class RemoteLogMetadataManager {
     this.ready = Array.from({ length: n }, () => false);
     this.readyWaiters = Array.from({ length: n }, () => []);
     this.queues = Array.from({ length: n }, () => Promise.resolve());
-    this.mustCatchUp = Array.from({ length: n }, () => false);
   }
 
   /**
@@ -263,7 +260,6 @@ export class RemoteLogMetadataManager {
     for await (const record of this.log.read(partition, this.nextOffsets[partition] as bigint)) {
       this.applyRecord(partition, record);
     }
-    this.mustCatchUp[partition] = false;
   }
 
   private applyRecord(partition: number, record: MetadataTopicRecord): void {
@@ -354,14 +350,15 @@ export class RemoteLogMetadataManager {
     }
     const partition = this.metadataPartition(tp);
     return this.serialised(partition, async () => {
-      if (this.mustCatchUp[partition] === true) await this.applyFrom(partition);
+      // Validate against everything in the log so far, including records other
+      // brokers wrote and any record an ambiguous failed append may have left.
+      await this.applyFrom(partition);
       validate();
       const value = serializeRemoteLogMetadata(event);
       let offset: bigint;
       try {
         offset = await this.log.append(partition, null, value);
       } catch (error) {
-        this.mustCatchUp[partition] = true;
         if (error instanceof KafkaError) throw error;
         throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `append to __remote_log_metadata-${partition} failed`, {
           cause: error,
@@ -390,7 +387,6 @@ export class RemoteLogMetadataManager {
         }
       }
       if (!seen) {
-        this.mustCatchUp[partition] = true;
         throw new KafkaError(
           ErrorCode.KAFKA_STORAGE_ERROR,
           `__remote_log_metadata-${partition}: appended offset ${offset} is not readable`,
