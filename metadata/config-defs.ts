@@ -2,7 +2,7 @@
 // with lookups. Parsing (broker/config.ts), topic config resolution
 // (metadata/topic-config.ts) and the docs generator all read these tables.
 import { BROKER_CONFIG_DEFS } from './broker-config-defs.js';
-import type { BrokerConfigDef, TopicConfigDef } from './config-schema.js';
+import { formatConfigValue, typeName, type BrokerConfigDef, type ConfigDef, type TopicConfigDef } from './config-schema.js';
 import { TOPIC_CONFIG_DEFS } from './topic-config-defs.js';
 
 export { BROKER_CONFIG_DEFS, RSM_CONFIG_PREFIX, RLMM_CONFIG_PREFIX } from './broker-config-defs.js';
@@ -42,6 +42,42 @@ const BROKER_SYNONYM_GROUPS: readonly (readonly string[])[] = [
   ['log.flush.interval.ms', 'log.flush.scheduler.interval.ms'],
   ['log.retention.ms', 'log.retention.minutes', 'log.retention.hours'],
 ];
+
+/** One row of the generated configuration reference (docs/configuration.md). */
+export interface ConfigDocRow {
+  readonly name: string;
+  readonly scope: 'broker' | 'topic';
+  /** Kafka's type name: INT, LONG, LIST... */
+  readonly type: string;
+  /** The default as text; a derived default is described in words. */
+  readonly default: string;
+  readonly validValues: string;
+  readonly importance: string;
+  readonly doc: string;
+  /** Topic keys: the broker keys the default comes from, highest priority first. */
+  readonly serverDefaultProperties: readonly string[];
+}
+
+function docRow(def: ConfigDef, scope: 'broker' | 'topic', synonyms: readonly string[]): ConfigDocRow {
+  return {
+    name: def.name,
+    scope,
+    type: typeName(def.type),
+    default: def.defaultDoc ?? formatConfigValue(def.type, def.default) ?? 'null',
+    validValues: def.validator?.describe ?? '',
+    importance: def.importance,
+    doc: def.doc,
+    serverDefaultProperties: synonyms,
+  };
+}
+
+/** Rows for the docs generator, sorted by name; internal topic keys omitted. */
+export function configDocRows(scope: 'broker' | 'topic'): ConfigDocRow[] {
+  const rows = scope === 'broker'
+    ? BROKER_CONFIG_DEFS.map((d) => docRow(d, 'broker', []))
+    : TOPIC_CONFIG_DEFS.filter((d) => !d.internal).map((d) => docRow(d, 'topic', d.synonyms.map((s) => s.name)));
+  return rows.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
 
 // The tables must agree with each other: every broker key a topic key inherits
 // from exists. Checked once at load so a typo fails every test immediately.

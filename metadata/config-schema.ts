@@ -57,13 +57,13 @@ export interface ConfigDef {
   readonly validator?: Validator;
   readonly importance: Importance;
   readonly doc: string;
+  /** Doc text for a default that is derived rather than a constant. */
+  readonly defaultDoc?: string;
 }
 
 /** A broker config key. */
 export interface BrokerConfigDef extends ConfigDef {
   readonly scope: 'broker';
-  /** Doc text for a default computed at start-up instead of a constant. */
-  readonly defaultDoc?: string;
 }
 
 /** A topic config key and the broker keys it inherits from, highest priority first. */

@@ -29,6 +29,7 @@ function topic(
   doc: string,
   validator?: Validator,
   internal?: boolean,
+  defaultDoc?: string,
 ): TopicConfigDef {
   return {
     name,
@@ -40,6 +41,7 @@ function topic(
     synonyms: synonyms.map((s) => (typeof s === 'string' ? { name: s } : s)),
     ...(validator ? { validator } : {}),
     ...(internal ? { internal } : {}),
+    ...(defaultDoc ? { defaultDoc } : {}),
   };
 }
 
@@ -117,7 +119,8 @@ export const TOPIC_CONFIG_DEFS: readonly TopicConfigDef[] = [
   topic('remote.log.delete.on.disable', 'boolean', false, [],
     'Must be true to turn remote.storage.enable from true to false: the topic\'s remote segments are then deleted.'),
   topic('remote.storage.enable', 'boolean', false, [],
-    'Whether the topic\'s closed segments are copied to remote storage. Sediment default: true when the broker has remote.log.storage.system.enable=true (Kafka: false). Refused on compacted topics.'),
+    'Whether the topic\'s closed segments are copied to remote storage. Sediment default: true when the broker has remote.log.storage.system.enable=true (Kafka: false). Refused on compacted topics.',
+    undefined, false, 'true when remote.log.storage.system.enable=true, cleanup.policy=delete and the topic is not internal; else false'),
   topic('retention.bytes', 'long', -1, ['log.retention.bytes'],
     'The maximum size of a partition (local plus remote segments) before old segments are deleted under the "delete" policy. -1: no size limit. The limit is per partition.'),
   topic('retention.ms', 'long', WEEK_MS, [

@@ -146,6 +146,9 @@ function inherited(broker: BrokerDefaults, def: TopicConfigDef): ResolvedTopicCo
 
 // ---- validation ----
 
+/** Kafka stores config values in records with int16 lengths. */
+const MAX_CONFIG_VALUE_LENGTH = 32767;
+
 function invalidConfig(message: string, cause?: unknown): KafkaError {
   return new KafkaError(ErrorCode.INVALID_CONFIG, message, cause === undefined ? undefined : { cause });
 }
@@ -167,6 +170,9 @@ export function validateTopicOverrides(
   for (const [key, raw] of Object.entries(overrides)) {
     const def = topicConfigDef(key);
     if (def === undefined) throw invalidConfig(`Unknown topic config name: ${key}`);
+    if ((raw as string).length > MAX_CONFIG_VALUE_LENGTH) {
+      throw invalidConfig(`The configuration value of ${key} cannot be added because it exceeds the maximum value size of ${MAX_CONFIG_VALUE_LENGTH} bytes.`);
+    }
     try {
       normalized[key] = formatConfigValue(def.type, parseConfigValue(def, raw as string)) ?? '';
     } catch (err) {

@@ -55,6 +55,16 @@ export const MAX_TOPIC_NAME_LENGTH = 249;
 /** Sediment's guard against a request that would create an absurd number of partition directories. */
 export const MAX_PARTITIONS_PER_TOPIC = 10_000;
 
+/**
+ * Kafka's Topic.INTERNAL_TOPICS: reported with isInternal=true in Metadata.
+ * (__remote_log_metadata is not among them in Kafka either.)
+ */
+export const KAFKA_INTERNAL_TOPICS: ReadonlySet<string> = new Set(['__consumer_offsets', '__transaction_state', '__share_group_state']);
+
+export function isKafkaInternalTopic(name: string): boolean {
+  return KAFKA_INTERNAL_TOPICS.has(name);
+}
+
 /** Kafka's Topic.validate; throws INVALID_TOPIC_EXCEPTION (17). */
 export function validateTopicName(name: string): void {
   const fail = (message: string): never => {

@@ -94,3 +94,28 @@ describe('value parsing and rendering (ConfigDef.parseType / convertToString)', 
     assert.equal(parseConfigValue(def('password'), ' secret '), ' secret ');
   });
 });
+
+describe('docs rows', () => {
+  it('renders every key with type, default, valid values and inheritance', async () => {
+    const { configDocRows } = await import('../../metadata/config-defs.js');
+    const topic = configDocRows('topic');
+    const retention = topic.find((r) => r.name === 'retention.ms');
+    assert.deepEqual(retention, {
+      name: 'retention.ms',
+      scope: 'topic',
+      type: 'LONG',
+      default: '604800000',
+      validValues: '[-1,...]',
+      importance: 'medium',
+      doc: retention?.doc,
+      serverDefaultProperties: ['log.retention.ms', 'log.retention.minutes', 'log.retention.hours'],
+    });
+    assert.match(topic.find((r) => r.name === 'remote.storage.enable')?.default ?? '', /remote.log.storage.system.enable=true/);
+    assert.ok(!topic.some((r) => r.name === 'internal.segment.bytes'));
+    const brokerRows = configDocRows('broker');
+    assert.equal(brokerRows.find((r) => r.name === 'log.flush.interval.messages')?.default, '9223372036854775807');
+    assert.equal(brokerRows.find((r) => r.name === 'log.cleanup.policy')?.validValues, '[compact, delete]');
+    assert.equal(brokerRows.find((r) => r.name === 'log.retention.ms')?.default, 'log.retention.minutes');
+    assert.equal(brokerRows.length, BROKER_CONFIG_DEFS.length);
+  });
+});

@@ -196,3 +196,9 @@ describe('toLogConfig', () => {
     assert.deepEqual(logConfigFor(broker(), { 'cleanup.policy': 'compact,delete' }).cleanupPolicy, { delete: true, compact: true });
   });
 });
+
+describe('value size', () => {
+  it('refuses values longer than 32767 characters', () => {
+    invalidConfig(() => validateTopicOverrides(broker(), { 'cleanup.policy': 'delete,'.repeat(5000) }), /exceeds the maximum value size of 32767/);
+  });
+});

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BrokerConfig } from '../../broker/config.js';
 import { ErrorCode, KafkaError } from '../../broker/protocol/errors.js';
-import { TopicRegistry, topicNamesCollide, validateTopicName } from '../../metadata/topics.js';
+import { isKafkaInternalTopic, TopicRegistry, topicNamesCollide, validateTopicName } from '../../metadata/topics.js';
 import { isValidUuid } from '../../metadata/uuid.js';
 
 const broker = BrokerConfig.fromProperties({ 'num.partitions': '3', 'node.id': '5' }, { cwd: '/tmp' });
@@ -30,6 +30,13 @@ describe('topic names (Kafka Topic.validate)', () => {
     kafkaError(() => validateTopicName('..'), 17);
     kafkaError(() => validateTopicName('x'.repeat(250)), 17, /longer than 249 characters/);
     for (const bad of ['a b', 'a/b', 'ä', 'a:b', 'a\u0000']) kafkaError(() => validateTopicName(bad), 17, /character other than ASCII alphanumerics/);
+  });
+
+  it('knows Kafka\'s internal topics', () => {
+    assert.equal(isKafkaInternalTopic('__consumer_offsets'), true);
+    assert.equal(isKafkaInternalTopic('__transaction_state'), true);
+    assert.equal(isKafkaInternalTopic('__remote_log_metadata'), false);
+    assert.equal(isKafkaInternalTopic('orders'), false);
   });
 
   it('"." and "_" collide', () => {
