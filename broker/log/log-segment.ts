@@ -446,6 +446,11 @@ export class LogSegment {
     await Promise.all([this.log.close(), this.offsetIndexFile.closeHandle(), this.timeIndexFile.closeHandle(), this.txnIndexFile.closeHandle()]);
   }
 
+  /** Closes every fd without flushing. */
+  async closeHandles(): Promise<void> {
+    await Promise.all([this.log.close(), this.offsetIndexFile.closeHandle(), this.timeIndexFile.closeHandle(), this.txnIndexFile.closeHandle()]);
+  }
+
   /** Removes the files; reads already in flight finish through the open fd. */
   async delete(): Promise<void> {
     await Promise.all([this.offsetIndexFile.delete(), this.timeIndexFile.delete(), this.txnIndexFile.delete()]);

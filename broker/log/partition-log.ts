@@ -709,6 +709,18 @@ export class PartitionLog {
     });
   }
 
+  /**
+   * Releases file handles without flushing or snapshotting (Kafka's
+   * closeHandlers): for a failed disk, and for tests that simulate a crash.
+   */
+  closeHandles(): Promise<void> {
+    return this.serial(async () => {
+      this.closed = true;
+      await this.backgroundFlush;
+      for (const seg of this.segments.all()) await seg.closeHandles().catch(() => undefined);
+    });
+  }
+
   /** Closes and removes the partition directory. */
   async delete(): Promise<void> {
     await this.serial(async () => {
