@@ -1,0 +1,591 @@
+// The classic group coordinator: the one object handlers talk to. It gates
+// every call on the load of __consumer_offsets (COORDINATOR_LOAD_IN_PROGRESS
+// until replayed), validates group ids and session timeouts, runs the
+// rebalance protocol through ClassicGroupManager, and owns committed offsets:
+// every commit, deletion and expiry is appended to the group's partition of
+// __consumer_offsets before it is acknowledged or visible.
+import type { Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
+import { silentLogger, type Logger } from '../logger.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { systemScheduler, type Scheduler, type TimerHandle } from '../scheduler.js';
+import type { ClassicGroup } from './classic-group.js';
+import { ClassicGroupManager, joinError, syncError, type GroupRecordSink } from './classic-group-manager.js';
+import { defaultGroupCoordinatorConfig, type GroupCoordinatorConfig } from './config.js';
+import {
+  decodeCoordinatorRecord,
+  encodeCoordinatorRecord,
+  type CoordinatorRecord,
+  type OffsetAndMetadata,
+} from './group-records.js';
+import { parseGroupState, type GroupState } from './group-state.js';
+import { KeyedMutex } from './keyed-mutex.js';
+import { KeyedTimers } from './keyed-timers.js';
+import { isOffsetExpired, OffsetStore } from './offset-store.js';
+import { appendErrorCode, OffsetsTopicWriter, partitionForGroup, type OffsetsTopicLog } from './offsets-topic.js';
+import type {
+  DeleteGroupsResult,
+  DescribedGroup,
+  HeartbeatParams,
+  JoinGroupParams,
+  JoinGroupResult,
+  LeaveGroupResult,
+  LeavingMember,
+  ListGroupsResult,
+  OffsetCommitParams,
+  OffsetCommitResult,
+  OffsetDeleteParams,
+  OffsetDeleteResult,
+  OffsetFetchGroupParams,
+  OffsetFetchGroupResult,
+  SyncGroupParams,
+  SyncGroupResult,
+} from './types.js';
+
+export interface GroupCoordinatorOptions {
+  readonly log: OffsetsTopicLog;
+  readonly config?: Partial<GroupCoordinatorConfig>;
+  readonly clock?: Clock;
+  readonly scheduler?: Scheduler;
+  readonly logger?: Logger;
+}
+
+type Phase = 'loading' | 'active' | 'closed';
+
+export class GroupCoordinator {
+  readonly config: GroupCoordinatorConfig;
+  private readonly clock: Clock;
+  private readonly scheduler: Scheduler;
+  private readonly logger: Logger;
+  private readonly log: OffsetsTopicLog;
+  private readonly writer: OffsetsTopicWriter;
+  private readonly timers: KeyedTimers;
+  private readonly manager: ClassicGroupManager;
+  private readonly offsets = new OffsetStore();
+  private readonly locks = new KeyedMutex();
+  private phase: Phase = 'loading';
+  private expiryTimer: TimerHandle | null = null;
+  private expiryRun: Promise<void> | null = null;
+
+  constructor(options: GroupCoordinatorOptions) {
+    this.config = { ...defaultGroupCoordinatorConfig, ...options.config };
+    this.clock = options.clock ?? systemClock;
+    this.scheduler = options.scheduler ?? systemScheduler;
+    this.logger = options.logger ?? silentLogger();
+    this.log = options.log;
+    this.writer = new OffsetsTopicWriter(options.log);
+    this.timers = new KeyedTimers(this.scheduler);
+    const sink: GroupRecordSink = {
+      write: (groupId, records) => this.write(groupId, records),
+      barrier: (groupId) => this.writer.barrier(this.partitionFor(groupId)),
+    };
+    this.manager = new ClassicGroupManager({
+      config: this.config,
+      clock: this.clock,
+      timers: this.timers,
+      sink,
+      log: this.logger,
+    });
+  }
+
+  /** The __consumer_offsets partition that holds the group's records. */
+  partitionFor(groupId: string): number {
+    return partitionForGroup(groupId, this.config.offsetsTopicNumPartitions);
+  }
+
+  get isLoaded(): boolean {
+    return this.phase === 'active';
+  }
+
+  /**
+   * Replays every partition of __consumer_offsets (tombstones delete), then
+   * starts the loaded members' session timers and the offset expiry task.
+   * Until it resolves, every call answers COORDINATOR_LOAD_IN_PROGRESS.
+   */
+  async start(): Promise<void> {
+    if (this.phase !== 'loading') throw new Error(`GroupCoordinator cannot start when ${this.phase}`);
+    let records = 0;
+    for (let p = 0; p < this.config.offsetsTopicNumPartitions; p++) {
+      for await (const raw of this.log.readAll(p)) {
+        records++;
+        let record: CoordinatorRecord;
+        try {
+          record = decodeCoordinatorRecord(raw);
+        } catch (err) {
+          this.logger.warn({ err, partition: p }, 'skipping undecodable __consumer_offsets record');
+          continue;
+        }
+        this.replay(record);
+      }
+    }
+    if ((this.phase as Phase) === 'closed') return;
+    this.manager.startLoadedGroups();
+    this.phase = 'active';
+    this.scheduleExpiry();
+    this.logger.info({ groups: this.manager.groups.size, records }, 'group coordinator loaded');
+  }
+
+  /** Stops timers and answers parked joins/syncs with NOT_COORDINATOR. */
+  async close(): Promise<void> {
+    this.phase = 'closed';
+    if (this.expiryTimer !== null) this.scheduler.clearTimeout(this.expiryTimer);
+    this.expiryTimer = null;
+    this.manager.shutdown(ErrorCode.NOT_COORDINATOR);
+    await this.expiryRun;
+    for (let p = 0; p < this.config.offsetsTopicNumPartitions; p++) await this.writer.barrier(p);
+  }
+
+  private replay(record: CoordinatorRecord): void {
+    switch (record.type) {
+      case 'offsetCommit':
+        if (record.value === null) {
+          this.offsets.remove(record.groupId, record.topic, record.partition);
+        } else {
+          // Offsets committed outside group management create a "simple" group, as in Kafka.
+          if (!this.manager.groups.has(record.groupId)) this.manager.createGroup(record.groupId);
+          this.offsets.put(record.groupId, record.topic, record.partition, record.value);
+        }
+        return;
+      case 'groupMetadata':
+        if (record.value === null) this.manager.groups.delete(record.groupId);
+        else this.manager.loadGroup(record.groupId, record.value);
+        return;
+      case 'unknown':
+        this.logger.debug({ keyVersion: record.keyVersion }, 'ignoring non-classic group record');
+        return;
+    }
+  }
+
+  private write(groupId: string, records: readonly CoordinatorRecord[]): Promise<void> {
+    return this.writer.append(this.partitionFor(groupId), records.map(encodeCoordinatorRecord));
+  }
+
+  /** NONE when calls can be served, else the code every answer carries. */
+  private unavailable(): number {
+    switch (this.phase) {
+      case 'loading':
+        return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+      case 'closed':
+        return ErrorCode.NOT_COORDINATOR;
+      case 'active':
+        return ErrorCode.NONE;
+    }
+  }
+
+  // ================================================================ membership
+
+  async joinGroup(p: JoinGroupParams): Promise<JoinGroupResult> {
+    const unavailable = this.unavailable();
+    if (unavailable !== ErrorCode.NONE) return joinError(p.memberId, unavailable);
+    if (p.groupId === '') return joinError(p.memberId, ErrorCode.INVALID_GROUP_ID);
+    if (
+      p.sessionTimeoutMs < this.config.groupMinSessionTimeoutMs ||
+      p.sessionTimeoutMs > this.config.groupMaxSessionTimeoutMs
+    ) {
+      return joinError(p.memberId, ErrorCode.INVALID_SESSION_TIMEOUT);
+    }
+    return this.manager.join(p);
+  }
+
+  async syncGroup(p: SyncGroupParams): Promise<SyncGroupResult> {
+    const unavailable = this.unavailable();
+    if (unavailable !== ErrorCode.NONE) return syncError(unavailable);
+    if (p.groupId === '') return syncError(ErrorCode.INVALID_GROUP_ID);
+    return this.manager.sync(p);
+  }
+
+  heartbeat(p: HeartbeatParams): number {
+    const unavailable = this.unavailable();
+    if (unavailable !== ErrorCode.NONE) return unavailable;
+    if (p.groupId === '') return ErrorCode.INVALID_GROUP_ID;
+    return this.manager.heartbeat(p);
+  }
+
+  async leaveGroup(groupId: string, members: readonly LeavingMember[]): Promise<LeaveGroupResult> {
+    const unavailable = this.unavailable();
+    if (unavailable !== ErrorCode.NONE) return { errorCode: unavailable, members: [] };
+    if (groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, members: [] };
+    return this.manager.leave(groupId, members);
+  }
+
+  // ================================================================ offsets
+
+  async commitOffsets(p: OffsetCommitParams): Promise<OffsetCommitResult> {
+    const allWith = (errorCode: number): OffsetCommitResult => ({
+      topics: p.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((x) => ({ partitionIndex: x.partitionIndex, errorCode })),
+      })),
+    });
+    const unavailable = this.unavailable();
+    if (unavailable !== ErrorCode.NONE) return allWith(unavailable);
+    if (p.groupId === '') return allWith(ErrorCode.INVALID_GROUP_ID);
+    return this.locks.run(p.groupId, async () => {
+      let group = this.manager.groups.get(p.groupId);
+      let created = false;
+      if (group === undefined) {
+        if (p.generationId >= 0) {
+          return allWith(p.groupIdNotFoundSupported ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION);
+        }
+        // Admin tools and assign()-based consumers commit into a "simple" group.
+        group = this.manager.createGroup(p.groupId);
+        created = true;
+      }
+      const invalid = validateOffsetCommit(group, p);
+      if (invalid !== ErrorCode.NONE) return allWith(invalid);
+      if (group.state === 'Stable' || group.state === 'PreparingRebalance') {
+        // A commit keeps the member's session alive, as in Kafka.
+        const member = group.member(p.memberId);
+        if (member !== undefined) this.manager.rescheduleHeartbeat(group, member);
+      }
+      const now = this.clock.now();
+      const expireTimestampMs = p.retentionTimeMs === -1 ? null : now + p.retentionTimeMs;
+      const result: OffsetCommitResult = { topics: [] };
+      const accepted: { topic: string; partition: number; value: OffsetAndMetadata; response: { errorCode: number } }[] =
+        [];
+      for (const t of p.topics) {
+        const partitions: { partitionIndex: number; errorCode: number }[] = [];
+        result.topics.push({ name: t.name, partitions });
+        for (const x of t.partitions) {
+          const metadata = x.committedMetadata ?? '';
+          const response = { partitionIndex: x.partitionIndex, errorCode: ErrorCode.NONE as number };
+          partitions.push(response);
+          if (metadata.length > this.config.offsetMetadataMaxBytes) {
+            response.errorCode = ErrorCode.OFFSET_METADATA_TOO_LARGE;
+            continue;
+          }
+          accepted.push({
+            topic: t.name,
+            partition: x.partitionIndex,
+            value: {
+              committedOffset: x.committedOffset,
+              leaderEpoch: x.committedLeaderEpoch,
+              metadata,
+              commitTimestampMs: now,
+              expireTimestampMs,
+            },
+            response,
+          });
+        }
+      }
+      const dropIfUnused = (): void => {
+        if (created && group.state === 'Empty' && !this.offsets.hasOffsets(p.groupId)) {
+          this.manager.groups.delete(p.groupId);
+        }
+      };
+      if (accepted.length === 0) {
+        dropIfUnused();
+        return result;
+      }
+      try {
+        await this.write(
+          p.groupId,
+          accepted.map((a) => ({
+            type: 'offsetCommit',
+            groupId: p.groupId,
+            topic: a.topic,
+            partition: a.partition,
+            value: a.value,
+          })),
+        );
+      } catch (err) {
+        this.logger.warn({ err, groupId: p.groupId }, 'failed to persist offset commit');
+        const code = appendErrorCode(err);
+        for (const a of accepted) a.response.errorCode = code;
+        dropIfUnused();
+        return result;
+      }
+      for (const a of accepted) this.offsets.put(p.groupId, a.topic, a.partition, a.value);
+      return result;
+    });
+  }
+
+  /** OffsetFetch for one or more groups; an unknown group answers -1 for every partition, without error. */
+  fetchOffsets(groups: readonly OffsetFetchGroupParams[]): OffsetFetchGroupResult[] {
+    const unavailable = this.unavailable();
+    return groups.map((g) => {
+      if (unavailable !== ErrorCode.NONE) return { groupId: g.groupId, errorCode: unavailable, topics: [] };
+      if (g.groupId === '') return { groupId: g.groupId, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
+      const group = this.manager.groups.get(g.groupId);
+      const known = group !== undefined && group.state !== 'Dead';
+      if (g.topics === null) {
+        const byTopic = new Map<string, OffsetFetchGroupResult['topics'][number]>();
+        if (known) {
+          for (const o of this.offsets.list(g.groupId)) {
+            let t = byTopic.get(o.topic);
+            if (t === undefined) {
+              t = { name: o.topic, partitions: [] };
+              byTopic.set(o.topic, t);
+            }
+            t.partitions.push({
+              partitionIndex: o.partition,
+              committedOffset: o.value.committedOffset,
+              committedLeaderEpoch: o.value.leaderEpoch,
+              metadata: o.value.metadata,
+              errorCode: ErrorCode.NONE,
+            });
+          }
+        }
+        return { groupId: g.groupId, errorCode: ErrorCode.NONE, topics: [...byTopic.values()] };
+      }
+      return {
+        groupId: g.groupId,
+        errorCode: ErrorCode.NONE,
+        topics: g.topics.map((t) => ({
+          name: t.name,
+          partitions: t.partitionIndexes.map((partitionIndex) => {
+            const o = known ? this.offsets.get(g.groupId, t.name, partitionIndex) : undefined;
+            return {
+              partitionIndex,
+              committedOffset: o?.committedOffset ?? -1n,
+              committedLeaderEpoch: o?.leaderEpoch ?? -1,
+              metadata: o?.metadata ?? '',
+              errorCode: ErrorCode.NONE,
+            };
+          }),
+        })),
+      };
+    });
+  }
+
+  /** OffsetDelete: only for Empty groups, or for topics a "consumer" group is not subscribed to. */
+  async deleteOffsets(p: OffsetDeleteParams): Promise<OffsetDeleteResult> {
+    const unavailable = this.unavailable();
+    if (unavailable !== ErrorCode.NONE) return { errorCode: unavailable, topics: [] };
+    if (p.groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
+    return this.locks.run(p.groupId, async () => {
+      const group = this.manager.groups.get(p.groupId);
+      if (group === undefined || group.state === 'Dead') return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] };
+      if (group.state !== 'Empty' && !group.usesConsumerProtocol()) {
+        return { errorCode: ErrorCode.NON_EMPTY_GROUP, topics: [] };
+      }
+      const result: OffsetDeleteResult = { errorCode: ErrorCode.NONE, topics: [] };
+      const tombstones: { topic: string; partition: number }[] = [];
+      for (const t of p.topics) {
+        const subscribed = group.isSubscribedToTopic(t.name);
+        result.topics.push({
+          name: t.name,
+          partitions: t.partitionIndexes.map((partitionIndex) => {
+            if (subscribed) return { partitionIndex, errorCode: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC };
+            if (this.offsets.get(p.groupId, t.name, partitionIndex) !== undefined) {
+              tombstones.push({ topic: t.name, partition: partitionIndex });
+            }
+            return { partitionIndex, errorCode: ErrorCode.NONE };
+          }),
+        });
+      }
+      if (tombstones.length === 0) return result;
+      try {
+        await this.write(p.groupId, tombstones.map((x) => offsetTombstone(p.groupId, x.topic, x.partition)));
+      } catch (err) {
+        this.logger.warn({ err, groupId: p.groupId }, 'failed to persist offset deletion');
+        return { errorCode: appendErrorCode(err), topics: [] };
+      }
+      for (const x of tombstones) this.offsets.remove(p.groupId, x.topic, x.partition);
+      return result;
+    });
+  }
+
+  // ================================================================ groups
+
+  describeGroups(groupIds: readonly string[]): DescribedGroup[] {
+    const unavailable = this.unavailable();
+    return groupIds.map((groupId) => {
+      const described: DescribedGroup = {
+        errorCode: ErrorCode.NONE,
+        groupId,
+        groupState: 'Dead',
+        protocolType: '',
+        protocolData: '',
+        members: [],
+      };
+      if (unavailable !== ErrorCode.NONE) return { ...described, errorCode: unavailable, groupState: '' };
+      if (groupId === '') return { ...described, errorCode: ErrorCode.INVALID_GROUP_ID, groupState: '' };
+      const group = this.manager.groups.get(groupId);
+      if (group === undefined) return described;
+      const stable = group.state === 'Stable' && group.protocolName !== null;
+      const protocol = group.protocolName ?? '';
+      return {
+        errorCode: ErrorCode.NONE,
+        groupId,
+        groupState: group.state,
+        protocolType: group.protocolType ?? '',
+        protocolData: stable ? protocol : '',
+        members: group.allMembers().map((m) => ({
+          memberId: m.memberId,
+          groupInstanceId: m.groupInstanceId,
+          clientId: m.clientId,
+          clientHost: m.clientHost,
+          memberMetadata: stable ? m.metadataFor(protocol) : Buffer.alloc(0),
+          memberAssignment: stable ? m.assignment : Buffer.alloc(0),
+        })),
+      };
+    });
+  }
+
+  /** ListGroups; `statesFilter` compares case-insensitively, `typesFilter` matches "classic" only. */
+  listGroups(statesFilter: readonly string[] = [], typesFilter: readonly string[] = []): ListGroupsResult {
+    const unavailable = this.unavailable();
+    if (unavailable !== ErrorCode.NONE) return { errorCode: unavailable, groups: [] };
+    if (typesFilter.length > 0 && !typesFilter.some((t) => t.trim().toLowerCase() === 'classic')) {
+      return { errorCode: ErrorCode.NONE, groups: [] };
+    }
+    const states = new Set(statesFilter.map((s) => parseGroupState(s)));
+    const groups = [...this.manager.groups.values()]
+      .filter((g) => g.state !== 'Dead' && (statesFilter.length === 0 || states.has(g.state)))
+      .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: 'classic' }));
+    return { errorCode: ErrorCode.NONE, groups };
+  }
+
+  /** DeleteGroups: Empty groups only; their offsets and metadata are tombstoned. */
+  async deleteGroups(groupIds: readonly string[]): Promise<DeleteGroupsResult[]> {
+    const unavailable = this.unavailable();
+    return Promise.all(
+      groupIds.map(async (groupId): Promise<DeleteGroupsResult> => {
+        if (unavailable !== ErrorCode.NONE) return { groupId, errorCode: unavailable };
+        if (groupId === '') return { groupId, errorCode: ErrorCode.INVALID_GROUP_ID };
+        return this.locks.run(groupId, async () => {
+          const group = this.manager.groups.get(groupId);
+          if (group === undefined || group.state === 'Dead') return { groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND };
+          if (group.state !== 'Empty') return { groupId, errorCode: ErrorCode.NON_EMPTY_GROUP };
+          try {
+            await this.removeGroup(group, this.offsets.list(groupId));
+          } catch (err) {
+            this.logger.warn({ err, groupId }, 'failed to persist group deletion');
+            return { groupId, errorCode: appendErrorCode(err) };
+          }
+          return { groupId, errorCode: ErrorCode.NONE };
+        });
+      }),
+    );
+  }
+
+  /**
+   * Marks the group Dead and drops it (and its offsets) from memory at once,
+   * so concurrent joins see COORDINATOR_NOT_AVAILABLE and then a fresh group;
+   * the tombstones follow in the same partition, after anything queued before.
+   */
+  private removeGroup(group: ClassicGroup, offsets: readonly { topic: string; partition: number }[]): Promise<void> {
+    const groupId = group.groupId;
+    group.transitionTo('Dead', this.clock.now());
+    this.manager.groups.delete(groupId);
+    this.offsets.removeGroup(groupId);
+    return this.write(groupId, [
+      ...offsets.map((o) => offsetTombstone(groupId, o.topic, o.partition)),
+      { type: 'groupMetadata', groupId, value: null },
+    ]);
+  }
+
+  // ================================================================ expiry
+
+  private scheduleExpiry(): void {
+    this.expiryTimer = this.scheduler.setTimeout(() => {
+      this.expiryTimer = null;
+      const run = this.expireOffsets().finally(() => {
+        if (this.expiryRun === run) this.expiryRun = null;
+        if (this.phase === 'active') this.scheduleExpiry();
+      });
+      this.expiryRun = run;
+    }, this.config.offsetsRetentionCheckIntervalMs);
+  }
+
+  /**
+   * One pass of `offsets.retention.minutes`: offsets of Empty groups expire
+   * that long after the group became Empty (simple groups: after the commit;
+   * Stable "consumer" groups: unsubscribed topics after the commit). An Empty
+   * group left without offsets is deleted. Runs every
+   * `offsets.retention.check.interval.ms`; exposed for tests and tools.
+   */
+  async expireOffsets(): Promise<void> {
+    if (this.phase !== 'active') return;
+    const ids = new Set([...this.manager.groups.keys(), ...this.offsets.groupIds()]);
+    for (const groupId of ids) {
+      await this.locks.run(groupId, () => this.expireGroupOffsets(groupId));
+    }
+  }
+
+  private async expireGroupOffsets(groupId: string): Promise<void> {
+    const group = this.manager.groups.get(groupId);
+    if (group === undefined || group.state === 'Dead' || this.phase !== 'active') return;
+    const base = expirationBase(group);
+    if (base === null) return;
+    const now = this.clock.now();
+    const expired: { topic: string; partition: number }[] = [];
+    let allExpired = true;
+    for (const o of this.offsets.list(groupId)) {
+      if (!group.isSubscribedToTopic(o.topic) && isOffsetExpired(o.value, base(o.value), now, this.config.offsetsRetentionMs)) {
+        expired.push({ topic: o.topic, partition: o.partition });
+      } else {
+        allExpired = false;
+      }
+    }
+    try {
+      if (allExpired && group.state === 'Empty') {
+        this.logger.info({ groupId, offsets: expired.length }, 'expiring empty group');
+        await this.removeGroup(group, expired);
+      } else if (expired.length > 0) {
+        await this.write(groupId, expired.map((x) => offsetTombstone(groupId, x.topic, x.partition)));
+        for (const x of expired) this.offsets.remove(groupId, x.topic, x.partition);
+      }
+    } catch (err) {
+      this.logger.warn({ err, groupId }, 'failed to persist offset expiry');
+    }
+  }
+
+  // ================================================================ introspection
+
+  /** The group's state, or null when there is no such group. */
+  groupState(groupId: string): GroupState | null {
+    return this.manager.groups.get(groupId)?.state ?? null;
+  }
+
+  /** Generation, leader and member ids of a group (tests, CLI diagnostics). */
+  groupSummary(
+    groupId: string,
+  ): { state: GroupState; generationId: number; leaderId: string | null; protocolName: string | null; memberIds: string[] } | null {
+    const g = this.manager.groups.get(groupId);
+    if (g === undefined) return null;
+    return {
+      state: g.state,
+      generationId: g.generationId,
+      leaderId: g.leaderId,
+      protocolName: g.protocolName,
+      memberIds: g.allMembers().map((m) => m.memberId),
+    };
+  }
+}
+
+function offsetTombstone(groupId: string, topic: string, partition: number): CoordinatorRecord {
+  return { type: 'offsetCommit', groupId, topic, partition, value: null };
+}
+
+/** Kafka's ClassicGroup.validateOffsetCommit. */
+function validateOffsetCommit(group: ClassicGroup, p: OffsetCommitParams): number {
+  if (group.state === 'Dead') return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+  // Generation -1 comes from admin tools and consumers outside group management.
+  if (p.generationId < 0 && group.state === 'Empty') return ErrorCode.NONE;
+  if (p.generationId >= 0 || p.memberId !== '' || p.groupInstanceId !== null) {
+    const invalid = group.validateMember(p.memberId, p.groupInstanceId);
+    if (invalid !== ErrorCode.NONE) return invalid;
+    if (p.generationId !== group.generationId) return ErrorCode.ILLEGAL_GENERATION;
+  } else if (group.state !== 'Empty') {
+    return ErrorCode.UNKNOWN_MEMBER_ID;
+  }
+  if (group.state === 'CompletingRebalance') return ErrorCode.REBALANCE_IN_PROGRESS;
+  return ErrorCode.NONE;
+}
+
+/** Kafka's offsetExpirationCondition: which timestamp an offset's retention counts from, or null (never). */
+function expirationBase(group: ClassicGroup): ((o: OffsetAndMetadata) => number) | null {
+  if (group.protocolType !== null) {
+    if (group.state === 'Empty') {
+      const since = group.stateTimestamp;
+      return (o) => since ?? o.commitTimestampMs;
+    }
+    if (group.usesConsumerProtocol() && group.subscribedTopics !== null && group.state === 'Stable') {
+      return (o) => o.commitTimestampMs;
+    }
+    return null;
+  }
+  return (o) => o.commitTimestampMs;
+}

@@ -1,0 +1,194 @@
+// The records the coordinator keeps in `__consumer_offsets`, in Kafka's own
+// formats (generated from group-coordinator/*.json): an int16 version prefixes
+// key and value; key versions 0-1 are offset commits, 2 group metadata. We
+// write what Kafka 3.x/4.x writes (OffsetCommitValue v3, or v1 when an
+// explicit expire timestamp exists; GroupMetadataValue v3) and read every
+// version. Records of other group types (KIP-848 consumer/share groups, key
+// versions 3+) are reported as `unknown` and skipped by the loader.
+import { Reader } from '../protocol/reader.js';
+import { decodeVersioned, encodeVersioned } from '../protocol/messages/records/frame.js';
+import { decodeGroupMetadataKey, encodeGroupMetadataKey } from '../protocol/messages/records/group-metadata-key.js';
+import {
+  decodeGroupMetadataValue,
+  encodeGroupMetadataValue,
+  type GroupMetadataValue,
+} from '../protocol/messages/records/group-metadata-value.js';
+import { decodeOffsetCommitKey, encodeOffsetCommitKey } from '../protocol/messages/records/offset-commit-key.js';
+import { decodeOffsetCommitValue, encodeOffsetCommitValue } from '../protocol/messages/records/offset-commit-value.js';
+import { decodeConsumerProtocolSubscription } from '../protocol/messages/records/consumer-protocol-subscription.js';
+import type { OffsetsTopicRecord } from './offsets-topic.js';
+
+export interface OffsetAndMetadata {
+  readonly committedOffset: bigint;
+  /** -1 when unknown. */
+  readonly leaderEpoch: number;
+  readonly metadata: string;
+  readonly commitTimestampMs: number;
+  /** Only from OffsetCommit v2-4 with an explicit retention time. */
+  readonly expireTimestampMs: number | null;
+}
+
+export interface GroupMemberSnapshot {
+  readonly memberId: string;
+  readonly groupInstanceId: string | null;
+  readonly clientId: string;
+  readonly clientHost: string;
+  readonly rebalanceTimeoutMs: number;
+  readonly sessionTimeoutMs: number;
+  readonly subscription: Buffer;
+  readonly assignment: Buffer;
+}
+
+export interface GroupMetadataSnapshot {
+  /** '' for groups created by offset commits alone. */
+  readonly protocolType: string;
+  readonly generationId: number;
+  readonly protocolName: string | null;
+  readonly leaderId: string | null;
+  readonly currentStateTimestampMs: number | null;
+  readonly members: readonly GroupMemberSnapshot[];
+}
+
+export type CoordinatorRecord =
+  | {
+      readonly type: 'offsetCommit';
+      readonly groupId: string;
+      readonly topic: string;
+      readonly partition: number;
+      /** null: tombstone. */
+      readonly value: OffsetAndMetadata | null;
+    }
+  | { readonly type: 'groupMetadata'; readonly groupId: string; readonly value: GroupMetadataSnapshot | null }
+  | { readonly type: 'unknown'; readonly keyVersion: number };
+
+const OFFSET_COMMIT_KEY_VERSION = 1;
+const GROUP_METADATA_KEY_VERSION = 2;
+const OFFSET_COMMIT_VALUE_VERSION = 3;
+const OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY = 1;
+const GROUP_METADATA_VALUE_VERSION = 3;
+
+export function encodeCoordinatorRecord(record: CoordinatorRecord): OffsetsTopicRecord {
+  switch (record.type) {
+    case 'offsetCommit': {
+      const key = encodeVersioned(OFFSET_COMMIT_KEY_VERSION, (w) =>
+        encodeOffsetCommitKey(w, OFFSET_COMMIT_KEY_VERSION, {
+          group: record.groupId,
+          topic: record.topic,
+          partition: record.partition,
+        }),
+      );
+      const v = record.value;
+      if (v === null) return { key, value: null };
+      const version = v.expireTimestampMs === null ? OFFSET_COMMIT_VALUE_VERSION : OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY;
+      const value = encodeVersioned(version, (w) =>
+        encodeOffsetCommitValue(w, version, {
+          offset: v.committedOffset,
+          leaderEpoch: v.leaderEpoch,
+          metadata: v.metadata,
+          commitTimestamp: BigInt(v.commitTimestampMs),
+          expireTimestamp: BigInt(v.expireTimestampMs ?? -1),
+        }),
+      );
+      return { key, value };
+    }
+    case 'groupMetadata': {
+      const key = encodeVersioned(GROUP_METADATA_KEY_VERSION, (w) =>
+        encodeGroupMetadataKey(w, GROUP_METADATA_KEY_VERSION, { group: record.groupId }),
+      );
+      const g = record.value;
+      if (g === null) return { key, value: null };
+      const body: GroupMetadataValue = {
+        protocolType: g.protocolType,
+        generation: g.generationId,
+        protocol: g.protocolName,
+        leader: g.leaderId,
+        currentStateTimestamp: BigInt(g.currentStateTimestampMs ?? -1),
+        members: g.members.map((m) => ({
+          memberId: m.memberId,
+          groupInstanceId: m.groupInstanceId,
+          clientId: m.clientId,
+          clientHost: m.clientHost,
+          rebalanceTimeout: m.rebalanceTimeoutMs,
+          sessionTimeout: m.sessionTimeoutMs,
+          subscription: m.subscription,
+          assignment: m.assignment,
+        })),
+      };
+      const value = encodeVersioned(GROUP_METADATA_VALUE_VERSION, (w) =>
+        encodeGroupMetadataValue(w, GROUP_METADATA_VALUE_VERSION, body),
+      );
+      return { key, value };
+    }
+    case 'unknown':
+      throw new Error(`Cannot encode a record of unknown key version ${record.keyVersion}`);
+  }
+}
+
+/** Throws ProtocolDecodeError / KafkaError(UNSUPPORTED_VERSION) on malformed bytes. */
+export function decodeCoordinatorRecord(record: OffsetsTopicRecord): CoordinatorRecord {
+  const k = decodeVersioned(record.key);
+  if (k.version === 0 || k.version === 1) {
+    const key = decodeOffsetCommitKey(k.body, k.version);
+    if (record.value === null) {
+      return { type: 'offsetCommit', groupId: key.group, topic: key.topic, partition: key.partition, value: null };
+    }
+    const v = decodeVersioned(record.value);
+    const value = decodeOffsetCommitValue(v.body, v.version);
+    return {
+      type: 'offsetCommit',
+      groupId: key.group,
+      topic: key.topic,
+      partition: key.partition,
+      value: {
+        committedOffset: value.offset,
+        leaderEpoch: value.leaderEpoch,
+        metadata: value.metadata,
+        commitTimestampMs: Number(value.commitTimestamp),
+        expireTimestampMs: value.expireTimestamp < 0n ? null : Number(value.expireTimestamp),
+      },
+    };
+  }
+  if (k.version === GROUP_METADATA_KEY_VERSION) {
+    const key = decodeGroupMetadataKey(k.body, k.version);
+    if (record.value === null) return { type: 'groupMetadata', groupId: key.group, value: null };
+    const v = decodeVersioned(record.value);
+    const g = decodeGroupMetadataValue(v.body, v.version);
+    return {
+      type: 'groupMetadata',
+      groupId: key.group,
+      value: {
+        protocolType: g.protocolType,
+        generationId: g.generation,
+        protocolName: g.protocol,
+        leaderId: g.leader,
+        currentStateTimestampMs: g.currentStateTimestamp < 0n ? null : Number(g.currentStateTimestamp),
+        members: g.members.map((m) => ({
+          memberId: m.memberId,
+          groupInstanceId: m.groupInstanceId,
+          clientId: m.clientId,
+          clientHost: m.clientHost,
+          // Version 0 has no rebalance timeout: Kafka falls back to the session timeout.
+          rebalanceTimeoutMs: m.rebalanceTimeout === -1 ? m.sessionTimeout : m.rebalanceTimeout,
+          sessionTimeoutMs: m.sessionTimeout,
+          subscription: m.subscription,
+          assignment: m.assignment,
+        })),
+      },
+    };
+  }
+  return { type: 'unknown', keyVersion: k.version };
+}
+
+/**
+ * Topics of a "consumer" protocol subscription, parsed as version 0 (the
+ * prefix every version shares, as Kafka does); null when unparseable.
+ */
+export function subscribedTopicsOf(subscription: Buffer): string[] | null {
+  try {
+    const r = new Reader(subscription);
+    r.readInt16();
+    return decodeConsumerProtocolSubscription(r, 0).topics;
+  } catch {
+    return null;
+  }
+}
