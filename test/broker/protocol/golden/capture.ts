@@ -1,0 +1,155 @@
+// Captures golden wire frames: starts the reference Apache Kafka broker
+// (test/support/kafka-reference.ts) behind a recording proxy, runs real
+// clients through it (kcat and confluent-kafka-python on librdkafka, kafkajs),
+// and writes the first frame of each (client, API, version) to
+//   test/golden/<client>/<api>-v<version>.bin            (request, as sent)
+//   test/golden/<client>/<api>-v<version>.response.bin   (the broker's answer)
+// Run by hand after building: node dist/test/broker/protocol/golden/capture.js
+// The files are committed; golden.test.ts checks our codecs against them.
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { apiRegistry } from '../../../../broker/protocol/messages/index.js';
+import { freePort, startKafkaReference } from '../../../support/kafka-reference.js';
+import { kcatPath, repoRoot, systemPython } from '../../../support/tools.js';
+import { RecordingProxy } from './recording-proxy.js';
+
+function kebab(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([A-Z])([A-Z][a-z])/g, '$1-$2')
+    .toLowerCase();
+}
+
+function run(cmd: string, args: string[], input: string | null, timeoutMs: number): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+    if (input !== null) child.stdin.end(input);
+    else child.stdin.end();
+  });
+}
+
+const pythonScript = (bootstrap: string): string => `
+import sys
+from confluent_kafka import Producer, Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+conf = {'bootstrap.servers': '${bootstrap}', 'client.id': 'golden-python'}
+admin = AdminClient(conf)
+for f in admin.create_topics([NewTopic('golden-python', num_partitions=2, replication_factor=1)]).values():
+    f.result()
+admin.list_topics(timeout=10)
+p = Producer({**conf, 'linger.ms': 0})
+for i in range(3):
+    p.produce('golden-python', key=b'k%d' % i, value=b'v%d' % i, partition=0)
+p.flush(10)
+pi = Producer({**conf, 'enable.idempotence': True, 'compression.type': 'gzip'})
+pi.produce('golden-python', value=b'idempotent', partition=1)
+pi.flush(10)
+c = Consumer({**conf, 'group.id': 'golden-python-group', 'auto.offset.reset': 'earliest', 'enable.auto.commit': False})
+c.subscribe(['golden-python'])
+got = 0
+for _ in range(60):
+    m = c.poll(0.5)
+    if m is not None and m.error() is None:
+        got += 1
+    if got >= 4:
+        break
+c.commit(asynchronous=False)
+lo, hi = c.get_watermark_offsets(TopicPartition('golden-python', 0), timeout=10)
+c.close()
+print('python ok', got, lo, hi)
+`;
+
+async function runKafkajs(bootstrap: string): Promise<void> {
+  const kafka = new Kafka({ clientId: 'golden-kafkajs', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic: 'golden-kafkajs', numPartitions: 1 }], waitForLeaders: true });
+  const producer = kafka.producer();
+  await producer.connect();
+  await producer.send({ topic: 'golden-kafkajs', messages: [{ key: 'a', value: 'one', headers: { h: 'x' } }, { value: 'two' }] });
+  await producer.disconnect();
+  await admin.fetchTopicOffsets('golden-kafkajs');
+  const consumer = kafka.consumer({ groupId: 'golden-kafkajs-group' });
+  await consumer.connect();
+  await consumer.subscribe({ topic: 'golden-kafkajs', fromBeginning: true });
+  let seen = 0;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('kafkajs consumer saw too few messages')), 30_000);
+    void consumer.run({
+      eachMessage: async () => {
+        seen += 1;
+        if (seen >= 2) {
+          clearTimeout(timer);
+          resolve();
+        }
+      },
+    });
+  });
+  await consumer.disconnect();
+  await admin.describeGroups(['golden-kafkajs-group']);
+  await admin.listGroups();
+  await admin.deleteTopics({ topics: ['golden-kafkajs'] });
+  await admin.disconnect();
+}
+
+async function main(): Promise<void> {
+  const proxyPort = await freePort();
+  const kafka = await startKafkaReference({ proxyAdvertisedPort: proxyPort });
+  const ext = kafka.externalListener;
+  if (ext === undefined) throw new Error('no external listener');
+  const proxy = new RecordingProxy(proxyPort, ext);
+  await proxy.start();
+  const bootstrap = `127.0.0.1:${proxyPort}`;
+  try {
+    proxy.client = 'kcat';
+    const p = await run(kcatPath, ['-b', bootstrap, '-P', '-t', 'golden-kcat', '-p', '0', '-k', 'key'], 'hello\nworld\n', 30_000);
+    const c = await run(kcatPath, ['-b', bootstrap, '-C', '-t', 'golden-kcat', '-p', '0', '-o', 'beginning', '-c', '2', '-e'], null, 30_000);
+    const l = await run(kcatPath, ['-b', bootstrap, '-L', '-t', 'golden-kcat'], null, 30_000);
+    const q = await run(kcatPath, ['-b', bootstrap, '-Q', '-t', 'golden-kcat:0:-1'], null, 30_000);
+    console.log('kcat', p.code, c.code, l.code, q.code, c.out.trim().split('\n').slice(0, 3));
+
+    proxy.client = 'confluent-kafka-python';
+    const py = await run(systemPython, ['-c', pythonScript(bootstrap)], null, 90_000);
+    console.log('python', py.code, py.out.trim().split('\n').slice(-2));
+
+    proxy.client = 'kafkajs';
+    await runKafkajs(bootstrap);
+    console.log('kafkajs ok');
+  } finally {
+    await proxy.stop();
+    await kafka.stop();
+  }
+
+  // Keep the largest frame of each (client, API, version, direction): it exercises the most fields
+  // (a Fetch response with records rather than an empty long-poll answer).
+  const root = path.join(repoRoot(), 'test', 'golden');
+  const best = new Map<string, Buffer>();
+  for (const f of proxy.frames) {
+    const api = apiRegistry.get(f.apiKey);
+    if (api === undefined) continue;
+    const name = `${kebab(api.name)}-v${f.apiVersion}${f.direction === 'response' ? '.response' : ''}.bin`;
+    const key = `${f.client}/${name}`;
+    const prev = best.get(key);
+    if (prev === undefined || f.frame.length > prev.length) best.set(key, f.frame);
+  }
+  for (const [key, frame] of best) {
+    mkdirSync(path.dirname(path.join(root, key)), { recursive: true });
+    writeFileSync(path.join(root, key), frame);
+  }
+  console.log(`wrote ${best.size} golden frames under ${root}`);
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
