@@ -275,6 +275,8 @@ export interface LogConfig {
   readonly minCompactionLagMs: number;
   readonly maxCompactionLagMs: number;
   readonly minInSyncReplicas: number;
+  /** producer.id.expiration.ms, a broker key; set by logConfigFor. */
+  readonly producerIdExpirationMs?: number;
 }
 
 export function toLogConfig(config: EffectiveTopicConfig): LogConfig {
@@ -313,7 +315,9 @@ export function toLogConfig(config: EffectiveTopicConfig): LogConfig {
   };
 }
 
-/** Shortcut: broker defaults + overrides -> LogConfig. */
+/** Broker defaults + overrides -> LogConfig, with the broker-level producer id expiration. */
 export function logConfigFor(broker: BrokerDefaults, overrides: TopicOverrides, options: TopicConfigOptions = {}): LogConfig {
-  return toLogConfig(effectiveTopicConfig(broker, overrides, options));
+  const config = toLogConfig(effectiveTopicConfig(broker, overrides, options));
+  const expiration = broker.get('producer.id.expiration.ms');
+  return typeof expiration === 'number' ? { ...config, producerIdExpirationMs: expiration } : config;
 }

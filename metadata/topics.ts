@@ -7,7 +7,7 @@ import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
 import { incrementalAlterOverrides, replaceOverrides, type AlterConfigOp } from './config-alter.js';
 import {
   effectiveTopicConfig,
-  toLogConfig,
+  logConfigFor,
   validateTopicOverrides,
   type BrokerDefaults,
   type EffectiveTopicConfig,
@@ -127,8 +127,10 @@ export class TopicRegistry {
     return effectiveTopicConfig(this.broker, t.configs, { topicName: name });
   }
 
+  /** The log layer's view of the topic, broker-level producer id expiration included. */
   logConfig(name: string): LogConfig {
-    return toLogConfig(this.effectiveConfig(name));
+    const t = this.require(name);
+    return logConfigFor(this.broker, t.configs, { topicName: name });
   }
 
   /**

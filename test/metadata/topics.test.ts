@@ -155,6 +155,7 @@ describe('TopicRegistry delete / partitions / configs', () => {
     assert.equal(off.configs['remote.storage.enable'], 'false');
     assert.equal(r.logConfig('t').remoteStorageEnable, false);
     assert.equal(r.logConfig('t').retentionMs, 2000);
+    assert.equal(r.logConfig('t').producerIdExpirationMs, 86_400_000);
     r.incrementalAlterConfigs('t', [{ name: 'retention.ms', op: 'SET', value: '1' }], { validateOnly: true });
     assert.equal(r.logConfig('t').retentionMs, 2000);
     kafkaError(() => r.alterConfigs('nope', []), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
