@@ -173,3 +173,23 @@ export const INDEX_KIND_TO_OBJECT: Readonly<Record<IndexKind, ObjectKind>> = {
   producerSnapshot: 'snapshot',
   leaderEpoch: 'leader-epoch-checkpoint',
 };
+
+/** Waits for `p`, but rejects with RemoteAbortedError as soon as `signal` fires (p keeps running for others). */
+export function raceAbort<T>(p: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {
+  if (signal === undefined) return p;
+  if (signal.aborted) return Promise.reject(new RemoteAbortedError(`${what}: aborted`, { cause: signal.reason }));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new RemoteAbortedError(`${what}: aborted`, { cause: signal.reason }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

@@ -1,0 +1,207 @@
+// A byte-bounded LRU of fixed-size chunks of remote segment data, keyed by
+// segment and chunk index, in front of RemoteStorage.fetchData. A read fetches
+// each run of missing chunks with one ranged request, shares fetches already
+// in flight, and starts reading ahead the next chunks so a sequential consumer
+// finds them cached. Chunks never exceed the byte limit: a chunk is copied out
+// of a multi-chunk fetch so each entry owns exactly its bytes.
+import { LRUCache } from 'lru-cache';
+import { segmentIdentity } from './object-keys.js';
+import type { RemoteSegmentRef, RemoteStorage } from './remote-storage.js';
+import { raceAbort, throwIfAborted } from './remote-storage.js';
+
+export interface ChunkCacheOptions {
+  readonly source: Pick<RemoteStorage, 'fetchData'>;
+  /** Bytes per chunk; best equal to the storage's chunk size so fetches align with stored chunks. */
+  readonly chunkSize: number;
+  /** The byte limit (0 disables caching; reads still work). */
+  readonly maxBytes: number;
+  /** Chunks fetched ahead after each read. Default 2. */
+  readonly readAheadChunks?: number;
+}
+
+export interface ChunkCacheStats {
+  /** Chunks served from the cache. */
+  readonly hits: number;
+  /** Chunks a read found already being fetched (mostly by read-ahead). */
+  readonly inFlightHits: number;
+  /** Chunks a read had to fetch. */
+  readonly misses: number;
+  readonly readAheadChunks: number;
+  readonly readAheadErrors: number;
+  readonly fetches: number;
+  readonly fetchedBytes: number;
+  readonly evictions: number;
+  /** Bytes held now (never above maxBytes). */
+  readonly bytes: number;
+  readonly entries: number;
+}
+
+export interface ChunkReadOptions {
+  readonly signal?: AbortSignal;
+  /** The segment's data size when the caller knows it: read-ahead stops at its end. */
+  readonly segmentSize?: number;
+}
+
+export class ChunkCache {
+  readonly chunkSize: number;
+  readonly maxBytes: number;
+  readonly readAheadChunks: number;
+  private readonly source: Pick<RemoteStorage, 'fetchData'>;
+  private readonly lru: LRUCache<string, Buffer> | undefined;
+  private readonly inFlight = new Map<string, Promise<Buffer>>();
+  private readonly closing = new AbortController();
+  private counters = { hits: 0, inFlightHits: 0, misses: 0, readAheadChunks: 0, readAheadErrors: 0, fetches: 0, fetchedBytes: 0, evictions: 0 };
+
+  constructor(options: ChunkCacheOptions) {
+    if (!Number.isSafeInteger(options.chunkSize) || options.chunkSize <= 0) throw new RangeError(`chunkSize must be positive: ${options.chunkSize}`);
+    if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes < 0) throw new RangeError(`maxBytes must be >= 0: ${options.maxBytes}`);
+    this.source = options.source;
+    this.chunkSize = options.chunkSize;
+    this.maxBytes = options.maxBytes;
+    this.readAheadChunks = options.readAheadChunks ?? 2;
+    this.lru =
+      options.maxBytes === 0
+        ? undefined
+        : new LRUCache<string, Buffer>({
+            maxSize: options.maxBytes,
+            sizeCalculation: (b) => Math.max(1, b.length),
+            dispose: (_v, _k, reason) => {
+              if (reason === 'evict') this.counters.evictions++;
+            },
+          });
+  }
+
+  /**
+   * Bytes [start, endInclusive] of the segment's data (clamped to its end),
+   * through the cache.
+   */
+  async read(ref: RemoteSegmentRef, start: number, endInclusive: number, options: ChunkReadOptions = {}): Promise<Buffer> {
+    throwIfAborted(options.signal, 'chunk cache read');
+    if (!Number.isSafeInteger(start) || start < 0) throw new RangeError(`invalid start position ${start}`);
+    if (endInclusive < start) return Buffer.alloc(0);
+    const segment = segmentIdentity(ref);
+    const first = Math.floor(start / this.chunkSize);
+    let last = Math.floor(endInclusive / this.chunkSize);
+    if (options.segmentSize !== undefined) last = Math.min(last, Math.ceil(options.segmentSize / this.chunkSize) - 1);
+    if (last < first) return Buffer.alloc(0);
+
+    const pending: Array<Promise<Buffer>> = [];
+    let runStart = -1;
+    const flushRun = (upTo: number): void => {
+      if (runStart < 0) return;
+      const fetched = this.fetchRun(ref, segment, runStart, upTo);
+      for (const p of fetched) pending.push(p);
+      this.counters.misses += upTo - runStart + 1;
+      runStart = -1;
+    };
+    for (let i = first; i <= last; i++) {
+      const key = `${segment}#${i}`;
+      const cached = this.lru?.get(key);
+      const flying = cached === undefined ? this.inFlight.get(key) : undefined;
+      if (cached === undefined && flying === undefined) {
+        if (runStart < 0) runStart = i;
+        continue;
+      }
+      flushRun(i - 1);
+      if (cached !== undefined) {
+        this.counters.hits++;
+        pending.push(Promise.resolve(cached));
+      } else if (flying !== undefined) {
+        this.counters.inFlightHits++;
+        pending.push(flying);
+      }
+    }
+    flushRun(last);
+    this.readAhead(ref, segment, last + 1, options.segmentSize);
+
+    const chunks = await raceAbort(Promise.all(pending), options.signal, 'chunk cache read');
+    // A short chunk is the segment's last: stop there.
+    const parts: Buffer[] = [];
+    for (const c of chunks) {
+      parts.push(c);
+      if (c.length < this.chunkSize) break;
+    }
+    const joined = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+    const offset = first * this.chunkSize;
+    return joined.subarray(start - offset, Math.min(endInclusive - offset + 1, joined.length));
+  }
+
+  /** Starts fetching `chunks` chunks from `startPosition` (e.g. the head of the next segment) without waiting. */
+  prefetch(ref: RemoteSegmentRef, startPosition: number, chunks: number, segmentSize?: number): void {
+    const segment = segmentIdentity(ref);
+    this.readAhead(ref, segment, Math.floor(startPosition / this.chunkSize), segmentSize, chunks);
+  }
+
+  /** Drops every cached chunk of a segment (deleted or replaced). */
+  invalidate(ref: RemoteSegmentRef): void {
+    if (this.lru === undefined) return;
+    const prefix = `${segmentIdentity(ref)}#`;
+    for (const key of [...this.lru.keys()]) if (key.startsWith(prefix)) this.lru.delete(key);
+  }
+
+  stats(): ChunkCacheStats {
+    return { ...this.counters, bytes: this.lru?.calculatedSize ?? 0, entries: this.lru?.size ?? 0 };
+  }
+
+  /** Cancels read-ahead and empties the cache. */
+  close(): void {
+    this.closing.abort(new Error('chunk cache closed'));
+    this.lru?.clear();
+  }
+
+  private readAhead(ref: RemoteSegmentRef, segment: string, from: number, segmentSize: number | undefined, count = this.readAheadChunks): void {
+    if (count <= 0 || this.closing.signal.aborted) return;
+    let to = from + count - 1;
+    if (segmentSize !== undefined) to = Math.min(to, Math.ceil(segmentSize / this.chunkSize) - 1);
+    let runStart = -1;
+    const flush = (upTo: number): void => {
+      if (runStart < 0) return;
+      this.counters.readAheadChunks += upTo - runStart + 1;
+      for (const p of this.fetchRun(ref, segment, runStart, upTo)) {
+        p.catch(() => {
+          this.counters.readAheadErrors++;
+        });
+      }
+      runStart = -1;
+    };
+    for (let i = from; i <= to; i++) {
+      const key = `${segment}#${i}`;
+      if (this.lru?.has(key) === true || this.inFlight.has(key)) {
+        flush(i - 1);
+        continue;
+      }
+      if (runStart < 0) runStart = i;
+    }
+    flush(to);
+  }
+
+  /** One ranged fetch for chunks [from, to]; returns one promise per chunk, registered as in flight. */
+  private fetchRun(ref: RemoteSegmentRef, segment: string, from: number, to: number): Array<Promise<Buffer>> {
+    const cs = this.chunkSize;
+    this.counters.fetches++;
+    const whole = this.source.fetchData(ref, from * cs, (to + 1) * cs - 1, this.closing.signal).then((buf) => {
+      this.counters.fetchedBytes += buf.length;
+      return buf;
+    });
+    const out: Array<Promise<Buffer>> = [];
+    for (let i = from; i <= to; i++) {
+      const key = `${segment}#${i}`;
+      const piece = whole
+        .then((buf) => {
+          const slice = buf.subarray(Math.min((i - from) * cs, buf.length), Math.min((i - from + 1) * cs, buf.length));
+          // Own the bytes: a view into a larger fetch would keep all of it alive behind the accounting.
+          const own = slice.byteOffset === 0 && slice.length === slice.buffer.byteLength ? slice : Buffer.from(slice);
+          if (own.length > 0 && !this.closing.signal.aborted) this.lru?.set(key, own);
+          return own;
+        })
+        .finally(() => {
+          if (this.inFlight.get(key) === piece) this.inFlight.delete(key);
+        });
+      // Read-ahead pieces may have no reader: a failure must not become an unhandled rejection.
+      piece.catch(() => {});
+      this.inFlight.set(key, piece);
+      out.push(piece);
+    }
+    return out;
+  }
+}
