@@ -32,11 +32,20 @@ export interface RequestInfo {
 
 export type FaultPlan = (request: RequestInfo) => FaultAction;
 
+/** One request and the response the broker sent for it: whole frames, 4-byte size prefix included. */
+export interface Exchange {
+  readonly request: RequestInfo;
+  readonly requestFrame: Buffer;
+  readonly responseFrame: Buffer;
+}
+
 export interface ChaosProxyOptions {
   readonly target: HostPort;
   /** Listening port on 127.0.0.1; free by default. */
   readonly port?: number;
   readonly fault?: FaultPlan;
+  /** Sees every answered request, in order per connection (dropped responses included). */
+  readonly onExchange?: (exchange: Exchange) => void;
 }
 
 export interface ChaosProxyStats {
@@ -104,6 +113,8 @@ function produceAcks(frame: Buffer, apiVersion: number): number {
   return frame.readInt16BE(o);
 }
 
+const noFrame = Buffer.alloc(0);
+
 export async function startChaosProxy(options: ChaosProxyOptions): Promise<ChaosProxy> {
   let plan: FaultPlan = options.fault ?? (() => 'forward');
   const stats: ChaosProxyStats = { connections: 0, requests: new Map(), faults: 0, faultsByApi: new Map() };
@@ -131,7 +142,7 @@ export async function startChaosProxy(options: ChaosProxyOptions): Promise<Chaos
     client.on('error', closeBoth);
     upstream.on('error', closeBoth);
     // Responses come back in request order; each entry says whether to drop it.
-    const pending: Array<{ correlationId: number; drop: boolean }> = [];
+    const pending: Array<{ correlationId: number; drop: boolean; info: RequestInfo; requestFrame: Buffer }> = [];
 
     let inBuf: Buffer = Buffer.alloc(0);
     client.on('data', (chunk: Buffer) => {
@@ -162,7 +173,8 @@ export async function startChaosProxy(options: ChaosProxyOptions): Promise<Chaos
             expectsResponse = true;
           }
         }
-        const action = plan({ apiKey, apiVersion, correlationId, connectionId, nthOfApi, expectsResponse });
+        const info: RequestInfo = { apiKey, apiVersion, correlationId, connectionId, nthOfApi, expectsResponse };
+        const action = plan(info);
         if (action !== 'forward') {
           stats.faults++;
           stats.faultsByApi.set(apiKey, (stats.faultsByApi.get(apiKey) ?? 0) + 1);
@@ -179,7 +191,7 @@ export async function startChaosProxy(options: ChaosProxyOptions): Promise<Chaos
           }
           continue;
         }
-        pending.push({ correlationId, drop: action === 'close-after-response' });
+        pending.push({ correlationId, drop: action === 'close-after-response', info, requestFrame: options.onExchange === undefined ? noFrame : Buffer.from(frame) });
       }
     });
 
@@ -194,6 +206,9 @@ export async function startChaosProxy(options: ChaosProxyOptions): Promise<Chaos
         const correlationId = frame.readInt32BE(4);
         const idx = pending.findIndex((p) => p.correlationId === correlationId);
         const entry = idx >= 0 ? pending.splice(idx, 1)[0] : undefined;
+        if (entry !== undefined && options.onExchange !== undefined) {
+          options.onExchange({ request: entry.info, requestFrame: entry.requestFrame, responseFrame: Buffer.from(frame) });
+        }
         if (entry?.drop === true) {
           closeBoth();
           return;

@@ -1,0 +1,124 @@
+// A loopback proxy that records every request/response pair between real
+// clients and a broker (normally the reference Apache Kafka), and writes golden
+// response frames for the protocol codec tests:
+//   test/golden/kafka-responses/<api>-v<version>.bin          response frame
+//   test/golden/kafka-responses/<api>-v<version>.request.bin  the request it answered
+//   test/golden/kafka-responses/index.json                    who produced each file
+// Frames are stored as on the wire, 4-byte size prefix included (like the
+// request captures in test/golden/<client>/): a response is size, header
+// (correlation id, plus tagged fields in flexible versions; ApiVersions always
+// uses header v0), body. Per api/version the largest response
+// under the size limit is kept (so a Fetch sample carries records); existing
+// files are never overwritten.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { startChaosProxy, type ChaosProxy, type Exchange } from './chaos-proxy.js';
+import type { HostPort } from './kafka-reference.js';
+
+/** Kafka API names by key (from the message definitions), kebab-cased for file names. */
+const apiNames: Record<number, string> = {
+  0: 'Produce', 1: 'Fetch', 2: 'ListOffsets', 3: 'Metadata', 8: 'OffsetCommit', 9: 'OffsetFetch',
+  10: 'FindCoordinator', 11: 'JoinGroup', 12: 'Heartbeat', 13: 'LeaveGroup', 14: 'SyncGroup',
+  15: 'DescribeGroups', 16: 'ListGroups', 17: 'SaslHandshake', 18: 'ApiVersions', 19: 'CreateTopics',
+  20: 'DeleteTopics', 21: 'DeleteRecords', 22: 'InitProducerId', 23: 'OffsetForLeaderEpoch',
+  24: 'AddPartitionsToTxn', 25: 'AddOffsetsToTxn', 26: 'EndTxn', 28: 'TxnOffsetCommit',
+  29: 'DescribeAcls', 30: 'CreateAcls', 31: 'DeleteAcls', 32: 'DescribeConfigs', 33: 'AlterConfigs',
+  35: 'DescribeLogDirs', 36: 'SaslAuthenticate', 37: 'CreatePartitions', 42: 'DeleteGroups',
+  43: 'ElectLeaders', 44: 'IncrementalAlterConfigs', 45: 'AlterPartitionReassignments',
+  46: 'ListPartitionReassignments', 47: 'OffsetDelete', 60: 'DescribeCluster',
+  61: 'DescribeProducers', 65: 'DescribeTransactions', 66: 'ListTransactions',
+  68: 'ConsumerGroupHeartbeat', 69: 'ConsumerGroupDescribe', 71: 'GetTelemetrySubscriptions',
+  72: 'PushTelemetry', 75: 'DescribeTopicPartitions',
+};
+
+export function apiFileName(apiKey: number): string {
+  const name = apiNames[apiKey];
+  if (name === undefined) return `api${apiKey}`;
+  return name.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase();
+}
+
+export interface RecordedExchange extends Exchange {
+  /** Label of the client that sent the request (set with RecordingProxy.label). */
+  readonly client: string;
+}
+
+export interface RecordingProxy {
+  readonly proxy: ChaosProxy;
+  readonly address: string;
+  readonly exchanges: RecordedExchange[];
+  /** Labels the exchanges recorded from now on. */
+  label(client: string): void;
+  close(): Promise<void>;
+}
+
+export async function startRecordingProxy(options: { target: HostPort; port?: number }): Promise<RecordingProxy> {
+  const exchanges: RecordedExchange[] = [];
+  let client = 'unknown';
+  const proxy = await startChaosProxy({
+    target: options.target,
+    ...(options.port === undefined ? {} : { port: options.port }),
+    onExchange: (e) => exchanges.push({ ...e, client }),
+  });
+  return {
+    proxy,
+    address: proxy.address,
+    exchanges,
+    label(c: string): void {
+      client = c;
+    },
+    close: () => proxy.close(),
+  };
+}
+
+export interface GoldenIndexEntry {
+  readonly file: string;
+  readonly requestFile: string;
+  readonly apiKey: number;
+  readonly api: string;
+  readonly apiVersion: number;
+  readonly client: string;
+  readonly broker: string;
+  readonly bytes: number;
+}
+
+/**
+ * Writes one response (and its request) per api/version not yet in `dir`: the
+ * largest one not above `maxBytes`.
+ */
+export function saveGoldenResponses(exchanges: readonly RecordedExchange[], dir: string, options: { broker: string; maxBytes?: number }): GoldenIndexEntry[] {
+  mkdirSync(dir, { recursive: true });
+  const indexFile = path.join(dir, 'index.json');
+  const index: GoldenIndexEntry[] = existsSync(indexFile) ? (JSON.parse(readFileSync(indexFile, 'utf8')) as GoldenIndexEntry[]) : [];
+  const written: GoldenIndexEntry[] = [];
+  const maxBytes = options.maxBytes ?? 64 * 1024;
+  const best = new Map<string, RecordedExchange>();
+  for (const e of exchanges) {
+    if (e.responseFrame.length > maxBytes) continue;
+    const key = `${e.request.apiKey}/${e.request.apiVersion}`;
+    const current = best.get(key);
+    if (current === undefined || e.responseFrame.length > current.responseFrame.length) best.set(key, e);
+  }
+  for (const e of best.values()) {
+    const base = `${apiFileName(e.request.apiKey)}-v${e.request.apiVersion}`;
+    const file = `${base}.bin`;
+    const requestFile = `${base}.request.bin`;
+    if (existsSync(path.join(dir, file))) continue;
+    writeFileSync(path.join(dir, file), e.responseFrame);
+    writeFileSync(path.join(dir, requestFile), e.requestFrame);
+    const entry: GoldenIndexEntry = {
+      file,
+      requestFile,
+      apiKey: e.request.apiKey,
+      api: apiNames[e.request.apiKey] ?? `api${e.request.apiKey}`,
+      apiVersion: e.request.apiVersion,
+      client: e.client,
+      broker: options.broker,
+      bytes: e.responseFrame.length,
+    };
+    index.push(entry);
+    written.push(entry);
+  }
+  index.sort((a, b) => a.apiKey - b.apiKey || a.apiVersion - b.apiVersion);
+  writeFileSync(indexFile, `${JSON.stringify(index, null, 2)}\n`);
+  return written;
+}
