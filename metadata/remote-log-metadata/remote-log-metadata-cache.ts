@@ -22,7 +22,7 @@ import type {
   RemoteLogSegmentState,
   TopicIdPartition,
 } from './types.js';
-import { formatTopicIdPartition, topicIdPartitionKey } from './types.js';
+import { formatTopicIdPartition } from './types.js';
 
 class LeaderEpochState {
   /** Epoch start offset within a finished segment -> slot. Unique keys. */
@@ -267,7 +267,7 @@ export class RemoteLogMetadataCache {
   }
 
   private checkPartition(tp: TopicIdPartition): void {
-    if (topicIdPartitionKey(tp) !== topicIdPartitionKey(this.topicIdPartition)) {
+    if (tp.partition !== this.topicIdPartition.partition || tp.topicId !== this.topicIdPartition.topicId) {
       throw new InvalidRemoteLogMetadataError(
         `event for ${formatTopicIdPartition(tp)} applied to ${formatTopicIdPartition(this.topicIdPartition)}`,
       );

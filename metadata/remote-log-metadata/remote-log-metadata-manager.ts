@@ -61,10 +61,10 @@ export class RemoteLogMetadataManager {
   /** Per metadata partition: the next offset to apply. */
   private readonly nextOffsets: bigint[];
   private readonly ready: boolean[];
-  private readonly readyWaiters: Array<Array<() => void>>;
-  /** Per metadata partition: the tail of the chain serialising writes and catch-ups. */
+  /** Per metadata partition: its replay, once started; cleared when it fails so it can be retried. */
+  private readonly replays: Array<Promise<void> | undefined>;
+  /** Per metadata partition: the tail of the chain serialising replay, writes and catch-ups. */
   private readonly queues: Promise<unknown>[];
-  private started: Promise<void> | undefined;
   readonly stats: RemoteLogMetadataStats = { recordsApplied: 0, recordsSkipped: 0 };
 
   constructor(options: RemoteLogMetadataManagerOptions) {
@@ -73,18 +73,25 @@ export class RemoteLogMetadataManager {
     const n = options.log.partitionCount;
     this.nextOffsets = Array.from({ length: n }, () => 0n);
     this.ready = Array.from({ length: n }, () => false);
-    this.readyWaiters = Array.from({ length: n }, () => []);
+    this.replays = Array.from({ length: n }, () => undefined);
     this.queues = Array.from({ length: n }, () => Promise.resolve());
   }
 
   /**
    * Replays every metadata partition from its first record. Each partition becomes
    * ready as soon as its own replay ends. Rejects (KAFKA_STORAGE_ERROR) if some
-   * partition could not be read; the others are ready regardless.
+   * partition could not be read; the others are ready regardless, and calling
+   * start() again retries the failed ones.
    */
-  start(): Promise<void> {
-    this.started ??= this.replayAll();
-    return this.started;
+  async start(): Promise<void> {
+    const results = await Promise.allSettled(this.replays.map((_, p) => this.replay(p)));
+    const failed = results.findIndex((r) => r.status === 'rejected');
+    if (failed >= 0) {
+      const reason = (results[failed] as PromiseRejectedResult).reason;
+      throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `replay of __remote_log_metadata partition ${failed} failed`, {
+        cause: reason,
+      });
+    }
   }
 
   /** The metadata partition holding `tp`'s events (Kafka's RemoteLogMetadataTopicPartitioner). */
@@ -96,11 +103,9 @@ export class RemoteLogMetadataManager {
     return this.ready[this.metadataPartition(tp)] === true;
   }
 
-  /** Resolves once `tp`'s metadata partition has been replayed. */
+  /** Replays `tp`'s metadata partition unless done or under way; resolves once it is ready. */
   whenReady(tp: TopicIdPartition): Promise<void> {
-    const p = this.metadataPartition(tp);
-    if (this.ready[p] === true) return Promise.resolve();
-    return new Promise((resolve) => (this.readyWaiters[p] as Array<() => void>).push(resolve));
+    return this.replay(this.metadataPartition(tp));
   }
 
   /**
@@ -217,42 +222,24 @@ export class RemoteLogMetadataManager {
   }
 
   /** Applies records appended to metadata partition `partition` since the last ones applied. */
-  catchUp(partition: number): Promise<void> {
-    void this.start().catch(() => undefined);
-    return this.serialised(partition, async () => {
-      await this.readyOf(partition);
-      await this.applyFrom(partition);
-    });
+  async catchUp(partition: number): Promise<void> {
+    await this.replay(partition);
+    await this.serialised(partition, () => this.applyFrom(partition));
   }
 
-  private async replayAll(): Promise<void> {
-    const results = await Promise.allSettled(
-      this.nextOffsets.map((_, p) =>
-        this.serialised(p, async () => {
-          await this.applyFrom(p);
-          this.markReady(p);
-        }),
-      ),
-    );
-    const failed = results.findIndex((r) => r.status === 'rejected');
-    if (failed >= 0) {
-      const reason = (results[failed] as PromiseRejectedResult).reason;
-      throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `replay of __remote_log_metadata partition ${failed} failed`, {
-        cause: reason,
+  private replay(partition: number): Promise<void> {
+    let replay = this.replays[partition];
+    if (replay === undefined) {
+      replay = this.serialised(partition, async () => {
+        await this.applyFrom(partition);
+        this.ready[partition] = true;
+      });
+      this.replays[partition] = replay;
+      replay.catch(() => {
+        this.replays[partition] = undefined;
       });
     }
-  }
-
-  private markReady(partition: number): void {
-    this.ready[partition] = true;
-    const waiters = this.readyWaiters[partition] as Array<() => void>;
-    this.readyWaiters[partition] = [];
-    for (const resolve of waiters) resolve();
-  }
-
-  private readyOf(partition: number): Promise<void> {
-    if (this.ready[partition] === true) return Promise.resolve();
-    return new Promise((resolve) => (this.readyWaiters[partition] as Array<() => void>).push(resolve));
+    return replay;
   }
 
   /** Reads and applies every record from the next unapplied offset to the current end. */

@@ -44,6 +44,7 @@ export class SegmentTable {
   private used = 0;
   /** Slots ever handed out: the next fresh slot. */
   private highWater = 0;
+  private readonly scratch = new Uint8Array(16);
   /** Linear probing; holds slot + 1, 0 marks an empty bucket. */
   private buckets = new Int32Array(16);
 
@@ -77,9 +78,9 @@ export class SegmentTable {
     return slot;
   }
 
-  /** The slot of segment `id`, or -1. */
+  /** The slot of segment `id`, or -1 (also for a string that is not a canonical Uuid). */
   find(id: string): number {
-    return this.findBytes(uuidFromString(id));
+    return decodeUuidInto(id, this.scratch) ? this.findBytes(this.scratch) : -1;
   }
 
   remove(slot: number): void {
@@ -294,6 +295,34 @@ export class SegmentTable {
     this.buckets = new Int32Array(size);
     for (const entry of old) if (entry !== 0) this.insertBucket(entry - 1);
   }
+}
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const SEXTET = new Int8Array(128).fill(-1);
+for (let i = 0; i < 64; i++) SEXTET[BASE64URL.charCodeAt(i)] = i;
+
+/**
+ * Decodes a canonical 22-char Uuid string into `out` without allocating; false
+ * for anything else. Lookups run once per replayed record, so this stays cheap.
+ */
+function decodeUuidInto(s: string, out: Uint8Array): boolean {
+  if (s.length !== 22) return false;
+  let acc = 0;
+  let bits = 0;
+  let j = 0;
+  for (let i = 0; i < 22; i++) {
+    const c = s.charCodeAt(i);
+    const v = c < 128 ? (SEXTET[c] as number) : -1;
+    if (v < 0) return false;
+    acc = ((acc << 6) | v) & 0xffffff;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      if (j < 16) out[j++] = (acc >>> bits) & 0xff;
+    }
+  }
+  // 22 sextets carry 132 bits: the 4 left over must be zero in the canonical form.
+  return (acc & ((1 << bits) - 1)) === 0;
 }
 
 function growBigInt(a: BigInt64Array, capacity: number): BigInt64Array<ArrayBuffer> {

@@ -82,6 +82,22 @@ class AmbiguousLog extends MemoryMetadataTopicLog {
   }
 }
 
+/** A log whose next read of one partition fails after yielding its first record. */
+class FlakyReadLog extends MemoryMetadataTopicLog {
+  failPartition: number | undefined;
+  override async *read(partition: number, fromOffset: bigint): AsyncIterable<MetadataTopicRecord> {
+    const fail = partition === this.failPartition;
+    let n = 0;
+    for await (const record of super.read(partition, fromOffset)) {
+      if (fail && n++ === 1) {
+        this.failPartition = undefined;
+        throw new Error('I/O error');
+      }
+      yield record;
+    }
+  }
+}
+
 describe('RemoteLogMetadataManager', () => {
   it('writes each event as a Kafka record (null key) to the partition Kafka would choose, then serves it', async () => {
     const log = new MemoryMetadataTopicLog(50);
@@ -168,6 +184,27 @@ describe('RemoteLogMetadataManager', () => {
     await start;
     assert.equal(m.isReady(TP0), true);
     assert.equal(m.remoteLogSegmentMetadata(TP0, 0, 5n)?.remoteLogSegmentId.id, segmentId(1));
+  });
+
+  it('reports a failed replay as KAFKA_STORAGE_ERROR, keeps that partition unready, and retries on start()', async () => {
+    const log = new FlakyReadLog(3);
+    const writer = await started(log);
+    for (let id = 0; id < 3; id++) {
+      await writer.addRemoteLogSegmentMetadata(segment({ id, start: id * 10, end: id * 10 + 9 }));
+      await writer.updateRemoteLogSegmentMetadata(update(id, 'COPY_SEGMENT_FINISHED'));
+    }
+    log.failPartition = writer.metadataPartition(TP0);
+    const m = new RemoteLogMetadataManager({ log });
+    await assert.rejects(
+      m.start(),
+      (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.KAFKA_STORAGE_ERROR && (e.cause as Error).message === 'I/O error',
+    );
+    assert.equal(m.isReady(TP0), false);
+    assert.throws(() => m.listRemoteLogSegments(TP0), RemoteLogMetadataNotReadyError);
+    await m.start();
+    assert.equal(m.isReady(TP0), true);
+    assert.deepEqual(m.listRemoteLogSegments(TP0), writer.listRemoteLogSegments(TP0));
+    assert.equal(m.stats.recordsApplied, 6);
   });
 
   it('replays the topic into exactly the live state', async () => {
