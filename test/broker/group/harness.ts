@@ -83,13 +83,19 @@ export interface Harness {
 }
 
 export async function startHarness(
-  options: { config?: Partial<GroupCoordinatorConfig>; log?: MemoryOffsetsTopicLog; clock?: ManualClock } = {},
+  options: {
+    config?: Partial<GroupCoordinatorConfig>;
+    log?: MemoryOffsetsTopicLog;
+    clock?: ManualClock;
+    /** Puts a test double (failures, delays) between the coordinator and the memory log. */
+    wrap?: (log: MemoryOffsetsTopicLog) => OffsetsTopicLog;
+  } = {},
 ): Promise<Harness> {
   const clock = options.clock ?? new ManualClock();
   const scheduler = new ManualScheduler(clock);
   const log = options.log ?? new MemoryOffsetsTopicLog();
   const coordinator = new GroupCoordinator({
-    log,
+    log: options.wrap === undefined ? log : options.wrap(log),
     clock,
     scheduler,
     config: { ...TEST_CONFIG, ...options.config },
