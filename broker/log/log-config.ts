@@ -29,6 +29,21 @@ export interface LogConfig {
   messageTimestampAfterMaxMs?: number;
   /** producer.id.expiration.ms (broker-level in Kafka) */
   producerIdExpirationMs?: number;
+  /**
+   * remote.storage.enable: the partition is tiered. Local retention then bounds
+   * the local tier with local.retention.* (retention.* bound local + remote and are
+   * applied by the RemoteLogManager), and the tiering veto keeps segments that are
+   * not yet remote.
+   */
+  remoteStorageEnable?: boolean;
+  /** remote.log.copy.disable */
+  remoteLogCopyDisable?: boolean;
+  /** remote.log.delete.on.disable */
+  remoteLogDeleteOnDisable?: boolean;
+  /** local.retention.ms; -2 (or absent) = retention.ms */
+  localRetentionMs?: number;
+  /** local.retention.bytes; -2 (or absent) = retention.bytes */
+  localRetentionBytes?: number;
 }
 
 const LONG_MAX_AS_NUMBER = Number.MAX_SAFE_INTEGER;

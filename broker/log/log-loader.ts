@@ -174,11 +174,11 @@ export async function loadLog(opts: LoadOptions): Promise<LoadedLog> {
     const from = producerState.mapEndOffsetValue;
     if (from < logEndOffset) await replaySegments(producerState, segments.all(), from, logEndOffset);
   }
-  for (const off of snapshotOffsets) if (off > logEndOffset) await deleteSnapshot(dir, off);
+  const firstBase = (segments.first() as LogSegment).baseOffset;
+  for (const off of snapshotOffsets) if (off > logEndOffset || off < firstBase) await deleteSnapshot(dir, off);
 
   const logStartOffset = (() => {
     let s = opts.logStartOffset ?? first.baseOffset;
-    const firstBase = (segments.first() as LogSegment).baseOffset;
     if (s < firstBase) s = firstBase;
     if (s > logEndOffset) s = logEndOffset;
     return s;

@@ -29,7 +29,7 @@ import { LogSegment, type SegmentOptions, type TimestampAndOffset } from './log-
 import type { LogSegments } from './log-segments.js';
 import { writePartitionMetadata } from './partition-metadata.js';
 import { appendBatchToInfo } from './producer-replay.js';
-import { deleteSnapshot, writeSnapshot } from './producer-snapshots.js';
+import { deleteSnapshotsBefore, writeSnapshot } from './producer-snapshots.js';
 import {
   type CompletedTxn,
   type ProducerAppendInfo,
@@ -560,9 +560,10 @@ export class PartitionLog {
       for (const seg of doomed) {
         this.logger?.info({ topic: this.opts.topic, partition: this.opts.partition, segment: seg.baseOffset.toString(), reason }, 'deleting segment');
         await seg.delete();
-        // The snapshot at a deleted segment's base describes state no longer needed.
-        await deleteSnapshot(this.opts.dir, seg.baseOffset);
       }
+      // Snapshots inside the deleted range describe state no longer needed; the one
+      // at the new first segment's base (the end of the last deleted one) stays.
+      await deleteSnapshotsBefore(this.opts.dir, newFirst.baseOffset);
       return { segments: doomed.length, bytes };
     } catch (e) {
       throw this.goOffline('segment deletion failed', e);

@@ -103,3 +103,14 @@ export async function readSnapshot(dir: string, offset: bigint): Promise<Produce
 export async function deleteSnapshot(dir: string, offset: bigint): Promise<void> {
   await unlinkIfExists(snapshotFile(dir, offset));
 }
+
+/** Deletes the snapshots below `offset` (state older than the first local segment). */
+export async function deleteSnapshotsBefore(dir: string, offset: bigint): Promise<number> {
+  let n = 0;
+  for (const o of await listSnapshotOffsets(dir)) {
+    if (o >= offset) break;
+    await deleteSnapshot(dir, o);
+    n++;
+  }
+  return n;
+}

@@ -41,10 +41,34 @@ export function logStartOffsetBreached(logStartOffset: bigint): SegmentPredicate
   return (_seg, next) => next !== undefined && next.baseOffset <= logStartOffset;
 }
 
-/** retention.bytes: oldest segments while the log stays at or above the limit without them. */
-export function retentionSizeBreached(config: Pick<LogConfig, 'retentionBytes'>, totalBytes: number): SegmentPredicate | null {
-  if (config.retentionBytes < 0 || totalBytes < config.retentionBytes) return null;
-  let diff = totalBytes - config.retentionBytes;
+type RetentionLimits = Pick<LogConfig, 'retentionMs' | 'retentionBytes' | 'remoteStorageEnable' | 'localRetentionMs' | 'localRetentionBytes'>;
+
+/**
+ * The limits that bound the local segments: retention.* for a local-only
+ * partition, local.retention.* (-2 = inherit) for a tiered one, whose total
+ * retention the RemoteLogManager applies across both tiers.
+ */
+export function localRetentionLimits(config: Partial<RetentionLimits> & Pick<LogConfig, 'retentionMs' | 'retentionBytes'>): {
+  retentionMs: number;
+  retentionBytes: number;
+} {
+  if (config.remoteStorageEnable !== true) return { retentionMs: config.retentionMs, retentionBytes: config.retentionBytes };
+  const ms = config.localRetentionMs;
+  const bytes = config.localRetentionBytes;
+  return {
+    retentionMs: ms === undefined || ms === -2 ? config.retentionMs : ms,
+    retentionBytes: bytes === undefined || bytes === -2 ? config.retentionBytes : bytes,
+  };
+}
+
+/** retention.bytes (local.retention.bytes when tiered): oldest segments while the log stays at or above the limit without them. */
+export function retentionSizeBreached(
+  config: Partial<RetentionLimits> & Pick<LogConfig, 'retentionBytes'>,
+  totalBytes: number,
+): SegmentPredicate | null {
+  const { retentionBytes } = localRetentionLimits({ retentionMs: -1, ...config });
+  if (retentionBytes < 0 || totalBytes < retentionBytes) return null;
+  let diff = totalBytes - retentionBytes;
   return (seg) => {
     if (diff - seg.size >= 0) {
       diff -= seg.size;
@@ -55,17 +79,19 @@ export function retentionSizeBreached(config: Pick<LogConfig, 'retentionBytes'>,
 }
 
 /**
- * retention.ms: segments whose largest timestamp is older than the limit.
- * Timestamps are preloaded (largestTimestamp may stat the file), hence the map.
+ * retention.ms (local.retention.ms when tiered): segments whose largest timestamp
+ * is older than the limit. Timestamps are preloaded (largestTimestamp may stat
+ * the file), hence the map.
  */
 export function retentionMsBreached(
-  config: Pick<LogConfig, 'retentionMs'>,
+  config: Partial<RetentionLimits> & Pick<LogConfig, 'retentionMs'>,
   now: number,
   largestTimestamps: ReadonlyMap<bigint, number>,
 ): SegmentPredicate | null {
-  if (config.retentionMs < 0) return null;
+  const { retentionMs } = localRetentionLimits({ retentionBytes: -1, ...config });
+  if (retentionMs < 0) return null;
   return (seg) => {
     const ts = largestTimestamps.get(seg.baseOffset);
-    return ts !== undefined && now - ts > config.retentionMs;
+    return ts !== undefined && now - ts > retentionMs;
   };
 }

@@ -51,8 +51,9 @@ describe('roll, retention and DeleteRecords', () => {
     assert.equal(log.logStartOffset, 6n);
     assert.equal(log.logEndOffset, 6n);
     assert.equal(log.activeSegment().baseOffset, 6n);
-    const files = (await readdir(path.join(dir, 'topic-0'))).filter((f) => f.endsWith('.log'));
-    assert.deepEqual(files, ['00000000000000000006.log']);
+    const files = await readdir(path.join(dir, 'topic-0'));
+    assert.deepEqual(files.filter((f) => f.endsWith('.log')), ['00000000000000000006.log']);
+    assert.deepEqual(files.filter((f) => f.endsWith('.snapshot')), ['00000000000000000006.snapshot']);
     const next = await log.append(batch({}), client);
     assert.equal(next.baseOffset, 6n);
     await log.close();
