@@ -12,7 +12,7 @@ export function genIndex(apis) {
     '// use header v0 and ControlledShutdown v0 requests use header v0.',
     "import type { Reader } from '../reader.js';",
     "import type { Writer } from '../writer.js';",
-    "import type { FlexibleVersions, VersionRange } from './runtime.js';",
+    "import type { FlexibleVersions, MessageMeta, VersionRange } from './runtime.js';",
   ];
   for (const a of apis) {
     const n = a.base;
@@ -32,6 +32,8 @@ export function genIndex(apis) {
     '  name: string;',
     '  validVersions: VersionRange;',
     '  flexibleVersions: FlexibleVersions;',
+    '  /** The highest valid version is still under development in Kafka: leave it out of ApiVersions. */',
+    '  latestVersionUnstable: boolean;',
     '  decodeRequest(r: Reader, version: number): Req;',
     '  encodeRequest(w: Writer, version: number, m: Req): void;',
     '  decodeResponse(r: Reader, version: number): Res;',
@@ -45,7 +47,7 @@ export function genIndex(apis) {
     'export type ApiName = keyof typeof ApiKey;',
     '',
     'function api<Req, Res>(',
-    '  meta: { apiKey: number; name: string; validVersions: VersionRange; flexibleVersions: FlexibleVersions },',
+    '  meta: MessageMeta,',
     '  decodeRequest: (r: Reader, version: number) => Req,',
     '  encodeRequest: (w: Writer, version: number, m: Req) => void,',
     '  decodeResponse: (r: Reader, version: number) => Res,',
@@ -56,6 +58,7 @@ export function genIndex(apis) {
     '    name: meta.name,',
     '    validVersions: meta.validVersions,',
     '    flexibleVersions: meta.flexibleVersions,',
+    '    latestVersionUnstable: meta.latestVersionUnstable,',
     '    decodeRequest,',
     '    encodeRequest,',
     '    decodeResponse,',

@@ -328,6 +328,7 @@ export function genMessage(spec, ctxExtra) {
     `  name: '${apiName}',`,
     `  validVersions: { min: ${valid.min}, max: ${valid.max} },`,
     `  flexibleVersions: ${flex ? `{ min: ${flex.min}, max: ${flex.max === Infinity ? 'null' : flex.max} }` : 'null'},`,
+    `  latestVersionUnstable: ${spec.latestVersionUnstable === true},`,
     '};',
   );
 

@@ -23,6 +23,7 @@ export const AddOffsetsToTxnRequestMeta: MessageMeta = {
   name: 'AddOffsetsToTxn',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAddOffsetsToTxnRequest(r: Reader, version: number): AddOffsetsToTxnRequest {
@@ -73,6 +74,7 @@ export const AddOffsetsToTxnResponseMeta: MessageMeta = {
   name: 'AddOffsetsToTxn',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAddOffsetsToTxnResponse(r: Reader, version: number): AddOffsetsToTxnResponse {

@@ -47,6 +47,7 @@ export const AddPartitionsToTxnRequestMeta: MessageMeta = {
   name: 'AddPartitionsToTxn',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAddPartitionsToTxnRequest(r: Reader, version: number): AddPartitionsToTxnRequest {
@@ -227,6 +228,7 @@ export const AddPartitionsToTxnResponseMeta: MessageMeta = {
   name: 'AddPartitionsToTxn',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAddPartitionsToTxnResponse(r: Reader, version: number): AddPartitionsToTxnResponse {

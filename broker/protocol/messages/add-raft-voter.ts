@@ -35,6 +35,7 @@ export const AddRaftVoterRequestMeta: MessageMeta = {
   name: 'AddRaftVoter',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAddRaftVoterRequest(r: Reader, version: number): AddRaftVoterRequest {
@@ -98,6 +99,7 @@ export const AddRaftVoterResponseMeta: MessageMeta = {
   name: 'AddRaftVoter',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAddRaftVoterResponse(r: Reader, version: number): AddRaftVoterResponse {

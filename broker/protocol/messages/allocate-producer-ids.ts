@@ -19,6 +19,7 @@ export const AllocateProducerIdsRequestMeta: MessageMeta = {
   name: 'AllocateProducerIds',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAllocateProducerIdsRequest(r: Reader, version: number): AllocateProducerIdsRequest {
@@ -55,6 +56,7 @@ export const AllocateProducerIdsResponseMeta: MessageMeta = {
   name: 'AllocateProducerIds',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAllocateProducerIdsResponse(r: Reader, version: number): AllocateProducerIdsResponse {

@@ -45,6 +45,7 @@ export const AlterClientQuotasRequestMeta: MessageMeta = {
   name: 'AlterClientQuotas',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAlterClientQuotasRequest(r: Reader, version: number): AlterClientQuotasRequest {
@@ -208,6 +209,7 @@ export const AlterClientQuotasResponseMeta: MessageMeta = {
   name: 'AlterClientQuotas',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAlterClientQuotasResponse(r: Reader, version: number): AlterClientQuotasResponse {

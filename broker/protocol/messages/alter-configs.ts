@@ -37,6 +37,7 @@ export const AlterConfigsRequestMeta: MessageMeta = {
   name: 'AlterConfigs',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAlterConfigsRequest(r: Reader, version: number): AlterConfigsRequest {
@@ -163,6 +164,7 @@ export const AlterConfigsResponseMeta: MessageMeta = {
   name: 'AlterConfigs',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAlterConfigsResponse(r: Reader, version: number): AlterConfigsResponse {

@@ -35,6 +35,7 @@ export const AlterPartitionReassignmentsRequestMeta: MessageMeta = {
   name: 'AlterPartitionReassignments',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAlterPartitionReassignmentsRequest(r: Reader, version: number): AlterPartitionReassignmentsRequest {
@@ -141,6 +142,7 @@ export const AlterPartitionReassignmentsResponseMeta: MessageMeta = {
   name: 'AlterPartitionReassignments',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAlterPartitionReassignmentsResponse(r: Reader, version: number): AlterPartitionReassignmentsResponse {

@@ -55,6 +55,7 @@ export const AlterPartitionRequestMeta: MessageMeta = {
   name: 'AlterPartition',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAlterPartitionRequest(r: Reader, version: number): AlterPartitionRequest {
@@ -212,6 +213,7 @@ export const AlterPartitionResponseMeta: MessageMeta = {
   name: 'AlterPartition',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAlterPartitionResponse(r: Reader, version: number): AlterPartitionResponse {

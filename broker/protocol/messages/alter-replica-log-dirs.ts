@@ -33,6 +33,7 @@ export const AlterReplicaLogDirsRequestMeta: MessageMeta = {
   name: 'AlterReplicaLogDirs',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAlterReplicaLogDirsRequest(r: Reader, version: number): AlterReplicaLogDirsRequest {
@@ -165,6 +166,7 @@ export const AlterReplicaLogDirsResponseMeta: MessageMeta = {
   name: 'AlterReplicaLogDirs',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAlterReplicaLogDirsResponse(r: Reader, version: number): AlterReplicaLogDirsResponse {

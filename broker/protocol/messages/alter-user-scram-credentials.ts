@@ -41,6 +41,7 @@ export const AlterUserScramCredentialsRequestMeta: MessageMeta = {
   name: 'AlterUserScramCredentials',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAlterUserScramCredentialsRequest(r: Reader, version: number): AlterUserScramCredentialsRequest {
@@ -131,6 +132,7 @@ export const AlterUserScramCredentialsResponseMeta: MessageMeta = {
   name: 'AlterUserScramCredentials',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAlterUserScramCredentialsResponse(r: Reader, version: number): AlterUserScramCredentialsResponse {

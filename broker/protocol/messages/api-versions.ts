@@ -19,6 +19,7 @@ export const ApiVersionsRequestMeta: MessageMeta = {
   name: 'ApiVersions',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeApiVersionsRequest(r: Reader, version: number): ApiVersionsRequest {
@@ -101,6 +102,7 @@ export const ApiVersionsResponseMeta: MessageMeta = {
   name: 'ApiVersions',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeApiVersionsResponse(r: Reader, version: number): ApiVersionsResponse {

@@ -43,6 +43,7 @@ export const AssignReplicasToDirsRequestMeta: MessageMeta = {
   name: 'AssignReplicasToDirs',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAssignReplicasToDirsRequest(r: Reader, version: number): AssignReplicasToDirsRequest {
@@ -164,6 +165,7 @@ export const AssignReplicasToDirsResponseMeta: MessageMeta = {
   name: 'AssignReplicasToDirs',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeAssignReplicasToDirsResponse(r: Reader, version: number): AssignReplicasToDirsResponse {

@@ -53,6 +53,7 @@ export const BeginQuorumEpochRequestMeta: MessageMeta = {
   name: 'BeginQuorumEpoch',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeBeginQuorumEpochRequest(r: Reader, version: number): BeginQuorumEpochRequest {
@@ -242,6 +243,7 @@ export const BeginQuorumEpochResponseMeta: MessageMeta = {
   name: 'BeginQuorumEpoch',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeBeginQuorumEpochResponse(r: Reader, version: number): BeginQuorumEpochResponse {

@@ -27,6 +27,7 @@ export const BrokerHeartbeatRequestMeta: MessageMeta = {
   name: 'BrokerHeartbeat',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeBrokerHeartbeatRequest(r: Reader, version: number): BrokerHeartbeatRequest {
@@ -97,6 +98,7 @@ export const BrokerHeartbeatResponseMeta: MessageMeta = {
   name: 'BrokerHeartbeat',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeBrokerHeartbeatResponse(r: Reader, version: number): BrokerHeartbeatResponse {

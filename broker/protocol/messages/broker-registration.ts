@@ -55,6 +55,7 @@ export const BrokerRegistrationRequestMeta: MessageMeta = {
   name: 'BrokerRegistration',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeBrokerRegistrationRequest(r: Reader, version: number): BrokerRegistrationRequest {
@@ -163,6 +164,7 @@ export const BrokerRegistrationResponseMeta: MessageMeta = {
   name: 'BrokerRegistration',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeBrokerRegistrationResponse(r: Reader, version: number): BrokerRegistrationResponse {

@@ -19,6 +19,7 @@ export const ConsumerGroupDescribeRequestMeta: MessageMeta = {
   name: 'ConsumerGroupDescribe',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupDescribeRequest(r: Reader, version: number): ConsumerGroupDescribeRequest {
@@ -119,6 +120,7 @@ export const ConsumerGroupDescribeResponseMeta: MessageMeta = {
   name: 'ConsumerGroupDescribe',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupDescribeResponse(r: Reader, version: number): ConsumerGroupDescribeResponse {

@@ -43,6 +43,7 @@ export const ConsumerGroupHeartbeatRequestMeta: MessageMeta = {
   name: 'ConsumerGroupHeartbeat',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: true,
 };
 
 export function decodeConsumerGroupHeartbeatRequest(r: Reader, version: number): ConsumerGroupHeartbeatRequest {
@@ -158,6 +159,7 @@ export const ConsumerGroupHeartbeatResponseMeta: MessageMeta = {
   name: 'ConsumerGroupHeartbeat',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupHeartbeatResponse(r: Reader, version: number): ConsumerGroupHeartbeatResponse {

@@ -19,6 +19,7 @@ export const ControlledShutdownRequestMeta: MessageMeta = {
   name: 'ControlledShutdown',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeControlledShutdownRequest(r: Reader, version: number): ControlledShutdownRequest {
@@ -67,6 +68,7 @@ export const ControlledShutdownResponseMeta: MessageMeta = {
   name: 'ControlledShutdown',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeControlledShutdownResponse(r: Reader, version: number): ControlledShutdownResponse {

@@ -47,6 +47,7 @@ export const ControllerRegistrationRequestMeta: MessageMeta = {
   name: 'ControllerRegistration',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeControllerRegistrationRequest(r: Reader, version: number): ControllerRegistrationRequest {
@@ -135,6 +136,7 @@ export const ControllerRegistrationResponseMeta: MessageMeta = {
   name: 'ControllerRegistration',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeControllerRegistrationResponse(r: Reader, version: number): ControllerRegistrationResponse {

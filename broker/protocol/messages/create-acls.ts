@@ -35,6 +35,7 @@ export const CreateAclsRequestMeta: MessageMeta = {
   name: 'CreateAcls',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeCreateAclsRequest(r: Reader, version: number): CreateAclsRequest {
@@ -134,6 +135,7 @@ export const CreateAclsResponseMeta: MessageMeta = {
   name: 'CreateAcls',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeCreateAclsResponse(r: Reader, version: number): CreateAclsResponse {

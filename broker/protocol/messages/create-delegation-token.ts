@@ -31,6 +31,7 @@ export const CreateDelegationTokenRequestMeta: MessageMeta = {
   name: 'CreateDelegationToken',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeCreateDelegationTokenRequest(r: Reader, version: number): CreateDelegationTokenRequest {
@@ -134,6 +135,7 @@ export const CreateDelegationTokenResponseMeta: MessageMeta = {
   name: 'CreateDelegationToken',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeCreateDelegationTokenResponse(r: Reader, version: number): CreateDelegationTokenResponse {

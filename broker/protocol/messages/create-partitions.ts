@@ -37,6 +37,7 @@ export const CreatePartitionsRequestMeta: MessageMeta = {
   name: 'CreatePartitions',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeCreatePartitionsRequest(r: Reader, version: number): CreatePartitionsRequest {
@@ -171,6 +172,7 @@ export const CreatePartitionsResponseMeta: MessageMeta = {
   name: 'CreatePartitions',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeCreatePartitionsResponse(r: Reader, version: number): CreatePartitionsResponse {

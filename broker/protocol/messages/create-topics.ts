@@ -51,6 +51,7 @@ export const CreateTopicsRequestMeta: MessageMeta = {
   name: 'CreateTopics',
   validVersions: { min: 0, max: 7 },
   flexibleVersions: { min: 5, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeCreateTopicsRequest(r: Reader, version: number): CreateTopicsRequest {
@@ -248,6 +249,7 @@ export const CreateTopicsResponseMeta: MessageMeta = {
   name: 'CreateTopics',
   validVersions: { min: 0, max: 7 },
   flexibleVersions: { min: 5, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeCreateTopicsResponse(r: Reader, version: number): CreateTopicsResponse {

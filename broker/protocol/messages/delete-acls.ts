@@ -35,6 +35,7 @@ export const DeleteAclsRequestMeta: MessageMeta = {
   name: 'DeleteAcls',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDeleteAclsRequest(r: Reader, version: number): DeleteAclsRequest {
@@ -158,6 +159,7 @@ export const DeleteAclsResponseMeta: MessageMeta = {
   name: 'DeleteAcls',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDeleteAclsResponse(r: Reader, version: number): DeleteAclsResponse {

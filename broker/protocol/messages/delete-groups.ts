@@ -17,6 +17,7 @@ export const DeleteGroupsRequestMeta: MessageMeta = {
   name: 'DeleteGroups',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDeleteGroupsRequest(r: Reader, version: number): DeleteGroupsRequest {
@@ -75,6 +76,7 @@ export const DeleteGroupsResponseMeta: MessageMeta = {
   name: 'DeleteGroups',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDeleteGroupsResponse(r: Reader, version: number): DeleteGroupsResponse {

@@ -35,6 +35,7 @@ export const DeleteRecordsRequestMeta: MessageMeta = {
   name: 'DeleteRecords',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDeleteRecordsRequest(r: Reader, version: number): DeleteRecordsRequest {
@@ -157,6 +158,7 @@ export const DeleteRecordsResponseMeta: MessageMeta = {
   name: 'DeleteRecords',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDeleteRecordsResponse(r: Reader, version: number): DeleteRecordsResponse {

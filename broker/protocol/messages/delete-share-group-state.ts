@@ -33,6 +33,7 @@ export const DeleteShareGroupStateRequestMeta: MessageMeta = {
   name: 'DeleteShareGroupState',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: true,
 };
 
 export function decodeDeleteShareGroupStateRequest(r: Reader, version: number): DeleteShareGroupStateRequest {
@@ -121,6 +122,7 @@ export const DeleteShareGroupStateResponseMeta: MessageMeta = {
   name: 'DeleteShareGroupState',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDeleteShareGroupStateResponse(r: Reader, version: number): DeleteShareGroupStateResponse {

@@ -29,6 +29,7 @@ export const DeleteTopicsRequestMeta: MessageMeta = {
   name: 'DeleteTopics',
   validVersions: { min: 0, max: 6 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDeleteTopicsRequest(r: Reader, version: number): DeleteTopicsRequest {
@@ -130,6 +131,7 @@ export const DeleteTopicsResponseMeta: MessageMeta = {
   name: 'DeleteTopics',
   validVersions: { min: 0, max: 6 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDeleteTopicsResponse(r: Reader, version: number): DeleteTopicsResponse {

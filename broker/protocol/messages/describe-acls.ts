@@ -29,6 +29,7 @@ export const DescribeAclsRequestMeta: MessageMeta = {
   name: 'DescribeAcls',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeAclsRequest(r: Reader, version: number): DescribeAclsRequest {
@@ -119,6 +120,7 @@ export const DescribeAclsResponseMeta: MessageMeta = {
   name: 'DescribeAcls',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeAclsResponse(r: Reader, version: number): DescribeAclsResponse {

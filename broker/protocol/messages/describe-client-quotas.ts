@@ -29,6 +29,7 @@ export const DescribeClientQuotasRequestMeta: MessageMeta = {
   name: 'DescribeClientQuotas',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeClientQuotasRequest(r: Reader, version: number): DescribeClientQuotasRequest {
@@ -136,6 +137,7 @@ export const DescribeClientQuotasResponseMeta: MessageMeta = {
   name: 'DescribeClientQuotas',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeClientQuotasResponse(r: Reader, version: number): DescribeClientQuotasResponse {

@@ -19,6 +19,7 @@ export const DescribeClusterRequestMeta: MessageMeta = {
   name: 'DescribeCluster',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeClusterRequest(r: Reader, version: number): DescribeClusterRequest {
@@ -77,6 +78,7 @@ export const DescribeClusterResponseMeta: MessageMeta = {
   name: 'DescribeCluster',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeClusterResponse(r: Reader, version: number): DescribeClusterResponse {

@@ -31,6 +31,7 @@ export const DescribeConfigsRequestMeta: MessageMeta = {
   name: 'DescribeConfigs',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeConfigsRequest(r: Reader, version: number): DescribeConfigsRequest {
@@ -180,6 +181,7 @@ export const DescribeConfigsResponseMeta: MessageMeta = {
   name: 'DescribeConfigs',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeConfigsResponse(r: Reader, version: number): DescribeConfigsResponse {

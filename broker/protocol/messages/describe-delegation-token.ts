@@ -25,6 +25,7 @@ export const DescribeDelegationTokenRequestMeta: MessageMeta = {
   name: 'DescribeDelegationToken',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeDelegationTokenRequest(r: Reader, version: number): DescribeDelegationTokenRequest {
@@ -142,6 +143,7 @@ export const DescribeDelegationTokenResponseMeta: MessageMeta = {
   name: 'DescribeDelegationToken',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeDelegationTokenResponse(r: Reader, version: number): DescribeDelegationTokenResponse {

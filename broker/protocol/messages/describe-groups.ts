@@ -19,6 +19,7 @@ export const DescribeGroupsRequestMeta: MessageMeta = {
   name: 'DescribeGroups',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 5, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeGroupsRequest(r: Reader, version: number): DescribeGroupsRequest {
@@ -107,6 +108,7 @@ export const DescribeGroupsResponseMeta: MessageMeta = {
   name: 'DescribeGroups',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 5, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeGroupsResponse(r: Reader, version: number): DescribeGroupsResponse {

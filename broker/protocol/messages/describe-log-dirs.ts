@@ -25,6 +25,7 @@ export const DescribeLogDirsRequestMeta: MessageMeta = {
   name: 'DescribeLogDirs',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeLogDirsRequest(r: Reader, version: number): DescribeLogDirsRequest {
@@ -150,6 +151,7 @@ export const DescribeLogDirsResponseMeta: MessageMeta = {
   name: 'DescribeLogDirs',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeLogDirsResponse(r: Reader, version: number): DescribeLogDirsResponse {

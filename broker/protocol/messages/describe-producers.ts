@@ -25,6 +25,7 @@ export const DescribeProducersRequestMeta: MessageMeta = {
   name: 'DescribeProducers',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeProducersRequest(r: Reader, version: number): DescribeProducersRequest {
@@ -118,6 +119,7 @@ export const DescribeProducersResponseMeta: MessageMeta = {
   name: 'DescribeProducers',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeProducersResponse(r: Reader, version: number): DescribeProducersResponse {

@@ -31,6 +31,7 @@ export const DescribeQuorumRequestMeta: MessageMeta = {
   name: 'DescribeQuorum',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeQuorumRequest(r: Reader, version: number): DescribeQuorumRequest {
@@ -165,6 +166,7 @@ export const DescribeQuorumResponseMeta: MessageMeta = {
   name: 'DescribeQuorum',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeQuorumResponse(r: Reader, version: number): DescribeQuorumResponse {

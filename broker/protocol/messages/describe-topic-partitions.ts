@@ -35,6 +35,7 @@ export const DescribeTopicPartitionsRequestMeta: MessageMeta = {
   name: 'DescribeTopicPartitions',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeTopicPartitionsRequest(r: Reader, version: number): DescribeTopicPartitionsRequest {
@@ -156,6 +157,7 @@ export const DescribeTopicPartitionsResponseMeta: MessageMeta = {
   name: 'DescribeTopicPartitions',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeTopicPartitionsResponse(r: Reader, version: number): DescribeTopicPartitionsResponse {

@@ -17,6 +17,7 @@ export const DescribeTransactionsRequestMeta: MessageMeta = {
   name: 'DescribeTransactions',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeTransactionsRequest(r: Reader, version: number): DescribeTransactionsRequest {
@@ -81,6 +82,7 @@ export const DescribeTransactionsResponseMeta: MessageMeta = {
   name: 'DescribeTransactions',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeTransactionsResponse(r: Reader, version: number): DescribeTransactionsResponse {

@@ -23,6 +23,7 @@ export const DescribeUserScramCredentialsRequestMeta: MessageMeta = {
   name: 'DescribeUserScramCredentials',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeUserScramCredentialsRequest(r: Reader, version: number): DescribeUserScramCredentialsRequest {
@@ -100,6 +101,7 @@ export const DescribeUserScramCredentialsResponseMeta: MessageMeta = {
   name: 'DescribeUserScramCredentials',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDescribeUserScramCredentialsResponse(r: Reader, version: number): DescribeUserScramCredentialsResponse {

@@ -29,6 +29,7 @@ export const ElectLeadersRequestMeta: MessageMeta = {
   name: 'ElectLeaders',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeElectLeadersRequest(r: Reader, version: number): ElectLeadersRequest {
@@ -144,6 +145,7 @@ export const ElectLeadersResponseMeta: MessageMeta = {
   name: 'ElectLeaders',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeElectLeadersResponse(r: Reader, version: number): ElectLeadersResponse {

@@ -61,6 +61,7 @@ export const EndQuorumEpochRequestMeta: MessageMeta = {
   name: 'EndQuorumEpoch',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeEndQuorumEpochRequest(r: Reader, version: number): EndQuorumEpochRequest {
@@ -287,6 +288,7 @@ export const EndQuorumEpochResponseMeta: MessageMeta = {
   name: 'EndQuorumEpoch',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeEndQuorumEpochResponse(r: Reader, version: number): EndQuorumEpochResponse {

@@ -23,6 +23,7 @@ export const EndTxnRequestMeta: MessageMeta = {
   name: 'EndTxn',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: true,
 };
 
 export function decodeEndTxnRequest(r: Reader, version: number): EndTxnRequest {
@@ -73,6 +74,7 @@ export const EndTxnResponseMeta: MessageMeta = {
   name: 'EndTxn',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeEndTxnResponse(r: Reader, version: number): EndTxnResponse {

@@ -21,6 +21,7 @@ export const EnvelopeRequestMeta: MessageMeta = {
   name: 'Envelope',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeEnvelopeRequest(r: Reader, version: number): EnvelopeRequest {
@@ -55,6 +56,7 @@ export const EnvelopeResponseMeta: MessageMeta = {
   name: 'Envelope',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeEnvelopeResponse(r: Reader, version: number): EnvelopeResponse {

@@ -19,6 +19,7 @@ export const ExpireDelegationTokenRequestMeta: MessageMeta = {
   name: 'ExpireDelegationToken',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeExpireDelegationTokenRequest(r: Reader, version: number): ExpireDelegationTokenRequest {
@@ -63,6 +64,7 @@ export const ExpireDelegationTokenResponseMeta: MessageMeta = {
   name: 'ExpireDelegationToken',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeExpireDelegationTokenResponse(r: Reader, version: number): ExpireDelegationTokenResponse {

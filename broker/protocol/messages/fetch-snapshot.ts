@@ -53,6 +53,7 @@ export const FetchSnapshotRequestMeta: MessageMeta = {
   name: 'FetchSnapshot',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeFetchSnapshotRequest(r: Reader, version: number): FetchSnapshotRequest {
@@ -251,6 +252,7 @@ export const FetchSnapshotResponseMeta: MessageMeta = {
   name: 'FetchSnapshot',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeFetchSnapshotResponse(r: Reader, version: number): FetchSnapshotResponse {

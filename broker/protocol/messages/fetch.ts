@@ -85,6 +85,7 @@ export const FetchRequestMeta: MessageMeta = {
   name: 'Fetch',
   validVersions: { min: 0, max: 17 },
   flexibleVersions: { min: 12, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeFetchRequest(r: Reader, version: number): FetchRequest {
@@ -466,6 +467,7 @@ export const FetchResponseMeta: MessageMeta = {
   name: 'Fetch',
   validVersions: { min: 0, max: 17 },
   flexibleVersions: { min: 12, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeFetchResponse(r: Reader, version: number): FetchResponse {

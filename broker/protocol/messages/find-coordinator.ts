@@ -21,6 +21,7 @@ export const FindCoordinatorRequestMeta: MessageMeta = {
   name: 'FindCoordinator',
   validVersions: { min: 0, max: 6 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeFindCoordinatorRequest(r: Reader, version: number): FindCoordinatorRequest {
@@ -103,6 +104,7 @@ export const FindCoordinatorResponseMeta: MessageMeta = {
   name: 'FindCoordinator',
   validVersions: { min: 0, max: 6 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeFindCoordinatorResponse(r: Reader, version: number): FindCoordinatorResponse {

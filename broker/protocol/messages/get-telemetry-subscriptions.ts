@@ -17,6 +17,7 @@ export const GetTelemetrySubscriptionsRequestMeta: MessageMeta = {
   name: 'GetTelemetrySubscriptions',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeGetTelemetrySubscriptionsRequest(r: Reader, version: number): GetTelemetrySubscriptionsRequest {
@@ -61,6 +62,7 @@ export const GetTelemetrySubscriptionsResponseMeta: MessageMeta = {
   name: 'GetTelemetrySubscriptions',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeGetTelemetrySubscriptionsResponse(r: Reader, version: number): GetTelemetrySubscriptionsResponse {

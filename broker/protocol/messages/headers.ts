@@ -23,6 +23,7 @@ export const RequestHeaderMeta: MessageMeta = {
   name: 'RequestHeader',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeRequestHeader(r: Reader, version: number): RequestHeader {
@@ -65,6 +66,7 @@ export const ResponseHeaderMeta: MessageMeta = {
   name: 'ResponseHeader',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeResponseHeader(r: Reader, version: number): ResponseHeader {

@@ -23,6 +23,7 @@ export const HeartbeatRequestMeta: MessageMeta = {
   name: 'Heartbeat',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeHeartbeatRequest(r: Reader, version: number): HeartbeatRequest {
@@ -79,6 +80,7 @@ export const HeartbeatResponseMeta: MessageMeta = {
   name: 'Heartbeat',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeHeartbeatResponse(r: Reader, version: number): HeartbeatResponse {

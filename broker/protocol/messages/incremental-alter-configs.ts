@@ -39,6 +39,7 @@ export const IncrementalAlterConfigsRequestMeta: MessageMeta = {
   name: 'IncrementalAlterConfigs',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeIncrementalAlterConfigsRequest(r: Reader, version: number): IncrementalAlterConfigsRequest {
@@ -167,6 +168,7 @@ export const IncrementalAlterConfigsResponseMeta: MessageMeta = {
   name: 'IncrementalAlterConfigs',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeIncrementalAlterConfigsResponse(r: Reader, version: number): IncrementalAlterConfigsResponse {

@@ -5,7 +5,7 @@
 // use header v0 and ControlledShutdown v0 requests use header v0.
 import type { Reader } from '../reader.js';
 import type { Writer } from '../writer.js';
-import type { FlexibleVersions, VersionRange } from './runtime.js';
+import type { FlexibleVersions, MessageMeta, VersionRange } from './runtime.js';
 import { ProduceRequestMeta, decodeProduceRequest, encodeProduceRequest, decodeProduceResponse, encodeProduceResponse } from './produce.js';
 import type { ProduceRequest, ProduceResponse } from './produce.js';
 import { FetchRequestMeta, decodeFetchRequest, encodeFetchRequest, decodeFetchResponse, encodeFetchResponse } from './fetch.js';
@@ -281,6 +281,8 @@ export interface ApiDescriptor<Req = unknown, Res = unknown> {
   name: string;
   validVersions: VersionRange;
   flexibleVersions: FlexibleVersions;
+  /** The highest valid version is still under development in Kafka: leave it out of ApiVersions. */
+  latestVersionUnstable: boolean;
   decodeRequest(r: Reader, version: number): Req;
   encodeRequest(w: Writer, version: number, m: Req): void;
   decodeResponse(r: Reader, version: number): Res;
@@ -381,7 +383,7 @@ export const ApiKey = {
 export type ApiName = keyof typeof ApiKey;
 
 function api<Req, Res>(
-  meta: { apiKey: number; name: string; validVersions: VersionRange; flexibleVersions: FlexibleVersions },
+  meta: MessageMeta,
   decodeRequest: (r: Reader, version: number) => Req,
   encodeRequest: (w: Writer, version: number, m: Req) => void,
   decodeResponse: (r: Reader, version: number) => Res,
@@ -392,6 +394,7 @@ function api<Req, Res>(
     name: meta.name,
     validVersions: meta.validVersions,
     flexibleVersions: meta.flexibleVersions,
+    latestVersionUnstable: meta.latestVersionUnstable,
     decodeRequest,
     encodeRequest,
     decodeResponse,

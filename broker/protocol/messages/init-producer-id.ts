@@ -23,6 +23,7 @@ export const InitProducerIdRequestMeta: MessageMeta = {
   name: 'InitProducerId',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeInitProducerIdRequest(r: Reader, version: number): InitProducerIdRequest {
@@ -77,6 +78,7 @@ export const InitProducerIdResponseMeta: MessageMeta = {
   name: 'InitProducerId',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeInitProducerIdResponse(r: Reader, version: number): InitProducerIdResponse {

@@ -37,6 +37,7 @@ export const InitializeShareGroupStateRequestMeta: MessageMeta = {
   name: 'InitializeShareGroupState',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: true,
 };
 
 export function decodeInitializeShareGroupStateRequest(r: Reader, version: number): InitializeShareGroupStateRequest {
@@ -129,6 +130,7 @@ export const InitializeShareGroupStateResponseMeta: MessageMeta = {
   name: 'InitializeShareGroupState',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeInitializeShareGroupStateResponse(r: Reader, version: number): InitializeShareGroupStateResponse {

@@ -39,6 +39,7 @@ export const JoinGroupRequestMeta: MessageMeta = {
   name: 'JoinGroup',
   validVersions: { min: 0, max: 9 },
   flexibleVersions: { min: 6, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeJoinGroupRequest(r: Reader, version: number): JoinGroupRequest {
@@ -174,6 +175,7 @@ export const JoinGroupResponseMeta: MessageMeta = {
   name: 'JoinGroup',
   validVersions: { min: 0, max: 9 },
   flexibleVersions: { min: 6, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeJoinGroupResponse(r: Reader, version: number): JoinGroupResponse {

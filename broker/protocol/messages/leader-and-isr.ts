@@ -79,6 +79,7 @@ export const LeaderAndIsrRequestMeta: MessageMeta = {
   name: 'LeaderAndIsr',
   validVersions: { min: 0, max: 7 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeLeaderAndIsrRequest(r: Reader, version: number): LeaderAndIsrRequest {
@@ -346,6 +347,7 @@ export const LeaderAndIsrResponseMeta: MessageMeta = {
   name: 'LeaderAndIsr',
   validVersions: { min: 0, max: 7 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeLeaderAndIsrResponse(r: Reader, version: number): LeaderAndIsrResponse {

@@ -31,6 +31,7 @@ export const LeaveGroupRequestMeta: MessageMeta = {
   name: 'LeaveGroup',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeLeaveGroupRequest(r: Reader, version: number): LeaveGroupRequest {
@@ -138,6 +139,7 @@ export const LeaveGroupResponseMeta: MessageMeta = {
   name: 'LeaveGroup',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeLeaveGroupResponse(r: Reader, version: number): LeaveGroupResponse {

@@ -15,6 +15,7 @@ export const ListClientMetricsResourcesRequestMeta: MessageMeta = {
   name: 'ListClientMetricsResources',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeListClientMetricsResourcesRequest(r: Reader, version: number): ListClientMetricsResourcesRequest {
@@ -51,6 +52,7 @@ export const ListClientMetricsResourcesResponseMeta: MessageMeta = {
   name: 'ListClientMetricsResources',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeListClientMetricsResourcesResponse(r: Reader, version: number): ListClientMetricsResourcesResponse {

@@ -19,6 +19,7 @@ export const ListGroupsRequestMeta: MessageMeta = {
   name: 'ListGroups',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeListGroupsRequest(r: Reader, version: number): ListGroupsRequest {
@@ -87,6 +88,7 @@ export const ListGroupsResponseMeta: MessageMeta = {
   name: 'ListGroups',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeListGroupsResponse(r: Reader, version: number): ListGroupsResponse {

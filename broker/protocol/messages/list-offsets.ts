@@ -43,6 +43,7 @@ export const ListOffsetsRequestMeta: MessageMeta = {
   name: 'ListOffsets',
   validVersions: { min: 0, max: 10 },
   flexibleVersions: { min: 6, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeListOffsetsRequest(r: Reader, version: number): ListOffsetsRequest {
@@ -187,6 +188,7 @@ export const ListOffsetsResponseMeta: MessageMeta = {
   name: 'ListOffsets',
   validVersions: { min: 0, max: 10 },
   flexibleVersions: { min: 6, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeListOffsetsResponse(r: Reader, version: number): ListOffsetsResponse {

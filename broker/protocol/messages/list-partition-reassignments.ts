@@ -27,6 +27,7 @@ export const ListPartitionReassignmentsRequestMeta: MessageMeta = {
   name: 'ListPartitionReassignments',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeListPartitionReassignmentsRequest(r: Reader, version: number): ListPartitionReassignmentsRequest {
@@ -114,6 +115,7 @@ export const ListPartitionReassignmentsResponseMeta: MessageMeta = {
   name: 'ListPartitionReassignments',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeListPartitionReassignmentsResponse(r: Reader, version: number): ListPartitionReassignmentsResponse {

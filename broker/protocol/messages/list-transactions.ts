@@ -21,6 +21,7 @@ export const ListTransactionsRequestMeta: MessageMeta = {
   name: 'ListTransactions',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeListTransactionsRequest(r: Reader, version: number): ListTransactionsRequest {
@@ -83,6 +84,7 @@ export const ListTransactionsResponseMeta: MessageMeta = {
   name: 'ListTransactions',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeListTransactionsResponse(r: Reader, version: number): ListTransactionsResponse {

@@ -31,6 +31,7 @@ export const MetadataRequestMeta: MessageMeta = {
   name: 'Metadata',
   validVersions: { min: 0, max: 12 },
   flexibleVersions: { min: 9, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeMetadataRequest(r: Reader, version: number): MetadataRequest {
@@ -187,6 +188,7 @@ export const MetadataResponseMeta: MessageMeta = {
   name: 'Metadata',
   validVersions: { min: 0, max: 12 },
   flexibleVersions: { min: 9, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeMetadataResponse(r: Reader, version: number): MetadataResponse {

@@ -49,6 +49,7 @@ export const OffsetCommitRequestMeta: MessageMeta = {
   name: 'OffsetCommit',
   validVersions: { min: 0, max: 9 },
   flexibleVersions: { min: 8, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeOffsetCommitRequest(r: Reader, version: number): OffsetCommitRequest {
@@ -211,6 +212,7 @@ export const OffsetCommitResponseMeta: MessageMeta = {
   name: 'OffsetCommit',
   validVersions: { min: 0, max: 9 },
   flexibleVersions: { min: 8, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeOffsetCommitResponse(r: Reader, version: number): OffsetCommitResponse {

@@ -30,6 +30,7 @@ export const OffsetDeleteRequestMeta: MessageMeta = {
   name: 'OffsetDelete',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeOffsetDeleteRequest(r: Reader, version: number): OffsetDeleteRequest {
@@ -111,6 +112,7 @@ export const OffsetDeleteResponseMeta: MessageMeta = {
   name: 'OffsetDelete',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeOffsetDeleteResponse(r: Reader, version: number): OffsetDeleteResponse {

@@ -51,6 +51,7 @@ export const OffsetFetchRequestMeta: MessageMeta = {
   name: 'OffsetFetch',
   validVersions: { min: 0, max: 9 },
   flexibleVersions: { min: 6, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeOffsetFetchRequest(r: Reader, version: number): OffsetFetchRequest {
@@ -301,6 +302,7 @@ export const OffsetFetchResponseMeta: MessageMeta = {
   name: 'OffsetFetch',
   validVersions: { min: 0, max: 9 },
   flexibleVersions: { min: 6, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeOffsetFetchResponse(r: Reader, version: number): OffsetFetchResponse {

@@ -37,6 +37,7 @@ export const OffsetForLeaderEpochRequestMeta: MessageMeta = {
   name: 'OffsetForLeaderEpoch',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeOffsetForLeaderEpochRequest(r: Reader, version: number): OffsetForLeaderEpochRequest {
@@ -167,6 +168,7 @@ export const OffsetForLeaderEpochResponseMeta: MessageMeta = {
   name: 'OffsetForLeaderEpoch',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeOffsetForLeaderEpochResponse(r: Reader, version: number): OffsetForLeaderEpochResponse {

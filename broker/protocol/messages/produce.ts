@@ -39,6 +39,7 @@ export const ProduceRequestMeta: MessageMeta = {
   name: 'Produce',
   validVersions: { min: 0, max: 11 },
   flexibleVersions: { min: 9, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeProduceRequest(r: Reader, version: number): ProduceRequest {
@@ -215,6 +216,7 @@ export const ProduceResponseMeta: MessageMeta = {
   name: 'Produce',
   validVersions: { min: 0, max: 11 },
   flexibleVersions: { min: 9, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeProduceResponse(r: Reader, version: number): ProduceResponse {

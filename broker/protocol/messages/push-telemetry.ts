@@ -25,6 +25,7 @@ export const PushTelemetryRequestMeta: MessageMeta = {
   name: 'PushTelemetry',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodePushTelemetryRequest(r: Reader, version: number): PushTelemetryRequest {
@@ -63,6 +64,7 @@ export const PushTelemetryResponseMeta: MessageMeta = {
   name: 'PushTelemetry',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodePushTelemetryResponse(r: Reader, version: number): PushTelemetryResponse {

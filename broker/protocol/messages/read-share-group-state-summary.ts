@@ -35,6 +35,7 @@ export const ReadShareGroupStateSummaryRequestMeta: MessageMeta = {
   name: 'ReadShareGroupStateSummary',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: true,
 };
 
 export function decodeReadShareGroupStateSummaryRequest(r: Reader, version: number): ReadShareGroupStateSummaryRequest {
@@ -129,6 +130,7 @@ export const ReadShareGroupStateSummaryResponseMeta: MessageMeta = {
   name: 'ReadShareGroupStateSummary',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeReadShareGroupStateSummaryResponse(r: Reader, version: number): ReadShareGroupStateSummaryResponse {

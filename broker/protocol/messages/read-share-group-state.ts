@@ -35,6 +35,7 @@ export const ReadShareGroupStateRequestMeta: MessageMeta = {
   name: 'ReadShareGroupState',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: true,
 };
 
 export function decodeReadShareGroupStateRequest(r: Reader, version: number): ReadShareGroupStateRequest {
@@ -143,6 +144,7 @@ export const ReadShareGroupStateResponseMeta: MessageMeta = {
   name: 'ReadShareGroupState',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeReadShareGroupStateResponse(r: Reader, version: number): ReadShareGroupStateResponse {

@@ -21,6 +21,7 @@ export const RemoveRaftVoterRequestMeta: MessageMeta = {
   name: 'RemoveRaftVoter',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeRemoveRaftVoterRequest(r: Reader, version: number): RemoveRaftVoterRequest {
@@ -57,6 +58,7 @@ export const RemoveRaftVoterResponseMeta: MessageMeta = {
   name: 'RemoveRaftVoter',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeRemoveRaftVoterResponse(r: Reader, version: number): RemoveRaftVoterResponse {

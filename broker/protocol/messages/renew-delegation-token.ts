@@ -19,6 +19,7 @@ export const RenewDelegationTokenRequestMeta: MessageMeta = {
   name: 'RenewDelegationToken',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeRenewDelegationTokenRequest(r: Reader, version: number): RenewDelegationTokenRequest {
@@ -63,6 +64,7 @@ export const RenewDelegationTokenResponseMeta: MessageMeta = {
   name: 'RenewDelegationToken',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeRenewDelegationTokenResponse(r: Reader, version: number): RenewDelegationTokenResponse {

@@ -29,6 +29,8 @@ export interface MessageMeta {
   name: string;
   validVersions: VersionRange;
   flexibleVersions: FlexibleVersions;
+  /** Kafka marks the highest version as still under development: do not advertise it. */
+  latestVersionUnstable: boolean;
 }
 
 export const EMPTY_BUFFER: Buffer = Buffer.alloc(0);

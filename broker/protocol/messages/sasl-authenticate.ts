@@ -17,6 +17,7 @@ export const SaslAuthenticateRequestMeta: MessageMeta = {
   name: 'SaslAuthenticate',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeSaslAuthenticateRequest(r: Reader, version: number): SaslAuthenticateRequest {
@@ -61,6 +62,7 @@ export const SaslAuthenticateResponseMeta: MessageMeta = {
   name: 'SaslAuthenticate',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeSaslAuthenticateResponse(r: Reader, version: number): SaslAuthenticateResponse {

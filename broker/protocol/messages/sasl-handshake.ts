@@ -16,6 +16,7 @@ export const SaslHandshakeRequestMeta: MessageMeta = {
   name: 'SaslHandshake',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeSaslHandshakeRequest(r: Reader, version: number): SaslHandshakeRequest {
@@ -43,6 +44,7 @@ export const SaslHandshakeResponseMeta: MessageMeta = {
   name: 'SaslHandshake',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeSaslHandshakeResponse(r: Reader, version: number): SaslHandshakeResponse {

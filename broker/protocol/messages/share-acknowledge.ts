@@ -49,6 +49,7 @@ export const ShareAcknowledgeRequestMeta: MessageMeta = {
   name: 'ShareAcknowledge',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: true,
 };
 
 export function decodeShareAcknowledgeRequest(r: Reader, version: number): ShareAcknowledgeRequest {
@@ -202,6 +203,7 @@ export const ShareAcknowledgeResponseMeta: MessageMeta = {
   name: 'ShareAcknowledge',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeShareAcknowledgeResponse(r: Reader, version: number): ShareAcknowledgeResponse {

@@ -67,6 +67,7 @@ export const ShareFetchRequestMeta: MessageMeta = {
   name: 'ShareFetch',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: true,
 };
 
 export function decodeShareFetchRequest(r: Reader, version: number): ShareFetchRequest {
@@ -275,6 +276,7 @@ export const ShareFetchResponseMeta: MessageMeta = {
   name: 'ShareFetch',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeShareFetchResponse(r: Reader, version: number): ShareFetchResponse {

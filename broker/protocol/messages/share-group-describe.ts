@@ -19,6 +19,7 @@ export const ShareGroupDescribeRequestMeta: MessageMeta = {
   name: 'ShareGroupDescribe',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: true,
 };
 
 export function decodeShareGroupDescribeRequest(r: Reader, version: number): ShareGroupDescribeRequest {
@@ -113,6 +114,7 @@ export const ShareGroupDescribeResponseMeta: MessageMeta = {
   name: 'ShareGroupDescribe',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupDescribeResponse(r: Reader, version: number): ShareGroupDescribeResponse {

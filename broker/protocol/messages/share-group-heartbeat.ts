@@ -25,6 +25,7 @@ export const ShareGroupHeartbeatRequestMeta: MessageMeta = {
   name: 'ShareGroupHeartbeat',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: true,
 };
 
 export function decodeShareGroupHeartbeatRequest(r: Reader, version: number): ShareGroupHeartbeatRequest {
@@ -97,6 +98,7 @@ export const ShareGroupHeartbeatResponseMeta: MessageMeta = {
   name: 'ShareGroupHeartbeat',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupHeartbeatResponse(r: Reader, version: number): ShareGroupHeartbeatResponse {

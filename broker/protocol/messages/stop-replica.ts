@@ -65,6 +65,7 @@ export const StopReplicaRequestMeta: MessageMeta = {
   name: 'StopReplica',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeStopReplicaRequest(r: Reader, version: number): StopReplicaRequest {
@@ -283,6 +284,7 @@ export const StopReplicaResponseMeta: MessageMeta = {
   name: 'StopReplica',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 2, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeStopReplicaResponse(r: Reader, version: number): StopReplicaResponse {

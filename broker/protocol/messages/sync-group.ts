@@ -37,6 +37,7 @@ export const SyncGroupRequestMeta: MessageMeta = {
   name: 'SyncGroup',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeSyncGroupRequest(r: Reader, version: number): SyncGroupRequest {
@@ -148,6 +149,7 @@ export const SyncGroupResponseMeta: MessageMeta = {
   name: 'SyncGroup',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeSyncGroupResponse(r: Reader, version: number): SyncGroupResponse {

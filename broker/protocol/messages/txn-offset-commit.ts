@@ -51,6 +51,7 @@ export const TxnOffsetCommitRequestMeta: MessageMeta = {
   name: 'TxnOffsetCommit',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeTxnOffsetCommitRequest(r: Reader, version: number): TxnOffsetCommitRequest {
@@ -207,6 +208,7 @@ export const TxnOffsetCommitResponseMeta: MessageMeta = {
   name: 'TxnOffsetCommit',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 3, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeTxnOffsetCommitResponse(r: Reader, version: number): TxnOffsetCommitResponse {

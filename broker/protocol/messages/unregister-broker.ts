@@ -17,6 +17,7 @@ export const UnregisterBrokerRequestMeta: MessageMeta = {
   name: 'UnregisterBroker',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeUnregisterBrokerRequest(r: Reader, version: number): UnregisterBrokerRequest {
@@ -49,6 +50,7 @@ export const UnregisterBrokerResponseMeta: MessageMeta = {
   name: 'UnregisterBroker',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeUnregisterBrokerResponse(r: Reader, version: number): UnregisterBrokerResponse {

@@ -33,6 +33,7 @@ export const UpdateFeaturesRequestMeta: MessageMeta = {
   name: 'UpdateFeatures',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeUpdateFeaturesRequest(r: Reader, version: number): UpdateFeaturesRequest {
@@ -112,6 +113,7 @@ export const UpdateFeaturesResponseMeta: MessageMeta = {
   name: 'UpdateFeatures',
   validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeUpdateFeaturesResponse(r: Reader, version: number): UpdateFeaturesResponse {

@@ -89,6 +89,7 @@ export const UpdateMetadataRequestMeta: MessageMeta = {
   name: 'UpdateMetadata',
   validVersions: { min: 0, max: 8 },
   flexibleVersions: { min: 6, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeUpdateMetadataRequest(r: Reader, version: number): UpdateMetadataRequest {
@@ -391,6 +392,7 @@ export const UpdateMetadataResponseMeta: MessageMeta = {
   name: 'UpdateMetadata',
   validVersions: { min: 0, max: 8 },
   flexibleVersions: { min: 6, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeUpdateMetadataResponse(r: Reader, version: number): UpdateMetadataResponse {

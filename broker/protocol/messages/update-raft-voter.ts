@@ -45,6 +45,7 @@ export const UpdateRaftVoterRequestMeta: MessageMeta = {
   name: 'UpdateRaftVoter',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeUpdateRaftVoterRequest(r: Reader, version: number): UpdateRaftVoterRequest {
@@ -145,6 +146,7 @@ export const UpdateRaftVoterResponseMeta: MessageMeta = {
   name: 'UpdateRaftVoter',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeUpdateRaftVoterResponse(r: Reader, version: number): UpdateRaftVoterResponse {

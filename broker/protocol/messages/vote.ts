@@ -47,6 +47,7 @@ export const VoteRequestMeta: MessageMeta = {
   name: 'Vote',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeVoteRequest(r: Reader, version: number): VoteRequest {
@@ -173,6 +174,7 @@ export const VoteResponseMeta: MessageMeta = {
   name: 'Vote',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeVoteResponse(r: Reader, version: number): VoteResponse {

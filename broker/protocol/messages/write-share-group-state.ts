@@ -53,6 +53,7 @@ export const WriteShareGroupStateRequestMeta: MessageMeta = {
   name: 'WriteShareGroupState',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: true,
 };
 
 export function decodeWriteShareGroupStateRequest(r: Reader, version: number): WriteShareGroupStateRequest {
@@ -174,6 +175,7 @@ export const WriteShareGroupStateResponseMeta: MessageMeta = {
   name: 'WriteShareGroupState',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeWriteShareGroupStateResponse(r: Reader, version: number): WriteShareGroupStateResponse {

@@ -39,6 +39,7 @@ export const WriteTxnMarkersRequestMeta: MessageMeta = {
   name: 'WriteTxnMarkers',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeWriteTxnMarkersRequest(r: Reader, version: number): WriteTxnMarkersRequest {
@@ -179,6 +180,7 @@ export const WriteTxnMarkersResponseMeta: MessageMeta = {
   name: 'WriteTxnMarkers',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeWriteTxnMarkersResponse(r: Reader, version: number): WriteTxnMarkersResponse {

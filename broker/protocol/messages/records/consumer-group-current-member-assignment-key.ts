@@ -18,6 +18,7 @@ export const ConsumerGroupCurrentMemberAssignmentKeyMeta: MessageMeta = {
   name: 'ConsumerGroupCurrentMemberAssignmentKey',
   validVersions: { min: 8, max: 8 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupCurrentMemberAssignmentKey(r: Reader, version: number): ConsumerGroupCurrentMemberAssignmentKey {

@@ -33,6 +33,7 @@ export const ConsumerGroupCurrentMemberAssignmentValueMeta: MessageMeta = {
   name: 'ConsumerGroupCurrentMemberAssignmentValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupCurrentMemberAssignmentValue(r: Reader, version: number): ConsumerGroupCurrentMemberAssignmentValue {

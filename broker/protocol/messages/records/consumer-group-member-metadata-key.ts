@@ -18,6 +18,7 @@ export const ConsumerGroupMemberMetadataKeyMeta: MessageMeta = {
   name: 'ConsumerGroupMemberMetadataKey',
   validVersions: { min: 5, max: 5 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupMemberMetadataKey(r: Reader, version: number): ConsumerGroupMemberMetadataKey {

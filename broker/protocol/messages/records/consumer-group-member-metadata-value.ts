@@ -49,6 +49,7 @@ export const ConsumerGroupMemberMetadataValueMeta: MessageMeta = {
   name: 'ConsumerGroupMemberMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupMemberMetadataValue(r: Reader, version: number): ConsumerGroupMemberMetadataValue {

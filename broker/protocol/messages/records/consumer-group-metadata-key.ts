@@ -16,6 +16,7 @@ export const ConsumerGroupMetadataKeyMeta: MessageMeta = {
   name: 'ConsumerGroupMetadataKey',
   validVersions: { min: 3, max: 3 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupMetadataKey(r: Reader, version: number): ConsumerGroupMetadataKey {

@@ -17,6 +17,7 @@ export const ConsumerGroupMetadataValueMeta: MessageMeta = {
   name: 'ConsumerGroupMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupMetadataValue(r: Reader, version: number): ConsumerGroupMetadataValue {

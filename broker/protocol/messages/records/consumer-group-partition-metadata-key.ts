@@ -16,6 +16,7 @@ export const ConsumerGroupPartitionMetadataKeyMeta: MessageMeta = {
   name: 'ConsumerGroupPartitionMetadataKey',
   validVersions: { min: 4, max: 4 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupPartitionMetadataKey(r: Reader, version: number): ConsumerGroupPartitionMetadataKey {

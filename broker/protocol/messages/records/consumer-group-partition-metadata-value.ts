@@ -37,6 +37,7 @@ export const ConsumerGroupPartitionMetadataValueMeta: MessageMeta = {
   name: 'ConsumerGroupPartitionMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupPartitionMetadataValue(r: Reader, version: number): ConsumerGroupPartitionMetadataValue {

@@ -18,6 +18,7 @@ export const ConsumerGroupTargetAssignmentMemberKeyMeta: MessageMeta = {
   name: 'ConsumerGroupTargetAssignmentMemberKey',
   validVersions: { min: 7, max: 7 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupTargetAssignmentMemberKey(r: Reader, version: number): ConsumerGroupTargetAssignmentMemberKey {

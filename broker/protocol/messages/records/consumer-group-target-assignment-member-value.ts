@@ -25,6 +25,7 @@ export const ConsumerGroupTargetAssignmentMemberValueMeta: MessageMeta = {
   name: 'ConsumerGroupTargetAssignmentMemberValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupTargetAssignmentMemberValue(r: Reader, version: number): ConsumerGroupTargetAssignmentMemberValue {

@@ -16,6 +16,7 @@ export const ConsumerGroupTargetAssignmentMetadataKeyMeta: MessageMeta = {
   name: 'ConsumerGroupTargetAssignmentMetadataKey',
   validVersions: { min: 6, max: 6 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupTargetAssignmentMetadataKey(r: Reader, version: number): ConsumerGroupTargetAssignmentMetadataKey {

@@ -17,6 +17,7 @@ export const ConsumerGroupTargetAssignmentMetadataValueMeta: MessageMeta = {
   name: 'ConsumerGroupTargetAssignmentMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerGroupTargetAssignmentMetadataValue(r: Reader, version: number): ConsumerGroupTargetAssignmentMetadataValue {

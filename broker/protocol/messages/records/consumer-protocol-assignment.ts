@@ -25,6 +25,7 @@ export const ConsumerProtocolAssignmentMeta: MessageMeta = {
   name: 'ConsumerProtocolAssignment',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerProtocolAssignment(r: Reader, version: number): ConsumerProtocolAssignment {

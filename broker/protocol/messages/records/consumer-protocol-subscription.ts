@@ -31,6 +31,7 @@ export const ConsumerProtocolSubscriptionMeta: MessageMeta = {
   name: 'ConsumerProtocolSubscription',
   validVersions: { min: 0, max: 3 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeConsumerProtocolSubscription(r: Reader, version: number): ConsumerProtocolSubscription {

@@ -21,6 +21,7 @@ export const DefaultPrincipalDataMeta: MessageMeta = {
   name: 'DefaultPrincipalData',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeDefaultPrincipalData(r: Reader, version: number): DefaultPrincipalData {

@@ -16,6 +16,7 @@ export const GroupMetadataKeyMeta: MessageMeta = {
   name: 'GroupMetadataKey',
   validVersions: { min: 2, max: 2 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeGroupMetadataKey(r: Reader, version: number): GroupMetadataKey {

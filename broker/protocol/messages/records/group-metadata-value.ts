@@ -47,6 +47,7 @@ export const GroupMetadataValueMeta: MessageMeta = {
   name: 'GroupMetadataValue',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeGroupMetadataValue(r: Reader, version: number): GroupMetadataValue {

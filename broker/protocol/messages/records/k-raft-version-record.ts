@@ -19,6 +19,7 @@ export const KRaftVersionRecordMeta: MessageMeta = {
   name: 'KRaftVersionRecord',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeKRaftVersionRecord(r: Reader, version: number): KRaftVersionRecord {

@@ -31,6 +31,7 @@ export const LeaderChangeMessageMeta: MessageMeta = {
   name: 'LeaderChangeMessage',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeLeaderChangeMessage(r: Reader, version: number): LeaderChangeMessage {

@@ -20,6 +20,7 @@ export const OffsetCommitKeyMeta: MessageMeta = {
   name: 'OffsetCommitKey',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeOffsetCommitKey(r: Reader, version: number): OffsetCommitKey {

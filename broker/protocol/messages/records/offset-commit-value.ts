@@ -25,6 +25,7 @@ export const OffsetCommitValueMeta: MessageMeta = {
   name: 'OffsetCommitValue',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 4, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeOffsetCommitValue(r: Reader, version: number): OffsetCommitValue {

@@ -37,6 +37,7 @@ export const ProducerSnapshotMeta: MessageMeta = {
   name: 'ProducerSnapshot',
   validVersions: { min: 1, max: 1 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeProducerSnapshot(r: Reader, version: number): ProducerSnapshot {

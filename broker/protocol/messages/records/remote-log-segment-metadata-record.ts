@@ -61,6 +61,7 @@ export const RemoteLogSegmentMetadataRecordMeta: MessageMeta = {
   name: 'RemoteLogSegmentMetadataRecord',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeRemoteLogSegmentMetadataRecord(r: Reader, version: number): RemoteLogSegmentMetadataRecord {

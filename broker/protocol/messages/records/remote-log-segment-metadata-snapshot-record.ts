@@ -43,6 +43,7 @@ export const RemoteLogSegmentMetadataSnapshotRecordMeta: MessageMeta = {
   name: 'RemoteLogSegmentMetadataSnapshotRecord',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeRemoteLogSegmentMetadataSnapshotRecord(r: Reader, version: number): RemoteLogSegmentMetadataSnapshotRecord {

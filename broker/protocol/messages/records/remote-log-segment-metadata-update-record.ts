@@ -43,6 +43,7 @@ export const RemoteLogSegmentMetadataUpdateRecordMeta: MessageMeta = {
   name: 'RemoteLogSegmentMetadataUpdateRecord',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeRemoteLogSegmentMetadataUpdateRecord(r: Reader, version: number): RemoteLogSegmentMetadataUpdateRecord {

@@ -33,6 +33,7 @@ export const RemotePartitionDeleteMetadataRecordMeta: MessageMeta = {
   name: 'RemotePartitionDeleteMetadataRecord',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeRemotePartitionDeleteMetadataRecord(r: Reader, version: number): RemotePartitionDeleteMetadataRecord {

@@ -18,6 +18,7 @@ export const ShareGroupCurrentMemberAssignmentKeyMeta: MessageMeta = {
   name: 'ShareGroupCurrentMemberAssignmentKey',
   validVersions: { min: 14, max: 14 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupCurrentMemberAssignmentKey(r: Reader, version: number): ShareGroupCurrentMemberAssignmentKey {

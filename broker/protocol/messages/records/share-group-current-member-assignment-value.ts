@@ -31,6 +31,7 @@ export const ShareGroupCurrentMemberAssignmentValueMeta: MessageMeta = {
   name: 'ShareGroupCurrentMemberAssignmentValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupCurrentMemberAssignmentValue(r: Reader, version: number): ShareGroupCurrentMemberAssignmentValue {

@@ -18,6 +18,7 @@ export const ShareGroupMemberMetadataKeyMeta: MessageMeta = {
   name: 'ShareGroupMemberMetadataKey',
   validVersions: { min: 10, max: 10 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupMemberMetadataKey(r: Reader, version: number): ShareGroupMemberMetadataKey {

@@ -23,6 +23,7 @@ export const ShareGroupMemberMetadataValueMeta: MessageMeta = {
   name: 'ShareGroupMemberMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupMemberMetadataValue(r: Reader, version: number): ShareGroupMemberMetadataValue {

@@ -16,6 +16,7 @@ export const ShareGroupMetadataKeyMeta: MessageMeta = {
   name: 'ShareGroupMetadataKey',
   validVersions: { min: 11, max: 11 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupMetadataKey(r: Reader, version: number): ShareGroupMetadataKey {

@@ -17,6 +17,7 @@ export const ShareGroupMetadataValueMeta: MessageMeta = {
   name: 'ShareGroupMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupMetadataValue(r: Reader, version: number): ShareGroupMetadataValue {

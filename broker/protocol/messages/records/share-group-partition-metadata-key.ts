@@ -16,6 +16,7 @@ export const ShareGroupPartitionMetadataKeyMeta: MessageMeta = {
   name: 'ShareGroupPartitionMetadataKey',
   validVersions: { min: 9, max: 9 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupPartitionMetadataKey(r: Reader, version: number): ShareGroupPartitionMetadataKey {

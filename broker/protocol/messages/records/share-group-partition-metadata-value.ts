@@ -37,6 +37,7 @@ export const ShareGroupPartitionMetadataValueMeta: MessageMeta = {
   name: 'ShareGroupPartitionMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupPartitionMetadataValue(r: Reader, version: number): ShareGroupPartitionMetadataValue {

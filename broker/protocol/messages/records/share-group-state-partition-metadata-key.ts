@@ -16,6 +16,7 @@ export const ShareGroupStatePartitionMetadataKeyMeta: MessageMeta = {
   name: 'ShareGroupStatePartitionMetadataKey',
   validVersions: { min: 15, max: 15 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupStatePartitionMetadataKey(r: Reader, version: number): ShareGroupStatePartitionMetadataKey {

@@ -37,6 +37,7 @@ export const ShareGroupStatePartitionMetadataValueMeta: MessageMeta = {
   name: 'ShareGroupStatePartitionMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupStatePartitionMetadataValue(r: Reader, version: number): ShareGroupStatePartitionMetadataValue {

@@ -18,6 +18,7 @@ export const ShareGroupTargetAssignmentMemberKeyMeta: MessageMeta = {
   name: 'ShareGroupTargetAssignmentMemberKey',
   validVersions: { min: 13, max: 13 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupTargetAssignmentMemberKey(r: Reader, version: number): ShareGroupTargetAssignmentMemberKey {

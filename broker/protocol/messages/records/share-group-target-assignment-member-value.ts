@@ -25,6 +25,7 @@ export const ShareGroupTargetAssignmentMemberValueMeta: MessageMeta = {
   name: 'ShareGroupTargetAssignmentMemberValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupTargetAssignmentMemberValue(r: Reader, version: number): ShareGroupTargetAssignmentMemberValue {

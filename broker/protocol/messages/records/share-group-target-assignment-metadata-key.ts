@@ -16,6 +16,7 @@ export const ShareGroupTargetAssignmentMetadataKeyMeta: MessageMeta = {
   name: 'ShareGroupTargetAssignmentMetadataKey',
   validVersions: { min: 12, max: 12 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupTargetAssignmentMetadataKey(r: Reader, version: number): ShareGroupTargetAssignmentMetadataKey {

@@ -17,6 +17,7 @@ export const ShareGroupTargetAssignmentMetadataValueMeta: MessageMeta = {
   name: 'ShareGroupTargetAssignmentMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupTargetAssignmentMetadataValue(r: Reader, version: number): ShareGroupTargetAssignmentMetadataValue {

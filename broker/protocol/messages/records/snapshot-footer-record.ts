@@ -17,6 +17,7 @@ export const SnapshotFooterRecordMeta: MessageMeta = {
   name: 'SnapshotFooterRecord',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeSnapshotFooterRecord(r: Reader, version: number): SnapshotFooterRecord {

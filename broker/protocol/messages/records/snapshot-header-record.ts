@@ -19,6 +19,7 @@ export const SnapshotHeaderRecordMeta: MessageMeta = {
   name: 'SnapshotHeaderRecord',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeSnapshotHeaderRecord(r: Reader, version: number): SnapshotHeaderRecord {

@@ -16,6 +16,7 @@ export const TransactionLogKeyMeta: MessageMeta = {
   name: 'TransactionLogKey',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
+  latestVersionUnstable: false,
 };
 
 export function decodeTransactionLogKey(r: Reader, version: number): TransactionLogKey {

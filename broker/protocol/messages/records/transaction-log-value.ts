@@ -43,6 +43,7 @@ export const TransactionLogValueMeta: MessageMeta = {
   name: 'TransactionLogValue',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeTransactionLogValue(r: Reader, version: number): TransactionLogValue {

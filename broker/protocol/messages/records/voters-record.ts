@@ -49,6 +49,7 @@ export const VotersRecordMeta: MessageMeta = {
   name: 'VotersRecord',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
+  latestVersionUnstable: false,
 };
 
 export function decodeVotersRecord(r: Reader, version: number): VotersRecord {

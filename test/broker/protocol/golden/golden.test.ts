@@ -1,9 +1,10 @@
 // Golden frames captured from real clients (kcat and confluent-kafka-python on
-// librdkafka 2.0.2, kafkajs 2.2.4) talking to Apache Kafka 4.1.1 through a
-// recording proxy (capture.ts). Every request and response must decode with
-// our generated codecs and re-encode to exactly the same bytes.
+// librdkafka 2.0.2, kafkajs 2.2.4, Kafka's Java CLI) talking to Apache Kafka
+// 4.1.1 through a recording proxy (capture.ts here, and the kafka-responses
+// capture of test/clients/capture-golden.ts). Every request and response must
+// decode with our generated codecs and re-encode to exactly the same bytes.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import {
@@ -14,6 +15,7 @@ import {
   encodeResponse,
   payloadOf,
 } from '../../../../broker/protocol/frame.js';
+import { ErrorCode, KafkaError } from '../../../../broker/protocol/errors.js';
 import { apiRegistry, type ApiDescriptor } from '../../../../broker/protocol/messages/index.js';
 import { repoRoot } from '../../../support/tools.js';
 
@@ -37,15 +39,24 @@ interface Golden {
   response: boolean;
 }
 
+/**
+ * Request files are `<api>-v<n>.bin` or `<api>-v<n>.request.bin`, responses
+ * `<api>-v<n>.response.bin`; in a folder with an index.json (the
+ * kafka-responses capture), `<api>-v<n>.bin` is the response instead.
+ */
 function goldens(): Golden[] {
   const out: Golden[] = [];
   for (const client of readdirSync(goldenDir).sort()) {
-    for (const file of readdirSync(path.join(goldenDir, client)).sort()) {
-      const m = /^([a-z-]+)-v(\d+)(\.response)?\.bin$/.exec(file);
+    const dir = path.join(goldenDir, client);
+    if (!statSync(dir).isDirectory()) continue;
+    const plainIsResponse = existsSync(path.join(dir, 'index.json'));
+    for (const file of readdirSync(dir).sort()) {
+      const m = /^([a-z-]+)-v(\d+)(\.request|\.response)?\.bin$/.exec(file);
       if (!m) continue;
       const api = byFileName.get(m[1] as string);
       if (!api) throw new Error(`golden file ${client}/${file} names no known API`);
-      out.push({ client, file, api, version: Number(m[2]), response: m[3] !== undefined });
+      const response = m[3] === '.response' || (m[3] === undefined && plainIsResponse);
+      out.push({ client, file, api, version: Number(m[2]), response });
     }
   }
   return out;
@@ -65,7 +76,25 @@ test('golden frames cover the APIs and clients we must speak with', () => {
   assert.ok(have.has('kafkajs/create-topics'));
 });
 
+const isUnsupported = (e: unknown): boolean => e instanceof KafkaError && e.code === ErrorCode.UNSUPPORTED_VERSION;
+
 for (const g of all) {
+  const known = g.version >= g.api.validVersions.min && g.version <= g.api.validVersions.max;
+  if (!known) {
+    // Newer than the Kafka definitions we generate from (Java 4.1 clients talking to a 4.1 broker):
+    // the header still reads, the body is refused as UNSUPPORTED_VERSION.
+    test(`${g.client}/${g.file} (v${g.version} beyond our ${g.api.name} ${g.api.validVersions.max}) is refused cleanly`, () => {
+      const payload = payloadOf([readFileSync(path.join(goldenDir, g.client, g.file))]);
+      if (g.response) {
+        assert.throws(() => decodeResponse(payload, g.api, g.version), isUnsupported);
+      } else {
+        const h = decodeRequestHeader(payload);
+        assert.deepEqual([h.apiKey, h.apiVersion], [g.api.apiKey, g.version]);
+        assert.throws(() => decodeRequestBody(h, payload), isUnsupported);
+      }
+    });
+    continue;
+  }
   test(`${g.client}/${g.file} decodes and re-encodes byte-identically`, () => {
     const frame = readFileSync(path.join(goldenDir, g.client, g.file));
     const payload = payloadOf([frame]);
