@@ -41,6 +41,7 @@ import {
   type DeletionReason,
   type SegmentPredicate,
   deletableSegments,
+  localRetentionLimits,
   logStartOffsetBreached,
   retentionMsBreached,
   retentionSizeBreached,
@@ -527,7 +528,7 @@ export class PartitionLog {
       add(await this.deleteOldSegments(logStartOffsetBreached(this.logStart), 'log-start-offset'), 'log-start-offset');
       const bySize = retentionSizeBreached(this.config, this.segments.sizeInBytes());
       if (bySize !== null) add(await this.deleteOldSegments(bySize, 'retention-bytes'), 'retention-bytes');
-      if (this.config.retentionMs >= 0) {
+      if (localRetentionLimits(this.config).retentionMs >= 0) {
         const stamps = new Map<bigint, number>();
         for (const s of this.segments.all()) stamps.set(s.baseOffset, await s.largestTimestamp());
         const byTime = retentionMsBreached(this.config, now, stamps);
