@@ -1,0 +1,27 @@
+// What the group API handlers need from the broker. BrokerContext provides it
+// by adding `groups` and `coordinatorNode()` next to its `topics`.
+import type { GroupCoordinator } from './group-coordinator.js';
+
+export interface GroupHandlerContext {
+  readonly groups: GroupCoordinator;
+  /** This broker's advertised endpoint: the coordinator of every group and transactional id. */
+  coordinatorNode(): { readonly nodeId: number; readonly host: string; readonly port: number };
+}
+
+export interface OffsetCommitHandlerContext extends GroupHandlerContext {
+  /** OffsetCommit refuses partitions that do not exist (UNKNOWN_TOPIC_OR_PARTITION), as Kafka does. */
+  readonly topics: { partition(topic: string, partition: number): unknown };
+}
+
+/** Kafka reports a member's host as InetAddress.toString() of the connection: "/127.0.0.1". */
+export function kafkaClientHost(remoteAddress: string): string {
+  const host = remoteAddress.startsWith('::ffff:') ? remoteAddress.slice('::ffff:'.length) : remoteAddress;
+  return host.startsWith('/') ? host : `/${host}`;
+}
+
+/** DescribeGroups authorized operations without an authorizer: every group operation
+ * (READ 3, DELETE 6, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11). */
+export const GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
+
+/** Kafka's "authorized operations not requested" sentinel (Integer.MIN_VALUE). */
+export const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;

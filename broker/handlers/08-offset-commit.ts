@@ -1,0 +1,78 @@
+// OffsetCommit (key 8), versions 2-9.
+// Commits are validated against the group (ILLEGAL_GENERATION,
+// UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, FENCED_INSTANCE_ID v7+) and
+// acknowledged once written to __consumer_offsets. Generation -1 with an
+// empty member id (kcat, admin tools, assign()) is accepted on Empty groups
+// and creates a "simple" group when there is none. Partitions that do not
+// exist get UNKNOWN_TOPIC_OR_PARTITION. v2-4 retention times expire offsets
+// at commit time + retention; later versions use offsets.retention.minutes.
+// v9+: a commit with a generation to an unknown group is GROUP_ID_NOT_FOUND
+// (ILLEGAL_GENERATION before). Metadata longer than offset.metadata.max.bytes
+// gets OFFSET_METADATA_TOO_LARGE. Not implemented: KIP-848 member epochs.
+import type { ApiHandler } from './api-handler.js';
+import type { OffsetCommitHandlerContext } from '../group/handler-context.js';
+import type { OffsetCommitPartitionParams } from '../group/types.js';
+import type { OffsetCommitRequest, OffsetCommitResponse } from '../protocol/messages/offset-commit.js';
+import { ErrorCode } from '../protocol/errors.js';
+
+const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+export const handler: ApiHandler<OffsetCommitRequest, OffsetCommitResponse, OffsetCommitHandlerContext> = {
+  apiKey: 8,
+  minVersion: 2,
+  maxVersion: 9,
+  async handle(broker, req, ctx) {
+    const v = ctx.apiVersion;
+    const errors = new Map<string, number>();
+    const known: { name: string; partitions: OffsetCommitPartitionParams[] }[] = [];
+    for (const t of req.topics) {
+      const partitions: OffsetCommitPartitionParams[] = [];
+      for (const p of t.partitions) {
+        if (broker.topics.partition(t.name, p.partitionIndex) === undefined) {
+          errors.set(key(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+          continue;
+        }
+        partitions.push({
+          partitionIndex: p.partitionIndex,
+          committedOffset: p.committedOffset,
+          committedLeaderEpoch: v >= 6 ? p.committedLeaderEpoch : -1,
+          committedMetadata: p.committedMetadata,
+        });
+      }
+      if (partitions.length > 0) known.push({ name: t.name, partitions });
+    }
+    if (known.length > 0) {
+      const result = await broker.groups.commitOffsets({
+        groupId: req.groupId,
+        generationId: req.generationIdOrMemberEpoch,
+        memberId: req.memberId,
+        groupInstanceId: v >= 7 ? req.groupInstanceId : null,
+        retentionTimeMs: v <= 4 ? Number(req.retentionTimeMs) : -1,
+        topics: known,
+        groupIdNotFoundSupported: v >= 9,
+      });
+      for (const t of result.topics) {
+        for (const p of t.partitions) errors.set(key(t.name, p.partitionIndex), p.errorCode);
+      }
+    }
+    return {
+      throttleTimeMs: 0,
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({
+          partitionIndex: p.partitionIndex,
+          errorCode: errors.get(key(t.name, p.partitionIndex)) ?? ErrorCode.UNKNOWN_SERVER_ERROR,
+        })),
+      })),
+    };
+  },
+  errorResponse(req, errorCode) {
+    return {
+      throttleTimeMs: 0,
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })),
+      })),
+    };
+  },
+};

@@ -1,0 +1,79 @@
+// OffsetFetch (key 9), versions 1-9.
+// Committed offsets of a group (v8+: of several groups); topics null (v2+)
+// means every committed offset of the group. A group or partition without a
+// commit answers offset -1, leader epoch -1, metadata "" and no error (kcat,
+// kafkajs and the CLI rely on it). Group-level errors (loading, invalid group
+// id) are per partition in v1, top-level in v2-7 and per group in v8+.
+// requireStable (v7+) has nothing to wait for: pending transactional offsets
+// are not held here. v9's KIP-848 member id/epoch are ignored (classic groups).
+import type { ApiHandler } from './api-handler.js';
+import type { GroupHandlerContext } from '../group/handler-context.js';
+import type { OffsetFetchGroupResult } from '../group/types.js';
+import type { OffsetFetchRequest, OffsetFetchResponse } from '../protocol/messages/offset-fetch.js';
+import { ErrorCode } from '../protocol/errors.js';
+
+function topicsOf(g: OffsetFetchGroupResult): OffsetFetchResponse['groups'][number]['topics'] {
+  return g.topics.map((t) => ({
+    name: t.name,
+    partitions: t.partitions.map((p) => ({
+      partitionIndex: p.partitionIndex,
+      committedOffset: p.committedOffset,
+      committedLeaderEpoch: p.committedLeaderEpoch,
+      metadata: p.metadata,
+      errorCode: p.errorCode,
+    })),
+  }));
+}
+
+/** A v1-7 answer: the group's error goes on every requested partition (v1) or at the top (v2-7). */
+function singleGroupResponse(req: OffsetFetchRequest, g: OffsetFetchGroupResult, version: number): OffsetFetchResponse {
+  const base = { throttleTimeMs: 0, groups: [] };
+  if (g.errorCode === ErrorCode.NONE) return { ...base, errorCode: ErrorCode.NONE, topics: topicsOf(g) };
+  if (version >= 2) return { ...base, errorCode: g.errorCode, topics: [] };
+  return {
+    ...base,
+    errorCode: ErrorCode.NONE,
+    topics: (req.topics ?? []).map((t) => ({
+      name: t.name,
+      partitions: t.partitionIndexes.map((partitionIndex) => ({
+        partitionIndex,
+        committedOffset: -1n,
+        committedLeaderEpoch: -1,
+        metadata: '',
+        errorCode: g.errorCode,
+      })),
+    })),
+  };
+}
+
+export const handler: ApiHandler<OffsetFetchRequest, OffsetFetchResponse, GroupHandlerContext> = {
+  apiKey: 9,
+  minVersion: 1,
+  maxVersion: 9,
+  handle(broker, req, ctx) {
+    const v = ctx.apiVersion;
+    if (v >= 8) {
+      const results = broker.groups.fetchOffsets(req.groups.map((g) => ({ groupId: g.groupId, topics: g.topics })));
+      return {
+        throttleTimeMs: 0,
+        errorCode: ErrorCode.NONE,
+        topics: [],
+        groups: results.map((g) => ({ groupId: g.groupId, errorCode: g.errorCode, topics: topicsOf(g) })),
+      };
+    }
+    const [result] = broker.groups.fetchOffsets([{ groupId: req.groupId, topics: v >= 2 ? req.topics : (req.topics ?? []) }]);
+    if (result === undefined) throw new Error('fetchOffsets answered no group');
+    return singleGroupResponse(req, result, v);
+  },
+  errorResponse(req, errorCode, ctx) {
+    if (ctx.apiVersion >= 8) {
+      return {
+        throttleTimeMs: 0,
+        errorCode: ErrorCode.NONE,
+        topics: [],
+        groups: req.groups.map((g) => ({ groupId: g.groupId, errorCode, topics: [] })),
+      };
+    }
+    return singleGroupResponse(req, { groupId: req.groupId, errorCode, topics: [] }, ctx.apiVersion);
+  },
+};

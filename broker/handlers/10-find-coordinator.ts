@@ -1,0 +1,58 @@
+// FindCoordinator (key 10), versions 0-4.
+// This single broker coordinates every group (key type 0) and every
+// transactional id (key type 1): the answer is always its advertised endpoint.
+// v4+ batches keys (one answer per key). Share groups (key type 2, v6+) and
+// unknown key types get INVALID_REQUEST. v0 has no key type: groups.
+// Not implemented: authorization (no GROUP/TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+import type { ApiHandler } from './api-handler.js';
+import type { GroupHandlerContext } from '../group/handler-context.js';
+import type { FindCoordinatorRequest, FindCoordinatorResponse } from '../protocol/messages/find-coordinator.js';
+import { ErrorCode } from '../protocol/errors.js';
+
+const GROUP = 0;
+const TRANSACTION = 1;
+
+interface Answer {
+  nodeId: number;
+  host: string;
+  port: number;
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+function answer(broker: GroupHandlerContext, keyType: number): Answer {
+  if (keyType !== GROUP && keyType !== TRANSACTION) {
+    return { nodeId: -1, host: '', port: -1, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported key type ${keyType}` };
+  }
+  const node = broker.coordinatorNode();
+  return { nodeId: node.nodeId, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: null };
+}
+
+export const handler: ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse, GroupHandlerContext> = {
+  apiKey: 10,
+  minVersion: 0,
+  maxVersion: 4,
+  handle(broker, req, ctx) {
+    const keyType = ctx.apiVersion >= 1 ? req.keyType : GROUP;
+    if (ctx.apiVersion >= 4) {
+      return {
+        throttleTimeMs: 0,
+        errorCode: ErrorCode.NONE,
+        errorMessage: null,
+        nodeId: -1,
+        host: '',
+        port: -1,
+        coordinators: req.coordinatorKeys.map((key) => ({ key, ...answer(broker, keyType) })),
+      };
+    }
+    return { throttleTimeMs: 0, ...answer(broker, keyType), coordinators: [] };
+  },
+  errorResponse(req, errorCode, ctx) {
+    const none = { nodeId: -1, host: '', port: -1, errorCode, errorMessage: null };
+    return {
+      throttleTimeMs: 0,
+      ...none,
+      coordinators: ctx.apiVersion >= 4 ? req.coordinatorKeys.map((key) => ({ key, ...none })) : [],
+    };
+  },
+};

@@ -1,0 +1,41 @@
+// DescribeGroups (key 15), versions 0-5.
+// State, protocol and members of classic groups; member metadata and
+// assignments only while the group is Stable (as Kafka). An unknown group is
+// described as "Dead" without an error (v6+ would say GROUP_ID_NOT_FOUND).
+// Authorized operations (v3+, when asked): all group operations, since there
+// is no authorizer. Not implemented: KIP-848 consumer groups.
+import type { ApiHandler } from './api-handler.js';
+import {
+  AUTHORIZED_OPERATIONS_OMITTED,
+  GROUP_AUTHORIZED_OPERATIONS,
+  type GroupHandlerContext,
+} from '../group/handler-context.js';
+import type { DescribeGroupsRequest, DescribeGroupsResponse } from '../protocol/messages/describe-groups.js';
+
+export const handler: ApiHandler<DescribeGroupsRequest, DescribeGroupsResponse, GroupHandlerContext> = {
+  apiKey: 15,
+  minVersion: 0,
+  maxVersion: 5,
+  handle(broker, req, ctx) {
+    const authorizedOperations =
+      ctx.apiVersion >= 3 && req.includeAuthorizedOperations ? GROUP_AUTHORIZED_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED;
+    return {
+      throttleTimeMs: 0,
+      groups: broker.groups.describeGroups(req.groups).map((g) => ({ ...g, authorizedOperations })),
+    };
+  },
+  errorResponse(req, errorCode) {
+    return {
+      throttleTimeMs: 0,
+      groups: req.groups.map((groupId) => ({
+        errorCode,
+        groupId,
+        groupState: '',
+        protocolType: '',
+        protocolData: '',
+        members: [],
+        authorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
+      })),
+    };
+  },
+};

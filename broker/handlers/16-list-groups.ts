@@ -1,0 +1,22 @@
+// ListGroups (key 16), versions 0-5.
+// Every classic group this coordinator holds. v4+: filter by state
+// (case-insensitive: Empty, PreparingRebalance, CompletingRebalance, Stable);
+// v5+: filter by type, where only "classic" matches (all groups here are
+// classic). Dead groups are never listed.
+import type { ApiHandler } from './api-handler.js';
+import type { GroupHandlerContext } from '../group/handler-context.js';
+import type { ListGroupsRequest, ListGroupsResponse } from '../protocol/messages/list-groups.js';
+
+export const handler: ApiHandler<ListGroupsRequest, ListGroupsResponse, GroupHandlerContext> = {
+  apiKey: 16,
+  minVersion: 0,
+  maxVersion: 5,
+  handle(broker, req, ctx) {
+    const v = ctx.apiVersion;
+    const result = broker.groups.listGroups(v >= 4 ? req.statesFilter : [], v >= 5 ? req.typesFilter : []);
+    return { throttleTimeMs: 0, errorCode: result.errorCode, groups: result.groups };
+  },
+  errorResponse(_req, errorCode) {
+    return { throttleTimeMs: 0, errorCode, groups: [] };
+  },
+};
