@@ -4,14 +4,17 @@
 // and writes the first frame of each (client, API, version) to
 //   test/golden/<client>/<api>-v<version>.bin            (request, as sent)
 //   test/golden/<client>/<api>-v<version>.response.bin   (the broker's answer)
-// Run by hand after building: node dist/test/broker/protocol/golden/capture.js
+// The proxy narrows the broker's ApiVersions answer to the versions our codecs
+// know, so the Java 4.1 client (Kafka's CLI tools, as `java-cli`) uses them.
+// Run by hand after building, optionally naming the clients to (re)capture:
+//   node dist/test/broker/protocol/golden/capture.js [kcat] [confluent-kafka-python] [kafkajs] [java-cli]
 // The files are committed; golden.test.ts checks our codecs against them.
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { apiRegistry } from '../../../../broker/protocol/messages/index.js';
-import { freePort, startKafkaReference } from '../../../support/kafka-reference.js';
+import { freePort, KafkaTool, runKafkaTool, startKafkaReference } from '../../../support/kafka-reference.js';
 import { kcatPath, repoRoot, systemPython } from '../../../support/tools.js';
 import { RecordingProxy } from './recording-proxy.js';
 
@@ -102,29 +105,54 @@ async function runKafkajs(bootstrap: string): Promise<void> {
   await admin.disconnect();
 }
 
+async function runJavaCli(bootstrap: string): Promise<void> {
+  const b = ['--bootstrap-server', bootstrap];
+  await runKafkaTool(KafkaTool.topics, [...b, '--create', '--topic', 'golden-java', '--partitions', '2']);
+  await runKafkaTool(KafkaTool.topics, [...b, '--describe', '--topic', 'golden-java']);
+  await runKafkaTool(KafkaTool.consoleProducer, [...b, '--topic', 'golden-java', '--property', 'parse.key=true', '--property', 'key.separator=:'], {
+    input: 'k1:one\nk2:two\nk3:three\n',
+  });
+  await runKafkaTool(KafkaTool.consoleConsumer, [...b, '--topic', 'golden-java', '--group', 'golden-java-group', '--from-beginning', '--max-messages', '3']);
+  await runKafkaTool(KafkaTool.consumerGroups, [...b, '--describe', '--group', 'golden-java-group']);
+  await runKafkaTool(KafkaTool.getOffsetShell, [...b, '--topic', 'golden-java', '--time', '-1']);
+  await runKafkaTool(KafkaTool.configs, [...b, '--describe', '--entity-type', 'topics', '--entity-name', 'golden-java']);
+  await runKafkaTool(KafkaTool.topics, [...b, '--delete', '--topic', 'golden-java']);
+}
+
 async function main(): Promise<void> {
   const proxyPort = await freePort();
   const kafka = await startKafkaReference({ proxyAdvertisedPort: proxyPort });
   const ext = kafka.externalListener;
   if (ext === undefined) throw new Error('no external listener');
-  const proxy = new RecordingProxy(proxyPort, ext);
+  const proxy = new RecordingProxy(proxyPort, ext, true);
   await proxy.start();
   const bootstrap = `127.0.0.1:${proxyPort}`;
+  const wanted = new Set(process.argv.slice(2));
+  const want = (client: string): boolean => wanted.size === 0 || wanted.has(client);
   try {
-    proxy.client = 'kcat';
-    const p = await run(kcatPath, ['-b', bootstrap, '-P', '-t', 'golden-kcat', '-p', '0', '-k', 'key'], 'hello\nworld\n', 30_000);
-    const c = await run(kcatPath, ['-b', bootstrap, '-C', '-t', 'golden-kcat', '-p', '0', '-o', 'beginning', '-c', '2', '-e'], null, 30_000);
-    const l = await run(kcatPath, ['-b', bootstrap, '-L', '-t', 'golden-kcat'], null, 30_000);
-    const q = await run(kcatPath, ['-b', bootstrap, '-Q', '-t', 'golden-kcat:0:-1'], null, 30_000);
-    console.log('kcat', p.code, c.code, l.code, q.code, c.out.trim().split('\n').slice(0, 3));
-
-    proxy.client = 'confluent-kafka-python';
-    const py = await run(systemPython, ['-c', pythonScript(bootstrap)], null, 90_000);
-    console.log('python', py.code, py.out.trim().split('\n').slice(-2));
-
-    proxy.client = 'kafkajs';
-    await runKafkajs(bootstrap);
-    console.log('kafkajs ok');
+    if (want('kcat')) {
+      proxy.client = 'kcat';
+      const p = await run(kcatPath, ['-b', bootstrap, '-P', '-t', 'golden-kcat', '-p', '0', '-k', 'key'], 'hello\nworld\n', 30_000);
+      const c = await run(kcatPath, ['-b', bootstrap, '-C', '-t', 'golden-kcat', '-p', '0', '-o', 'beginning', '-c', '2', '-e'], null, 30_000);
+      const l = await run(kcatPath, ['-b', bootstrap, '-L', '-t', 'golden-kcat'], null, 30_000);
+      const q = await run(kcatPath, ['-b', bootstrap, '-Q', '-t', 'golden-kcat:0:-1'], null, 30_000);
+      console.log('kcat', p.code, c.code, l.code, q.code, c.out.trim().split('\n').slice(0, 3));
+    }
+    if (want('confluent-kafka-python')) {
+      proxy.client = 'confluent-kafka-python';
+      const py = await run(systemPython, ['-c', pythonScript(bootstrap)], null, 90_000);
+      console.log('python', py.code, py.out.trim().split('\n').slice(-2));
+    }
+    if (want('kafkajs')) {
+      proxy.client = 'kafkajs';
+      await runKafkajs(bootstrap);
+      console.log('kafkajs ok');
+    }
+    if (want('java-cli')) {
+      proxy.client = 'java-cli';
+      await runJavaCli(bootstrap);
+      console.log('java-cli ok');
+    }
   } finally {
     await proxy.stop();
     await kafka.stop();
@@ -135,6 +163,7 @@ async function main(): Promise<void> {
   const root = path.join(repoRoot(), 'test', 'golden');
   const best = new Map<string, Buffer>();
   for (const f of proxy.frames) {
+    if (!want(f.client)) continue;
     const api = apiRegistry.get(f.apiKey);
     if (api === undefined) continue;
     const name = `${kebab(api.name)}-v${f.apiVersion}${f.direction === 'response' ? '.response' : ''}.bin`;

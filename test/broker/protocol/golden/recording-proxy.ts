@@ -2,7 +2,8 @@
 // client sends and the response the broker returns, keyed by API and version.
 // Used by capture.ts to produce the golden files; not part of the broker.
 import net from 'node:net';
-import { decodeRequestHeader } from '../../../../broker/protocol/frame.js';
+import { decodeRequestHeader, decodeResponse, encodeResponseMessage, payloadOf } from '../../../../broker/protocol/frame.js';
+import { apiRegistry, apis, ApiKey } from '../../../../broker/protocol/messages/index.js';
 
 export interface CapturedFrame {
   /** Which client program was running when the frame was seen. */
@@ -43,9 +44,15 @@ export class RecordingProxy {
   private server: net.Server | null = null;
   private readonly sockets = new Set<net.Socket>();
 
+  /**
+   * With clampVersions, ApiVersions answers are rewritten to the ranges our
+   * generated codecs know (stable versions only), so newer clients (the Java 4.1
+   * client) pick versions we can decode; the recorded frame stays the broker's.
+   */
   constructor(
     private readonly listenPort: number,
     private readonly target: { host: string; port: number },
+    private readonly clampVersions = false,
   ) {}
 
   async start(): Promise<void> {
@@ -75,12 +82,14 @@ export class RecordingProxy {
       responses.push(chunk, (frame) => {
         const correlationId = frame.readInt32BE(4);
         const req = inflight.get(correlationId);
+        let out = frame;
         if (req !== undefined) {
           inflight.delete(correlationId);
           this.frames.push({ client: req.client, apiKey: req.apiKey, apiVersion: req.apiVersion, direction: 'response', frame });
+          if (this.clampVersions && req.apiKey === ApiKey.ApiVersions) out = clampApiVersions(frame, req.apiVersion);
         }
+        downstream.write(out);
       });
-      downstream.write(chunk);
     });
     const close = (): void => {
       downstream.destroy();
@@ -98,4 +107,21 @@ export class RecordingProxy {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
+}
+
+/** Rewrites an ApiVersions response frame to the API ranges our codecs support. */
+function clampApiVersions(frame: Buffer, version: number): Buffer {
+  const v = apis.ApiVersions.validVersions;
+  if (version < v.min || version > v.max) return frame;
+  const { header, body } = decodeResponse(payloadOf([frame]), apis.ApiVersions, version);
+  if (body.errorCode !== 0) return frame;
+  body.apiKeys = body.apiKeys.flatMap((k) => {
+    const ours = apiRegistry.get(k.apiKey);
+    if (ours === undefined) return [];
+    const oursMax = ours.validVersions.max - (ours.latestVersionUnstable ? 1 : 0);
+    const minVersion = Math.max(k.minVersion, ours.validVersions.min);
+    const maxVersion = Math.min(k.maxVersion, oursMax);
+    return minVersion <= maxVersion ? [{ ...k, minVersion, maxVersion }] : [];
+  });
+  return Buffer.concat(encodeResponseMessage(apis.ApiVersions, version, header.correlationId, body));
 }
