@@ -30,6 +30,12 @@ export interface LogConfig {
   /** producer.id.expiration.ms (broker-level in Kafka) */
   producerIdExpirationMs?: number;
   /**
+   * How deep appends look into batches (Sediment-specific): 'header' (framing,
+   * CRC, counts), 'records' (also walks uncompressed records without copying;
+   * the default), 'deep' (also decompresses, as Kafka's LogValidator does).
+   */
+  validationLevel?: 'header' | 'records' | 'deep';
+  /**
    * remote.storage.enable: the partition is tiered. Local retention then bounds
    * the local tier with local.retention.* (retention.* bound local + remote and are
    * applied by the RemoteLogManager), and the tiering veto keeps segments that are

@@ -27,7 +27,7 @@ import type { LogConfig } from './log-config.js';
 import { loadLog } from './log-loader.js';
 import { LogSegment, type SegmentOptions, type TimestampAndOffset } from './log-segment.js';
 import type { LogSegments } from './log-segments.js';
-import { writePartitionMetadata } from './partition-metadata.js';
+import { readPartitionMetadata, writePartitionMetadata } from './partition-metadata.js';
 import { appendBatchToInfo } from './producer-replay.js';
 import { deleteSnapshotsBefore, writeSnapshot } from './producer-snapshots.js';
 import {
@@ -145,7 +145,7 @@ export class PartitionLog {
       maxIndexBytes: opts.config.segmentIndexBytes,
     };
     await fsp.mkdir(opts.dir, { recursive: true });
-    await writePartitionMetadata(opts.dir, opts.topicId);
+    if ((await readPartitionMetadata(opts.dir))?.topicId !== opts.topicId) await writePartitionMetadata(opts.dir, opts.topicId);
     const loaded = await loadLog({
       dir: opts.dir,
       segmentOptions,
@@ -294,6 +294,8 @@ export class PartitionLog {
       if (batches.length > 0 && (remaining < LOG_OVERHEAD || remaining < records.readInt32BE(pos + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD)) break;
       const b = validateBatchForAppend(records, pos, cfg.maxMessageBytes, {
         origin: isFromClient ? 'client' : 'internal',
+        level: cfg.validationLevel ?? 'records',
+        logAppendTimeTopic: cfg.messageTimestampType === 'LogAppendTime',
         ...(createTime === undefined ? {} : { createTime }),
       });
       batches.push(b);
