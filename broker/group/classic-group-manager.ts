@@ -9,6 +9,7 @@ import type { Logger } from '../logger.js';
 import type { Clock } from '../clock.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { ClassicGroup, EMPTY_ASSIGNMENT, GroupMember, type JoinWaiter } from './classic-group.js';
+import { emptyGroupRecord, groupMetadataRecord, joinError, syncError } from './results.js';
 import type { GroupCoordinatorConfig } from './config.js';
 import type { CoordinatorRecord, GroupMetadataSnapshot } from './group-records.js';
 import { canRebalance } from './group-state.js';
@@ -29,68 +30,6 @@ export interface GroupRecordSink {
   write(groupId: string, records: readonly CoordinatorRecord[]): Promise<void>;
   /** Settles after every write issued so far for the group's partition. */
   barrier(groupId: string): Promise<void>;
-}
-
-export function joinError(memberId: string, errorCode: number): JoinGroupResult {
-  return {
-    errorCode,
-    generationId: -1,
-    protocolType: null,
-    protocolName: null,
-    leader: '',
-    skipAssignment: false,
-    memberId,
-    members: [],
-  };
-}
-
-export function syncError(errorCode: number): SyncGroupResult {
-  return { errorCode, protocolType: null, protocolName: null, assignment: EMPTY_ASSIGNMENT };
-}
-
-/** The group metadata record Kafka writes for a group, with the given assignment (or the members' own). */
-export function groupMetadataRecord(group: ClassicGroup, assignment?: ReadonlyMap<string, Buffer>): CoordinatorRecord {
-  const protocol = group.protocolName;
-  const members = group.allMembers().map((m) => {
-    if (protocol === null) throw new Error(`Group ${group.groupId} has members but no protocol`);
-    return {
-      memberId: m.memberId,
-      groupInstanceId: m.groupInstanceId,
-      clientId: m.clientId,
-      clientHost: m.clientHost,
-      rebalanceTimeoutMs: m.rebalanceTimeoutMs,
-      sessionTimeoutMs: m.sessionTimeoutMs,
-      subscription: m.metadataFor(protocol),
-      assignment: assignment?.get(m.memberId) ?? m.assignment,
-    };
-  });
-  return {
-    type: 'groupMetadata',
-    groupId: group.groupId,
-    value: {
-      protocolType: group.protocolType ?? '',
-      generationId: group.generationId,
-      protocolName: protocol,
-      leaderId: group.leaderId,
-      currentStateTimestampMs: group.stateTimestamp,
-      members,
-    },
-  };
-}
-
-function emptyGroupRecord(group: ClassicGroup): CoordinatorRecord {
-  return {
-    type: 'groupMetadata',
-    groupId: group.groupId,
-    value: {
-      protocolType: '',
-      generationId: 0,
-      protocolName: null,
-      leaderId: null,
-      currentStateTimestampMs: group.stateTimestamp,
-      members: [],
-    },
-  };
 }
 
 export interface ClassicGroupManagerDeps {
@@ -742,34 +681,7 @@ export class ClassicGroupManager {
 
   /** Replays a group metadata record: members come back Stable with their assignments. */
   loadGroup(groupId: string, snapshot: GroupMetadataSnapshot): void {
-    const protocolType = snapshot.protocolType === '' ? null : snapshot.protocolType;
-    const group = new ClassicGroup(groupId, {
-      state: snapshot.members.length === 0 ? 'Empty' : 'Stable',
-      now: snapshot.currentStateTimestampMs,
-      generationId: snapshot.generationId,
-      protocolType,
-      protocolName: snapshot.protocolName,
-      leaderId: snapshot.leaderId,
-    });
-    for (const m of snapshot.members) {
-      group.add(
-        new GroupMember({
-          memberId: m.memberId,
-          groupInstanceId: m.groupInstanceId,
-          clientId: m.clientId,
-          clientHost: m.clientHost,
-          rebalanceTimeoutMs: m.rebalanceTimeoutMs,
-          sessionTimeoutMs: m.sessionTimeoutMs,
-          protocolType: snapshot.protocolType,
-          protocols: [{ name: snapshot.protocolName ?? '', metadata: m.subscription }],
-          assignment: m.assignment,
-        }),
-        null,
-      );
-    }
-    group.leaderId = snapshot.leaderId;
-    group.subscribedTopics = group.computeSubscribedTopics();
-    this.groups.set(groupId, group);
+    this.groups.set(groupId, ClassicGroup.fromSnapshot(groupId, snapshot));
   }
 
   /** After loading: loaded members must heartbeat within their session timeout. */

@@ -4,7 +4,7 @@
 // the rebalance protocol that drives it lives in membership.ts.
 import { randomUUID } from 'node:crypto';
 import { ErrorCode } from '../protocol/errors.js';
-import { subscribedTopicsOf } from './group-records.js';
+import { subscribedTopicsOf, type GroupMetadataSnapshot } from './group-records.js';
 import { canTransition, IllegalGroupTransitionError, type GroupState } from './group-state.js';
 import type { GroupProtocol, JoinGroupMember, JoinGroupResult, SyncGroupResult } from './types.js';
 
@@ -131,6 +131,35 @@ export class ClassicGroup {
     this.protocolType = init.protocolType ?? null;
     this.protocolName = init.protocolName ?? null;
     this.leaderId = init.leaderId ?? null;
+  }
+
+  /** A group as replayed from its last GroupMetadata record: Stable with its members, or Empty. */
+  static fromSnapshot(groupId: string, snapshot: GroupMetadataSnapshot): ClassicGroup {
+    const group = new ClassicGroup(groupId, {
+      state: snapshot.members.length === 0 ? 'Empty' : 'Stable',
+      now: snapshot.currentStateTimestampMs,
+      generationId: snapshot.generationId,
+      protocolType: snapshot.protocolType === '' ? null : snapshot.protocolType,
+      protocolName: snapshot.protocolName,
+      leaderId: snapshot.leaderId,
+    });
+    for (const m of snapshot.members) {
+      const member = new GroupMember({
+        memberId: m.memberId,
+        groupInstanceId: m.groupInstanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        rebalanceTimeoutMs: m.rebalanceTimeoutMs,
+        sessionTimeoutMs: m.sessionTimeoutMs,
+        protocolType: snapshot.protocolType,
+        protocols: [{ name: snapshot.protocolName ?? '', metadata: m.subscription }],
+        assignment: m.assignment,
+      });
+      group.add(member, null);
+    }
+    group.leaderId = snapshot.leaderId;
+    group.subscribedTopics = group.computeSubscribedTopics();
+    return group;
   }
 
   /** The only place a group changes state. */

@@ -10,7 +10,8 @@ import { silentLogger, type Logger } from '../logger.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { systemScheduler, type Scheduler, type TimerHandle } from '../scheduler.js';
 import type { ClassicGroup } from './classic-group.js';
-import { ClassicGroupManager, joinError, syncError, type GroupRecordSink } from './classic-group-manager.js';
+import { ClassicGroupManager, type GroupRecordSink } from './classic-group-manager.js';
+import { joinError, syncError } from './results.js';
 import { defaultGroupCoordinatorConfig, type GroupCoordinatorConfig } from './config.js';
 import {
   decodeCoordinatorRecord,
