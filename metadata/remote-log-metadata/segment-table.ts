@@ -54,7 +54,11 @@ export class SegmentTable {
 
   /** Stores a new segment and returns its slot. The id must not be present. */
   add(fields: SegmentFields): number {
-    const idBytes = uuidFromString(fields.id);
+    const idBytes = this.scratch;
+    if (!decodeUuidInto(fields.id, idBytes)) {
+      uuidFromString(fields.id); // throws with Kafka's message
+      throw new TypeError(`not a Kafka Uuid: ${fields.id}`);
+    }
     if (this.findBytes(idBytes) >= 0) throw new Error(`segment ${fields.id} already present`);
     if (fields.segmentLeaderEpochs.length === 0) throw new Error(`segment ${fields.id} has no leader epochs`);
     const slot = this.allocate();
