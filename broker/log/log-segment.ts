@@ -453,6 +453,7 @@ export class LogSegment {
 
   /** Removes the files; reads already in flight finish through the open fd. */
   async delete(): Promise<void> {
+    await this.log.markDeleted();
     await Promise.all([this.offsetIndexFile.delete(), this.timeIndexFile.delete(), this.txnIndexFile.delete()]);
     await this.log.delete();
   }

@@ -5,7 +5,8 @@
 // SegmentClosedError and the caller looks the offset up again.
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { READ_WRITE_CREATE, readFully, unlinkIfExists, writeFully } from './file-io.js';
+import { DELETED_SUFFIX } from './file-names.js';
+import { READ_WRITE_CREATE, isNotFound, readFully, unlinkIfExists, writeFully } from './file-io.js';
 
 export class SegmentClosedError extends Error {
   override name = 'SegmentClosedError';
@@ -19,7 +20,12 @@ export class SegmentFile {
   private closeWaiters: Array<() => void> = [];
   private dirty = false;
 
-  constructor(readonly file: string) {}
+  constructor(private path: string) {}
+
+  get file(): string {
+    return this.path;
+  }
+
 
   private async handle(): Promise<FileHandle> {
     if (this.fh !== null) return this.fh;
@@ -99,5 +105,20 @@ export class SegmentFile {
   async delete(): Promise<void> {
     await unlinkIfExists(this.file);
     await this.close();
+  }
+
+  /**
+   * First step of a deletion that survives a crash: the `.log` is renamed to
+   * `<name>.deleted` (atomic), so a restart never loads it again; `delete()` then
+   * removes the renamed file.
+   */
+  async markDeleted(): Promise<void> {
+    const renamed = this.file + DELETED_SUFFIX;
+    try {
+      await fsp.rename(this.file, renamed);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    this.path = renamed;
   }
 }

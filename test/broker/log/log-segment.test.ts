@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { LogSegment } from '../../../broker/log/log-segment.js';
+import { assignBaseOffset, buildRecordBatch, decodeRecordBatches } from '../../../broker/protocol/record-batch.js';
+import { tempDir } from './helpers.js';
+
+describe('LogSegment', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => ({ dir, cleanup } = await tempDir()));
+  afterEach(async () => cleanup());
+
+  /** Appends `n` batches of 2 records at 100 + 2i with timestamps 1000 + 10i. */
+  async function filled(n: number, indexIntervalBytes = 100): Promise<LogSegment> {
+    const seg = await LogSegment.create(dir, 100n, { indexIntervalBytes, maxIndexBytes: 1 << 20 }, 0);
+    for (let i = 0; i < n; i++) {
+      const base = 100n + BigInt(2 * i);
+      const b = buildRecordBatch({ records: [{ value: `v${i}a`, timestamp: 1000 + 10 * i }, { value: `v${i}b`, timestamp: 1000 + 10 * i + 5 }] });
+      assignBaseOffset(b, 0, base);
+      await seg.append(b, { firstOffset: base, lastOffset: base + 1n, maxTimestamp: BigInt(1000 + 10 * i + 5), offsetOfMaxTimestamp: base + 1n });
+    }
+    return seg;
+  }
+
+  it('indexes every index.interval.bytes and translates offsets to batches', async () => {
+    const seg = await filled(30);
+    assert.ok(seg.offsetIndex.entries > 3);
+    assert.ok(seg.timeIndex.entries > 3);
+    assert.equal(seg.nextOffset, 160n);
+    for (const target of [100n, 101n, 133n, 158n, 159n]) {
+      const b = await seg.translateOffset(target);
+      assert.ok(b !== null);
+      assert.ok(b.header.baseOffset <= target && b.lastOffset >= target, `${target}`);
+    }
+    assert.equal(await seg.translateOffset(160n), null);
+    await seg.close();
+  });
+
+  it('reads whole batches within maxBytes, maxPosition and maxOffset', async () => {
+    const seg = await filled(10);
+    const one = await seg.read(104n, 1, seg.size, true, 1000n);
+    assert.deepEqual(decodeRecordBatches(one?.records ?? Buffer.alloc(0)).map((b) => b.header.baseOffset), [104n]);
+    const none = await seg.read(104n, 1, seg.size, false, 1000n);
+    assert.equal(none?.records.length, 0);
+    const capped = await seg.read(100n, 1 << 20, seg.size, true, 106n);
+    assert.deepEqual(decodeRecordBatches(capped?.records ?? Buffer.alloc(0)).map((b) => b.header.baseOffset), [100n, 102n, 104n]);
+    assert.equal(await seg.read(200n, 100, seg.size, true, 1000n), null);
+    await seg.close();
+  });
+
+  it('finds the first record at or after a timestamp, inside a batch', async () => {
+    const seg = await filled(20);
+    assert.deepEqual(await seg.findOffsetByTimestamp(0n, 100n), { timestamp: 1000n, offset: 100n, leaderEpoch: -1 });
+    assert.deepEqual(await seg.findOffsetByTimestamp(1003n, 100n), { timestamp: 1005n, offset: 101n, leaderEpoch: -1 });
+    assert.deepEqual(await seg.findOffsetByTimestamp(1150n, 100n), { timestamp: 1150n, offset: 130n, leaderEpoch: -1 });
+    assert.deepEqual(await seg.findOffsetByTimestamp(1150n, 135n), { timestamp: 1175n, offset: 135n, leaderEpoch: -1 });
+    assert.equal(await seg.findOffsetByTimestamp(5000n, 100n), null);
+    await seg.close();
+  });
+
+  it('rolls on size, index fullness, offset overflow and segment.ms', async () => {
+    const seg = await filled(3);
+    const p = { segmentBytes: 10_000, segmentMs: 1000, messagesSize: 10, maxTimestampInMessages: 1030n, maxOffsetInMessages: 107n, now: 0 };
+    assert.equal(seg.shouldRoll(p), false);
+    assert.equal(seg.shouldRoll({ ...p, segmentBytes: seg.size + 5 }), true);
+    assert.equal(seg.shouldRoll({ ...p, maxTimestampInMessages: 2006n }), true);
+    assert.equal(seg.shouldRoll({ ...p, maxOffsetInMessages: 100n + (1n << 31n) }), true);
+    await seg.close();
+  });
+
+  it('recover() rebuilds identical indexes and cuts a torn tail', async () => {
+    const seg = await filled(25);
+    const oi = Buffer.from(seg.offsetIndex.bytes());
+    const ti = Buffer.from(seg.timeIndex.bytes());
+    const size = seg.size;
+    await seg.log.truncate(size - 10);
+    const cut = await seg.recover(100n);
+    assert.equal(cut, size - 10 - seg.size);
+    assert.ok(cut > 0);
+    assert.equal(seg.nextOffset, 148n);
+    assert.deepEqual(seg.offsetIndex.bytes(), oi.subarray(0, seg.offsetIndex.sizeInBytes));
+    assert.deepEqual(seg.timeIndex.bytes().subarray(0, 12 * Math.min(seg.timeIndex.entries, ti.length / 12)), ti.subarray(0, seg.timeIndex.sizeInBytes));
+    await seg.close();
+  });
+});
