@@ -11,15 +11,6 @@ import { promises as fsp } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
-import {
-  LOG_OVERHEAD,
-  OFFSET_BATCH_LENGTH,
-  type ValidatedBatch,
-  assignBaseOffset,
-  assignPartitionLeaderEpoch,
-  stampLogAppendTime,
-  validateBatchForAppend,
-} from '../protocol/record-batch.js';
 import { snapshotFile } from './file-names.js';
 import { fileExists } from './file-io.js';
 import type { EpochEntry, LeaderEpochCache, LeaderEpochCheckpoint } from './leader-epoch-cache.js';
@@ -28,15 +19,9 @@ import { loadLog } from './log-loader.js';
 import { LogSegment, type SegmentOptions, type TimestampAndOffset } from './log-segment.js';
 import type { LogSegments } from './log-segments.js';
 import { readPartitionMetadata, writePartitionMetadata } from './partition-metadata.js';
-import { appendBatchToInfo } from './producer-replay.js';
+import { analyzeAppend, assignOffsets, validateRecords } from './append-plan.js';
 import { deleteSnapshotsBefore, writeSnapshot } from './producer-snapshots.js';
-import {
-  type CompletedTxn,
-  type ProducerAppendInfo,
-  type ProducerStateManager,
-  firstOffsetOf,
-  incrementSequence,
-} from './producer-state.js';
+import { type ProducerStateManager, firstOffsetOf } from './producer-state.js';
 import {
   type DeletionReason,
   type SegmentPredicate,
@@ -273,140 +258,56 @@ export class PartitionLog {
     return this.serial(() => this.appendLocked(records, opts));
   }
 
-  private validate(records: Buffer, isFromClient: boolean): { batches: ValidatedBatch[]; validBytes: number } {
-    if (records.length === 0) throw new KafkaError(ErrorCode.INVALID_RECORD, 'an append needs at least one record batch');
-    const cfg = this.config;
-    const createTime =
-      cfg.messageTimestampType === 'CreateTime' &&
-      ((cfg.messageTimestampBeforeMaxMs ?? Number.MAX_SAFE_INTEGER) < Number.MAX_SAFE_INTEGER ||
-        (cfg.messageTimestampAfterMaxMs ?? Number.MAX_SAFE_INTEGER) < Number.MAX_SAFE_INTEGER)
-        ? {
-            now: this.opts.clock.now(),
-            beforeMaxMs: cfg.messageTimestampBeforeMaxMs ?? Number.MAX_SAFE_INTEGER,
-            afterMaxMs: cfg.messageTimestampAfterMaxMs ?? Number.MAX_SAFE_INTEGER,
-          }
-        : undefined;
-    const batches: ValidatedBatch[] = [];
-    let pos = 0;
-    while (pos < records.length) {
-      const remaining = records.length - pos;
-      // Bytes after the last whole batch are dropped, as Kafka trims them.
-      if (batches.length > 0 && (remaining < LOG_OVERHEAD || remaining < records.readInt32BE(pos + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD)) break;
-      const b = validateBatchForAppend(records, pos, cfg.maxMessageBytes, {
-        origin: isFromClient ? 'client' : 'internal',
-        level: cfg.validationLevel ?? 'records',
-        logAppendTimeTopic: cfg.messageTimestampType === 'LogAppendTime',
-        ...(createTime === undefined ? {} : { createTime }),
-      });
-      batches.push(b);
-      pos += b.size;
-    }
-    return { batches, validBytes: pos };
-  }
-
   private async appendLocked(records: Buffer, opts: AppendOptions): Promise<AppendResult> {
     this.ensureUsable();
-    const { batches, validBytes } = this.validate(records, opts.isFromClient);
-    const valid = validBytes === records.length ? records : records.subarray(0, validBytes);
-    if (valid.length > this.config.segmentBytes) {
-      throw new KafkaError(
-        ErrorCode.RECORD_LIST_TOO_LARGE,
-        `append of ${valid.length} bytes exceeds segment.bytes ${this.config.segmentBytes} of ${this.opts.topic}-${this.opts.partition}`,
-      );
-    }
-    const logAppendTime = this.config.messageTimestampType === 'LogAppendTime';
     const now = this.opts.clock.now();
-    const nowTs = BigInt(now);
-
-    // Producer state first: nothing is modified until every batch passes.
-    const infos = new Map<bigint, ProducerAppendInfo>();
-    const completed: CompletedTxn[] = [];
-    const origin = opts.isFromClient ? 'client' : 'coordinator';
-    let next = this.logEnd;
-    let maxTimestamp = -1n;
-    let offsetOfMaxTimestamp = -1n;
-    let messages = 0;
-    for (const b of batches) {
-      const h = b.header;
-      const base = next;
-      const last = base + BigInt(h.lastOffsetDelta);
-      const batchMaxTs = logAppendTime ? nowTs : h.maxTimestamp;
-      if (h.producerId >= 0n) {
-        const lastSeq = incrementSequence(h.baseSequence, h.lastOffsetDelta);
-        if (opts.isFromClient) {
-          const entry = infos.get(h.producerId)?.updatedEntry ?? this.producerState.lastEntry(h.producerId);
-          const dup = entry?.findDuplicateBatch(h.producerEpoch, h.baseSequence, lastSeq) ?? null;
-          if (dup !== null) {
-            return {
-              baseOffset: firstOffsetOf(dup),
-              lastOffset: dup.lastOffset,
-              logAppendTime: logAppendTime ? dup.timestamp : -1n,
-              logStartOffset: this.logStart,
-              duplicate: true,
-            };
-          }
-        }
-        let info = infos.get(h.producerId);
-        if (info === undefined) {
-          info = this.producerState.prepareUpdate(h.producerId, origin);
-          infos.set(h.producerId, info);
-        }
-        const c = appendBatchToInfo(info, { ...h, baseOffset: base, maxTimestamp: batchMaxTs }, valid.subarray(b.position, b.position + b.size));
-        if (c !== null) completed.push(c);
-      }
-      if (batchMaxTs > maxTimestamp) {
-        maxTimestamp = batchMaxTs;
-        offsetOfMaxTimestamp = last;
-      }
-      messages += h.lastOffsetDelta + 1;
-      next = last + 1n;
+    const appendTime = this.config.messageTimestampType === 'LogAppendTime' ? BigInt(now) : null;
+    const { batches, valid } = validateRecords(records, this.config, opts.isFromClient, now);
+    const analysis = analyzeAppend(valid, batches, this.producerState, { nextOffset: this.logEnd, isFromClient: opts.isFromClient, logAppendTime: appendTime });
+    if (analysis.kind === 'duplicate') {
+      const dup = analysis.batch;
+      return {
+        baseOffset: firstOffsetOf(dup),
+        lastOffset: dup.lastOffset,
+        logAppendTime: appendTime === null ? -1n : dup.timestamp,
+        logStartOffset: this.logStart,
+        duplicate: true,
+      };
     }
-
-    const firstOffset = this.logEnd;
-    const lastOffset = next - 1n;
-    let assign = firstOffset;
-    for (const b of batches) {
-      assignBaseOffset(valid, b.position, assign);
-      assignPartitionLeaderEpoch(valid, b.position, opts.leaderEpoch);
-      if (logAppendTime) stampLogAppendTime(valid, b.position, b.size, nowTs);
-      assign += BigInt(b.header.lastOffsetDelta) + 1n;
-    }
-
+    const plan = analysis.plan;
+    assignOffsets(plan, opts.leaderEpoch, appendTime);
     try {
       let segment = this.active;
-      if (
-        segment.shouldRoll({
-          segmentBytes: this.config.segmentBytes,
-          segmentMs: this.config.segmentMs,
-          messagesSize: valid.length,
-          maxTimestampInMessages: maxTimestamp,
-          maxOffsetInMessages: lastOffset,
-          now,
-        })
-      ) {
-        segment = await this.rollLocked(now);
-      }
-      await segment.append(valid, { firstOffset, lastOffset, maxTimestamp, offsetOfMaxTimestamp });
-      for (const info of infos.values()) this.producerState.update(info);
-      for (const c of completed) {
+      const rollParams = {
+        segmentBytes: this.config.segmentBytes,
+        segmentMs: this.config.segmentMs,
+        messagesSize: valid.length,
+        maxTimestampInMessages: plan.maxTimestamp,
+        maxOffsetInMessages: plan.lastOffset,
+        now,
+      };
+      if (segment.shouldRoll(rollParams)) segment = await this.rollLocked(now);
+      await segment.append(valid, plan);
+      for (const info of plan.producerUpdates) this.producerState.update(info);
+      for (const c of plan.completedTxns) {
         const lso = this.producerState.lastStableOffset(c);
         if (c.isAborted) {
           await segment.appendAbortedTxn({ producerId: c.producerId, firstOffset: c.firstOffset, lastOffset: c.lastOffset, lastStableOffset: lso });
         }
         this.producerState.completeTxn(c);
       }
-      this.producerState.updateMapEndOffset(next);
-      this.logEnd = next;
-      if (this.epochCache.assign(opts.leaderEpoch, firstOffset)) await this.epochCheckpoint.write(this.epochCache.entries());
-      this.unflushedMessages += messages;
+      this.logEnd = plan.lastOffset + 1n;
+      this.producerState.updateMapEndOffset(this.logEnd);
+      if (this.epochCache.assign(opts.leaderEpoch, plan.firstOffset)) await this.epochCheckpoint.write(this.epochCache.entries());
+      this.unflushedMessages += plan.messages;
       if (this.unflushedMessages >= this.config.flushIntervalMessages) await this.flushTo(this.logEnd);
     } catch (e) {
       throw this.goOffline(`append to ${this.opts.topic}-${this.opts.partition} failed`, e);
     }
     return {
-      baseOffset: firstOffset,
-      lastOffset,
-      logAppendTime: logAppendTime ? nowTs : -1n,
+      baseOffset: plan.firstOffset,
+      lastOffset: plan.lastOffset,
+      logAppendTime: appendTime ?? -1n,
       logStartOffset: this.logStart,
       duplicate: false,
     };
