@@ -175,7 +175,7 @@ export class LogManager {
     const pending = this.creating.get(k);
     if (pending !== undefined) return pending;
     const p = (async () => {
-      const logDir = this.pickLogDir();
+      const logDir = await this.logDirFor(topic, partition, topicId);
       const log = await PartitionLog.open({
         dir: path.join(logDir, partitionDirName(topic, partition)),
         topic,
@@ -192,6 +192,25 @@ export class LogManager {
     })().finally(() => this.creating.delete(k));
     this.creating.set(k, p);
     return p;
+  }
+
+  /**
+   * Where a new partition goes. A directory left over from a topic of the same name
+   * but another topic id (deleted and recreated) is removed, never reused.
+   */
+  private async logDirFor(topic: string, partition: number, topicId: string): Promise<string> {
+    for (const d of this.opts.logDirs) {
+      const existing = path.join(d, partitionDirName(topic, partition));
+      if (!(await fileExists(existing))) continue;
+      const meta = await readPartitionMetadata(existing);
+      if (meta !== null && meta.topicId !== topicId) {
+        this.logger?.warn({ dir: existing, topicId, found: meta.topicId }, 'removing the directory of a previous topic with the same name');
+        await removeDir(existing);
+        continue;
+      }
+      return d;
+    }
+    return this.pickLogDir();
   }
 
   private pickLogDir(): string {
@@ -219,9 +238,7 @@ export class LogManager {
     this.logs.delete(k);
     this.dirOf.delete(k);
     await log.closeHandles();
-    const doomed = `${log.dir}.${randomUUID().replace(/-/g, '')}${DELETE_DIR_SUFFIX}`;
-    await fsp.rename(log.dir, doomed);
-    await fsp.rm(doomed, { recursive: true, force: true });
+    await removeDir(log.dir);
     return true;
   }
 
@@ -290,6 +307,13 @@ export class LogManager {
       await writeFileAtomic(path.join(dir, CLEAN_SHUTDOWN_FILE), JSON.stringify({ version: 0, brokerEpoch: -1 }));
     }
   }
+}
+
+/** Renames to `<dir>.<id>-delete` (atomic: a restart never loads it), then removes it. */
+async function removeDir(dir: string): Promise<void> {
+  const doomed = `${dir}.${randomUUID().replace(/-/g, '')}${DELETE_DIR_SUFFIX}`;
+  await fsp.rename(dir, doomed);
+  await fsp.rm(doomed, { recursive: true, force: true });
 }
 
 async function readOffsets(file: string): Promise<Map<string, bigint>> {

@@ -92,6 +92,20 @@ describe('LogManager', () => {
     await mgr.shutdown();
   });
 
+  it('never reuses the directory of a deleted topic with the same name', async () => {
+    const clock = new ManualClock();
+    const mgr = await LogManager.startup(options(clock, { shouldLoad: (_t, _p, id) => id !== 'old-id' }));
+    const old = await mgr.getOrCreateLog('reborn', 0, 'old-id');
+    await old.append(batch({}), client);
+    await mgr.shutdown();
+    const again = await LogManager.startup(options(clock, { shouldLoad: (_t, _p, id) => id !== 'old-id' }));
+    assert.equal(again.getLog('reborn', 0), undefined);
+    const fresh = await again.getOrCreateLog('reborn', 0, 'new-id');
+    assert.equal(fresh.logEndOffset, 0n);
+    assert.equal(fresh.topicId, 'new-id');
+    await again.shutdown();
+  });
+
   it('deletes a partition directory', async () => {
     const clock = new ManualClock();
     const mgr = await LogManager.startup(options(clock));
