@@ -1,0 +1,180 @@
+// What the RemoteLogManager keeps per tiered partition, and the context its
+// tasks (copy, expiration, sweeping, reads) share. Nothing here is durable:
+// every fact about remote segments comes from the remote log metadata, so a
+// restart rebuilds this from the metadata replay.
+import type { Logger } from 'pino';
+import type { Clock } from '../broker/clock.js';
+import type { PartitionLog } from '../broker/log/partition-log.js';
+import type { Scheduler } from '../broker/scheduler.js';
+import type { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/remote-log-metadata-manager.js';
+import type {
+  RemoteLogSegmentMetadata,
+  SegmentLeaderEpoch,
+  TopicIdPartition,
+} from '../metadata/remote-log-metadata/types.js';
+import type { ChunkCache } from './chunk-cache.js';
+import type { IndexCache } from './index-cache.js';
+import type { RemoteSegmentRef, RemoteStorage } from './remote-storage.js';
+import type { ByteRateThrottle } from './throttle.js';
+
+/** Tiering settings a partition log's config may carry (see broker/log/log-config.ts). */
+export interface TieringConfig {
+  readonly retentionMs: number;
+  readonly retentionBytes: number;
+  readonly remoteStorageEnable?: boolean;
+  readonly remoteLogCopyDisable?: boolean;
+  readonly remoteLogDeleteOnDisable?: boolean;
+}
+
+export function tieringConfig(log: PartitionLog): TieringConfig {
+  return log.currentConfig;
+}
+
+/** Counters per partition, after Kafka's remote storage metrics. */
+export interface PartitionCounters {
+  copyRequests: number;
+  copyBytes: number;
+  copyErrors: number;
+  fetchRequests: number;
+  fetchBytes: number;
+  fetchErrors: number;
+  deleteRequests: number;
+  deleteErrors: number;
+  orphansDeleted: number;
+}
+
+export function newCounters(): PartitionCounters {
+  return {
+    copyRequests: 0,
+    copyBytes: 0,
+    copyErrors: 0,
+    fetchRequests: 0,
+    fetchBytes: 0,
+    fetchErrors: 0,
+    deleteRequests: 0,
+    deleteErrors: 0,
+    orphansDeleted: 0,
+  };
+}
+
+/**
+ * Leader epoch -> first offset, merged from the finished remote segments'
+ * epochs: which epoch to ask the metadata index for an offset below the local
+ * tier (the local epoch cache forgets epochs as local segments go).
+ */
+export class RemoteEpochIndex {
+  private readonly epochs: number[] = [];
+  private readonly starts: bigint[] = [];
+
+  /** Adds a finished segment's epochs (segments arrive in offset order; older epochs are ignored). */
+  add(segmentEpochs: readonly SegmentLeaderEpoch[]): void {
+    for (const e of segmentEpochs) {
+      const n = this.epochs.length;
+      const lastEpoch = n === 0 ? undefined : (this.epochs[n - 1] as number);
+      if (lastEpoch !== undefined && e.leaderEpoch <= lastEpoch) continue;
+      if (n > 0 && e.startOffset < (this.starts[n - 1] as bigint)) continue;
+      this.epochs.push(e.leaderEpoch);
+      this.starts.push(e.startOffset);
+    }
+  }
+
+  /** The epoch in force at `offset`, or undefined when the offset precedes every known epoch. */
+  epochFor(offset: bigint): number | undefined {
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.starts[mid] as bigint) <= offset) {
+        found = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return found < 0 ? undefined : this.epochs[found];
+  }
+
+  get size(): number {
+    return this.epochs.length;
+  }
+}
+
+export class PartitionState {
+  readonly epochs = new RemoteEpochIndex();
+  readonly counters = newCounters();
+  /** Segment ids whose copy this process is running now (a STARTED one not here is dead). */
+  readonly copying = new Set<string>();
+  /** Aborts the partition's running copy and reads when it is removed. */
+  readonly abort = new AbortController();
+  /** The tail of the chain that runs the partition's tasks one at a time. */
+  private tail: Promise<unknown> = Promise.resolve();
+  removed = false;
+  /** DeleteRecords below the remote tier's start (not persisted: the next start uses segment bounds). */
+  logStartFloor: bigint | undefined;
+  /** When the partition's objects were last listed by the orphan sweeper. */
+  lastSweepMs = Number.NEGATIVE_INFINITY;
+  /** Set when the last task run failed; cleared by a successful run. */
+  lastError: unknown;
+
+  constructor(
+    readonly log: PartitionLog,
+    readonly tp: TopicIdPartition,
+  ) {}
+
+  /** Runs `task` after every task queued before it. */
+  serial<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(task, task);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Resolves once every queued task has finished. */
+  idle(): Promise<void> {
+    return this.tail.then(() => undefined);
+  }
+}
+
+/** What the tasks of the RemoteLogManager share. */
+export interface RlmContext {
+  readonly storage: RemoteStorage;
+  readonly metadata: RemoteLogMetadataManager;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly logger: Logger;
+  readonly brokerId: number;
+  readonly copyThrottle: ByteRateThrottle;
+  readonly fetchThrottle: ByteRateThrottle;
+  readonly chunkCache: ChunkCache;
+  readonly indexCache: IndexCache;
+  /** Objects without a finished record are deleted once older than this. */
+  readonly orphanGraceMs: number;
+}
+
+export function topicIdPartitionOf(log: PartitionLog): TopicIdPartition {
+  return { topicId: log.topicId, topic: log.topic, partition: log.partition };
+}
+
+export function refOf(metadata: RemoteLogSegmentMetadata): RemoteSegmentRef {
+  const tp = metadata.remoteLogSegmentId.topicIdPartition;
+  return {
+    topic: tp.topic,
+    topicId: tp.topicId,
+    partition: tp.partition,
+    baseOffset: metadata.startOffset,
+    segmentId: metadata.remoteLogSegmentId.id,
+  };
+}
+
+/** Structured log fields naming a remote segment. */
+export function segmentFields(metadata: RemoteLogSegmentMetadata): Record<string, string | number> {
+  const tp = metadata.remoteLogSegmentId.topicIdPartition;
+  return {
+    topic: tp.topic,
+    partition: tp.partition,
+    segmentId: metadata.remoteLogSegmentId.id,
+    startOffset: metadata.startOffset.toString(),
+    endOffset: metadata.endOffset.toString(),
+    sizeInBytes: metadata.segmentSizeInBytes,
+  };
+}

@@ -1,0 +1,466 @@
+// The RemoteLogManager: tiered storage for the partitions of this broker.
+//
+// Every `taskIntervalMs` each partition runs, one step after the other (never
+// two runs of a partition at once):
+//   1. cleanup   copies left STARTED by a crash or a failed cleanup are deleted,
+//                deletions stuck in DELETE_SEGMENT_STARTED are retried;
+//   2. copy      closed segments below the last stable offset go up, in order;
+//   3. expire    total retention (retention.ms / retention.bytes over both
+//                tiers) deletes remote segments oldest first;
+//   4. sweep     (every orphanSweepIntervalMs) unrecorded objects past the grace
+//                period are deleted.
+// A failing step (store down, metadata not ready) is logged and retried on the
+// next run; nothing throws out of the scheduler. Local segments are deleted by
+// the log's own retention, vetoed by canDeleteLocalSegment until they are remote.
+//
+// Reads below the local log start go through `read`, bounded by fetchMaxWaitMs:
+// a slower read returns null (the partition answers empty) and its GETs are
+// abandoned. All state comes from the remote log metadata, so a restart
+// restores the highest remote offset, the log start offset and the sizes.
+import type { Logger } from 'pino';
+import type { Clock } from '../broker/clock.js';
+import { silentLogger } from '../broker/logger.js';
+import type { LogSegment } from '../broker/log/log-segment.js';
+import type { PartitionLog } from '../broker/log/partition-log.js';
+import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
+import type { Scheduler, TimerHandle } from '../broker/scheduler.js';
+import type { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/remote-log-metadata-manager.js';
+import type { TopicIdPartition } from '../metadata/remote-log-metadata/types.js';
+import { topicIdPartitionKey } from '../metadata/remote-log-metadata/types.js';
+import { ChunkCache, type ChunkCacheStats } from './chunk-cache.js';
+import { copyCandidates, copyLogSegments } from './copy-task.js';
+import { deleteRemotePartition, expireRemoteSegments, onlyLocalLogSegmentsSize } from './expiration-task.js';
+import { IndexCache, type IndexCacheStats } from './index-cache.js';
+import { sweepPartitionOrphans, sweepUnknownPartitions } from './orphan-sweeper.js';
+import type { PartitionCounters, RlmContext } from './partition-state.js';
+import { PartitionState, tieringConfig, topicIdPartitionOf } from './partition-state.js';
+import { RemoteReader, type TimestampAndOffset } from './remote-reader.js';
+import type { RemoteStorage } from './remote-storage.js';
+import { RemoteTimeoutError, raceAbort } from './remote-storage.js';
+import { cleanupPendingSegments } from './segment-deletion.js';
+import { ByteRateThrottle } from './throttle.js';
+
+export interface RemoteLogManagerConfig {
+  /** remote.log.manager.task.interval.ms (Kafka 30000). */
+  readonly taskIntervalMs: number;
+  /** remote.log.manager.copy.max.bytes.per.second; absent, <= 0 or Long.MAX = unlimited. */
+  readonly copyBytesPerSec?: number;
+  /** remote.log.manager.fetch.max.bytes.per.second; absent, <= 0 or Long.MAX = unlimited. */
+  readonly fetchBytesPerSec?: number;
+  /** remote.fetch.max.wait.ms (Kafka 500): a slower remote read answers empty. */
+  readonly fetchMaxWaitMs: number;
+  /** remote.log.index.file.cache.total.size.bytes. */
+  readonly indexCacheBytes: number;
+  /** rsm.config.chunk.cache.size.bytes. */
+  readonly chunkCacheBytes: number;
+  /** rsm.config.chunk.size.bytes: the store's chunk size, so cache chunks align with stored ones. */
+  readonly chunkSize: number;
+  /** rsm.config.chunk.cache.prefetch.chunks (default 2). */
+  readonly readAheadChunks?: number;
+  /** Unrecorded objects younger than this are left alone (default 10 minutes). */
+  readonly orphanGraceMs?: number;
+  /** How often each partition's objects are listed for orphans (default 5 minutes). */
+  readonly orphanSweepIntervalMs?: number;
+  /** Partitions run at once by a scheduled run (Kafka's copier pool, default 10). */
+  readonly taskConcurrency?: number;
+  /** Scan batch headers so the store may compress uncompressed segments (default: when the store compresses). */
+  readonly detectUncompressedBatches?: boolean;
+}
+
+export interface RemoteLogManagerOptions {
+  readonly storage: RemoteStorage;
+  readonly metadata: RemoteLogMetadataManager;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly config: RemoteLogManagerConfig;
+  readonly logger?: Logger;
+  /** node.id, written into every metadata event (default 0). */
+  readonly brokerId?: number;
+}
+
+/** The broker settings the manager reads (BrokerConfig has them). */
+export interface RemoteLogManagerBrokerSettings {
+  readonly remoteLogManagerTaskIntervalMs: number;
+  readonly remoteLogManagerCopyMaxBytesPerSecond: number;
+  readonly remoteLogManagerFetchMaxBytesPerSecond: number;
+  readonly remoteFetchMaxWaitMs: number;
+  readonly remoteLogIndexFileCacheTotalSizeBytes: number;
+}
+
+/** The RemoteLogManager settings from broker settings plus the parsed rsm.config.* values. */
+export function remoteLogManagerConfig(
+  broker: RemoteLogManagerBrokerSettings,
+  rsm: { readonly chunkSizeBytes: number; readonly chunkCacheSizeBytes: number; readonly chunkCachePrefetchChunks: number },
+): RemoteLogManagerConfig {
+  return {
+    taskIntervalMs: broker.remoteLogManagerTaskIntervalMs,
+    copyBytesPerSec: broker.remoteLogManagerCopyMaxBytesPerSecond,
+    fetchBytesPerSec: broker.remoteLogManagerFetchMaxBytesPerSecond,
+    fetchMaxWaitMs: broker.remoteFetchMaxWaitMs,
+    indexCacheBytes: broker.remoteLogIndexFileCacheTotalSizeBytes,
+    chunkCacheBytes: rsm.chunkCacheSizeBytes,
+    chunkSize: rsm.chunkSizeBytes,
+    readAheadChunks: rsm.chunkCachePrefetchChunks,
+  };
+}
+
+export interface RemotePartitionStats extends PartitionCounters {
+  readonly highestRemoteOffset: bigint;
+  readonly remoteLogStartOffset: bigint | null;
+  readonly remoteLogSizeBytes: number;
+  readonly remoteSegmentCount: number;
+  /** Closed local segments (and their bytes) waiting to be copied. */
+  readonly copyLagSegments: number;
+  readonly copyLagBytes: number;
+  /** Bytes of local segments not yet remote, active segment included (retention.bytes counts them). */
+  readonly onlyLocalBytes: number;
+}
+
+const DEFAULT_ORPHAN_GRACE_MS = 10 * 60_000;
+const DEFAULT_SWEEP_INTERVAL_MS = 5 * 60_000;
+
+export class RemoteLogManager {
+  private readonly ctx: RlmContext;
+  private readonly reader: RemoteReader;
+  private readonly partitions = new Map<string, PartitionState>();
+  private readonly config: RemoteLogManagerConfig;
+  private readonly detectUncompressed: boolean;
+  private timer: TimerHandle | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private lastGlobalSweepMs = Number.NEGATIVE_INFINITY;
+  private readonly deletions = new Map<string, Promise<void>>();
+
+  private constructor(options: RemoteLogManagerOptions) {
+    const c = options.config;
+    this.config = c;
+    const logger = options.logger ?? silentLogger();
+    this.ctx = {
+      storage: options.storage,
+      metadata: options.metadata,
+      clock: options.clock,
+      scheduler: options.scheduler,
+      logger,
+      brokerId: options.brokerId ?? 0,
+      copyThrottle: new ByteRateThrottle(c.copyBytesPerSec ?? 0, options.clock, options.scheduler),
+      fetchThrottle: new ByteRateThrottle(c.fetchBytesPerSec ?? 0, options.clock, options.scheduler),
+      chunkCache: new ChunkCache({
+        source: options.storage,
+        chunkSize: c.chunkSize,
+        maxBytes: c.chunkCacheBytes,
+        ...(c.readAheadChunks === undefined ? {} : { readAheadChunks: c.readAheadChunks }),
+      }),
+      indexCache: new IndexCache({ source: options.storage, maxBytes: c.indexCacheBytes }),
+      orphanGraceMs: c.orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS,
+    };
+    this.reader = new RemoteReader(this.ctx);
+    this.detectUncompressed = c.detectUncompressedBatches ?? (options.storage as { compression?: unknown }).compression === true;
+  }
+
+  static create(options: RemoteLogManagerOptions): RemoteLogManager {
+    if (!(options.config.taskIntervalMs > 0)) throw new RangeError(`taskIntervalMs must be positive: ${options.config.taskIntervalMs}`);
+    if (!(options.config.fetchMaxWaitMs > 0)) throw new RangeError(`fetchMaxWaitMs must be positive: ${options.config.fetchMaxWaitMs}`);
+    return new RemoteLogManager(options);
+  }
+
+  // ---- lifecycle ----
+
+  /** Starts the metadata replay (if nobody did) and the periodic runs; resolves when the replay ends. */
+  async start(): Promise<void> {
+    this.stopped = false;
+    this.arm();
+    await this.ctx.metadata.start();
+  }
+
+  /** Stops the periodic runs, aborts copies and reads in flight, waits for running tasks, empties the caches. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) this.ctx.scheduler.clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const state of this.partitions.values()) state.abort.abort(new Error('remote log manager stopped'));
+    await this.settled();
+    await Promise.allSettled([...this.partitions.values()].map((s) => s.idle()));
+    this.ctx.chunkCache.close();
+    this.ctx.indexCache.close();
+  }
+
+  /** Resolves once the scheduled run in progress (if any) has finished. */
+  async settled(): Promise<void> {
+    while (this.running !== undefined) await this.running;
+  }
+
+  private arm(): void {
+    if (this.stopped || this.timer !== undefined) return;
+    this.timer = this.ctx.scheduler.setTimeout(() => {
+      this.timer = undefined;
+      const run = this.runOnce()
+        .catch((err: unknown) => this.ctx.logger.error({ err }, 'remote log manager run failed'))
+        .finally(() => {
+          if (this.running === run) this.running = undefined;
+          this.arm();
+        });
+      this.running = run;
+    }, this.config.taskIntervalMs);
+  }
+
+  // ---- partitions ----
+
+  /** Starts tiering a partition (idempotent). Its metadata is caught up in the background. */
+  onPartitionAdded(log: PartitionLog): void {
+    const tp = topicIdPartitionOf(log);
+    const key = topicIdPartitionKey(tp);
+    const existing = this.partitions.get(key);
+    if (existing !== undefined && existing.log === log && !existing.removed) return;
+    if (existing !== undefined) existing.removed = true;
+    const state = new PartitionState(log, tp);
+    this.partitions.set(key, state);
+    void state.serial(async () => {
+      await this.ctx.metadata.onPartitionLeadershipChanges([tp], []);
+      for (const s of this.ctx.metadata.listRemoteLogSegments(tp)) {
+        if (s.state === 'COPY_SEGMENT_FINISHED') state.epochs.add(s.segmentLeaderEpochs);
+      }
+    }).catch((err: unknown) => this.ctx.logger.warn({ topic: tp.topic, partition: tp.partition, err }, 'loading remote log metadata failed'));
+  }
+
+  /** A config change (e.g. tiering turned off with remote.log.delete.on.disable): run the partition now. */
+  onConfigChanged(log: PartitionLog): Promise<void> {
+    return this.runPartition(log);
+  }
+
+  /** Stops tiering a partition (its remote data stays): aborts its copy and waits for its tasks. */
+  async onPartitionRemoved(log: PartitionLog): Promise<void> {
+    const key = topicIdPartitionKey(topicIdPartitionOf(log));
+    const state = this.partitions.get(key);
+    if (state === undefined || state.log !== log) return;
+    this.partitions.delete(key);
+    state.removed = true;
+    state.abort.abort(new Error('partition removed'));
+    await state.idle();
+  }
+
+  /**
+   * The partition's topic was deleted: stops its tasks, then deletes every remote
+   * object and records the partition delete. Retried by the bucket-wide sweep
+   * (at start and every orphan sweep interval) if it fails.
+   */
+  deletePartitionData(tp: TopicIdPartition): Promise<void> {
+    const key = topicIdPartitionKey(tp);
+    const pending = this.deletions.get(key);
+    if (pending !== undefined) return pending;
+    const run = (async () => {
+      const state = this.partitions.get(key);
+      if (state !== undefined) await this.onPartitionRemoved(state.log);
+      await deleteRemotePartition(this.ctx, tp);
+    })().finally(() => this.deletions.delete(key));
+    this.deletions.set(key, run);
+    return run;
+  }
+
+  // ---- runs ----
+
+  /** One run of every partition (then the bucket-wide sweep when due); what the timer does. */
+  async runOnce(): Promise<void> {
+    const states = [...this.partitions.values()];
+    const limit = Math.max(1, this.config.taskConcurrency ?? 10);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < states.length) {
+        const state = states[next++] as PartitionState;
+        await this.runState(state);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(limit, states.length) }, worker));
+    await this.maybeSweepUnknown();
+  }
+
+  /** Runs one partition's tasks now (after any run already queued for it). */
+  runPartition(log: PartitionLog): Promise<void> {
+    const state = this.partitions.get(topicIdPartitionKey(topicIdPartitionOf(log)));
+    return state === undefined ? Promise.resolve() : this.runState(state);
+  }
+
+  /** Same as runPartition: copies what is eligible (and runs the other steps). */
+  copyNow(log: PartitionLog): Promise<void> {
+    return this.runPartition(log);
+  }
+
+  private runState(state: PartitionState): Promise<void> {
+    return state.serial(async () => {
+      if (state.removed || this.stopped) return;
+      if (!this.ctx.metadata.isReady(state.tp)) return;
+      const where = { topic: state.tp.topic, partition: state.tp.partition };
+      let failed: unknown;
+      const step = async (name: string, fn: () => Promise<unknown>): Promise<void> => {
+        try {
+          await fn();
+        } catch (err) {
+          failed ??= err;
+          this.ctx.logger.debug({ ...where, step: name, err }, 'remote log task step failed');
+        }
+      };
+      await step('cleanup', () => cleanupPendingSegments(this.ctx, state.tp, state.copying, state.counters, state.abort.signal));
+      await step('copy', () => copyLogSegments(this.ctx, state, { detectUncompressedBatches: this.detectUncompressed }));
+      await step('expire', () => expireRemoteSegments(this.ctx, state));
+      const now = this.ctx.clock.now();
+      if (now - state.lastSweepMs >= (this.config.orphanSweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS)) {
+        await step('sweep', async () => {
+          await sweepPartitionOrphans(this.ctx, state.tp, state.counters, state.abort.signal);
+          state.lastSweepMs = now;
+        });
+      }
+      state.lastError = failed;
+    });
+  }
+
+  private async maybeSweepUnknown(): Promise<void> {
+    const now = this.ctx.clock.now();
+    if (now - this.lastGlobalSweepMs < (this.config.orphanSweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS)) return;
+    try {
+      await sweepUnknownPartitions(this.ctx, (tp) => this.partitions.has(topicIdPartitionKey(tp)) || this.deletions.has(topicIdPartitionKey(tp)));
+      this.lastGlobalSweepMs = now;
+    } catch (err) {
+      this.ctx.logger.debug({ err }, 'bucket-wide orphan sweep failed');
+    }
+  }
+
+  // ---- the remote tier's answers (what the partition view asks) ----
+
+  /**
+   * Whole batches from `fetchOffset` read from the remote tier (the offset must
+   * be below the local log start): null when nothing fits, or when the read
+   * takes longer than remote.fetch.max.wait.ms or `signal` fires (its GETs are
+   * abandoned). Throws OFFSET_OUT_OF_RANGE, REPLICA_NOT_AVAILABLE (metadata not
+   * loaded yet), KAFKA_STORAGE_ERROR (store failing) or CORRUPT_MESSAGE.
+   */
+  async read(log: PartitionLog, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Buffer | null> {
+    const state = this.stateOf(log);
+    state.counters.fetchRequests++;
+    const controller = new AbortController();
+    const abort = (reason: unknown): void => controller.abort(reason);
+    const onCallerAbort = (): void => abort(signal?.reason);
+    const onPartitionAbort = (): void => abort(state.abort.signal.reason);
+    const callerAborted = (): boolean => signal?.aborted === true;
+    if (callerAborted()) return null;
+    signal?.addEventListener('abort', onCallerAbort, { once: true });
+    state.abort.signal.addEventListener('abort', onPartitionAbort, { once: true });
+    const deadline = { passed: false };
+    const timer = this.ctx.scheduler.setTimeout(() => {
+      deadline.passed = true;
+      abort(new RemoteTimeoutError(`remote read of ${log.topic}-${log.partition} at ${fetchOffset} exceeded ${this.config.fetchMaxWaitMs} ms`));
+    }, this.config.fetchMaxWaitMs);
+    try {
+      const bytes: Buffer = await raceAbort(this.reader.read(state, fetchOffset, maxBytes, minOneBatch, controller.signal), controller.signal, 'remote read');
+      return bytes.length === 0 ? null : bytes;
+    } catch (err) {
+      if (deadline.passed || callerAborted()) {
+        this.ctx.logger.debug({ topic: log.topic, partition: log.partition, fetchOffset: fetchOffset.toString(), timedOut: deadline.passed }, 'remote read abandoned');
+        return null;
+      }
+      state.counters.fetchErrors++;
+      throw err;
+    } finally {
+      this.ctx.scheduler.clearTimeout(timer);
+      signal?.removeEventListener('abort', onCallerAbort);
+      state.abort.signal.removeEventListener('abort', onPartitionAbort);
+    }
+  }
+
+  /**
+   * ListOffsets by timestamp over the remote segments below the local log start
+   * (the time index of each remote segment whose max timestamp reaches it);
+   * null when the answer is not there (the local log then answers).
+   */
+  async offsetForTimestamp(log: PartitionLog, timestamp: bigint, signal?: AbortSignal): Promise<TimestampAndOffset | null> {
+    const state = this.stateOf(log);
+    const start = this.logStartOffset(log);
+    if (start === null) return null;
+    return this.reader.offsetForTimestamp(state, timestamp, start, log.localLogStartOffset, signal);
+  }
+
+  /** ListOffsets -5: the highest offset copied to the remote tier, -1 when nothing was. */
+  highestRemoteOffset(log: PartitionLog): bigint {
+    return this.ctx.metadata.highestRemoteOffset(topicIdPartitionOf(log)) ?? -1n;
+  }
+
+  /**
+   * The first offset the remote tier holds (part of ListOffsets -2, the log start
+   * offset), or null when it holds nothing. The partition's log start offset is
+   * the smaller of this and the local log's.
+   */
+  logStartOffset(log: PartitionLog): bigint | null {
+    const tp = topicIdPartitionOf(log);
+    const earliest = this.ctx.metadata.earliestRemoteOffset(tp);
+    if (earliest === undefined) return null;
+    const floor = this.partitions.get(topicIdPartitionKey(tp))?.logStartFloor;
+    if (floor === undefined || floor <= earliest) return earliest;
+    const highest = this.ctx.metadata.highestRemoteOffset(tp) ?? -1n;
+    return floor <= highest ? floor : null;
+  }
+
+  /**
+   * DeleteRecords on a tiered partition: remote segments wholly below `offset` are
+   * expired on the partition's next run (and no longer served from now on), the
+   * local log moves its start too. Returns the partition's new log start offset.
+   */
+  async deleteRecordsBefore(log: PartitionLog, offset: bigint): Promise<bigint> {
+    const state = this.stateOf(log);
+    if (offset > log.highWatermark) {
+      throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `cannot delete records before ${offset}: above the high watermark ${log.highWatermark}`);
+    }
+    if (state.logStartFloor === undefined || offset > state.logStartFloor) state.logStartFloor = offset;
+    const local = offset > log.logStartOffset ? await log.deleteRecordsBefore(offset) : log.logStartOffset;
+    const remote = this.logStartOffset(log);
+    return remote !== null && remote < local ? remote : local;
+  }
+
+  /**
+   * The tiering veto on local retention: a segment of a tiered partition may go
+   * only once it is wholly remote (nothing is lost while the store is down).
+   * Untiered partitions, and tiered ones with remote.log.copy.disable, are not vetoed.
+   */
+  canDeleteLocalSegment(log: PartitionLog, segment: LogSegment): boolean {
+    const config = tieringConfig(log);
+    if (config.remoteStorageEnable !== true || config.remoteLogCopyDisable === true) return true;
+    const tp = topicIdPartitionOf(log);
+    if (!this.ctx.metadata.isReady(tp)) return false;
+    const highest = this.ctx.metadata.highestRemoteOffset(tp);
+    return highest !== undefined && segment.nextOffset - 1n <= highest;
+  }
+
+  // ---- observability ----
+
+  partitionStats(log: PartitionLog): RemotePartitionStats | undefined {
+    const state = this.partitions.get(topicIdPartitionKey(topicIdPartitionOf(log)));
+    if (state === undefined || !this.ctx.metadata.isReady(state.tp)) return undefined;
+    const tp = state.tp;
+    const highest = this.ctx.metadata.highestRemoteOffset(tp) ?? -1n;
+    const pending = copyCandidates(this.ctx, state);
+    return {
+      ...state.counters,
+      highestRemoteOffset: highest,
+      remoteLogStartOffset: this.logStartOffset(log),
+      remoteLogSizeBytes: this.ctx.metadata.remoteLogSizeBytes(tp),
+      remoteSegmentCount: this.ctx.metadata.listRemoteLogSegments(tp).filter((s) => s.state === 'COPY_SEGMENT_FINISHED').length,
+      copyLagSegments: pending.length,
+      copyLagBytes: pending.reduce((n, s) => n + s.size, 0),
+      onlyLocalBytes: onlyLocalLogSegmentsSize(state, highest),
+    };
+  }
+
+  cacheStats(): { readonly chunks: ChunkCacheStats; readonly indexes: IndexCacheStats } {
+    return { chunks: this.ctx.chunkCache.stats(), indexes: this.ctx.indexCache.stats() };
+  }
+
+  /** The last run's first failure for a partition (undefined after a clean run). */
+  lastError(log: PartitionLog): unknown {
+    return this.partitions.get(topicIdPartitionKey(topicIdPartitionOf(log)))?.lastError;
+  }
+
+  private stateOf(log: PartitionLog): PartitionState {
+    const state = this.partitions.get(topicIdPartitionKey(topicIdPartitionOf(log)));
+    if (state === undefined || state.removed) {
+      throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${log.topic}-${log.partition} is not tiered by this broker`);
+    }
+    return state;
+  }
+}

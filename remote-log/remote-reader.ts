@@ -1,0 +1,250 @@
+// Reads below the local tier (Kafka's RemoteLogReader / RemoteLogManager.read):
+// the finished remote segment holding the offset is found through the metadata
+// index (by leader epoch and offset), positioned with its offset index (through
+// the IndexCache) and read with ranged GETs through the ChunkCache. Whole
+// batches come back, starting with the one holding the offset, at least one when
+// minOneBatch, continuing into the next remote segment while room remains. Every
+// returned batch passes its CRC-32C check; a corrupted object is an error
+// (CORRUPT_MESSAGE), never served.
+import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
+import {
+  BATCH_HEADER_SIZE,
+  LOG_OVERHEAD,
+  MAGIC_V2,
+  OFFSET_MAGIC,
+  batchCrcValid,
+  decodeRecordBatch,
+  readBatchHeader,
+} from '../broker/protocol/record-batch.js';
+import type { RemoteLogSegmentMetadata } from '../metadata/remote-log-metadata/types.js';
+import type { PartitionState, RlmContext } from './partition-state.js';
+import { refOf } from './partition-state.js';
+import { lookupOffsetIndex, lookupTimeIndex } from './remote-indexes.js';
+import type { RemoteSegmentRef } from './remote-storage.js';
+import { RemoteCorruptionError, throwIfAborted } from './remote-storage.js';
+
+export interface TimestampAndOffset {
+  readonly timestamp: bigint;
+  readonly offset: bigint;
+  readonly leaderEpoch: number;
+}
+
+interface BatchFrame {
+  readonly baseOffset: bigint;
+  readonly lastOffset: bigint;
+  readonly maxTimestamp: bigint;
+  readonly leaderEpoch: number;
+  readonly position: number;
+  readonly size: number;
+}
+
+interface SegmentRead {
+  readonly bytes: Buffer;
+  /** The offset after the last returned batch (the fetch offset when none). */
+  readonly nextOffset: bigint;
+  /** Everything up to the segment's end was returned (or nothing was at or past the offset). */
+  readonly reachedEnd: boolean;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function describe(ref: RemoteSegmentRef): string {
+  return `remote segment ${ref.segmentId} of ${ref.topic}-${ref.partition} (base offset ${ref.baseOffset})`;
+}
+
+export class RemoteReader {
+  constructor(private readonly ctx: RlmContext) {}
+
+  /** The COPY_SEGMENT_FINISHED segment holding `offset`, or undefined. */
+  findSegment(state: PartitionState, offset: bigint): RemoteLogSegmentMetadata | undefined {
+    const epoch = state.epochs.epochFor(offset);
+    if (epoch !== undefined) {
+      const found = this.ctx.metadata.remoteLogSegmentMetadata(state.tp, epoch, offset);
+      if (found !== undefined) return found;
+    }
+    // Epochs unknown to the index (e.g. segments another broker copied): search the finished segments.
+    const earliest = this.ctx.metadata.earliestRemoteOffset(state.tp);
+    if (earliest === undefined || offset < earliest) return undefined;
+    for (const s of this.ctx.metadata.listRemoteLogSegments(state.tp)) {
+      if (s.state === 'COPY_SEGMENT_FINISHED' && s.startOffset <= offset && offset <= s.endOffset) return s;
+    }
+    return undefined;
+  }
+
+  /** Whole batches from the one holding `fetchOffset`; an empty buffer when none fits in maxBytes. */
+  async read(state: PartitionState, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Buffer> {
+    const found = this.findSegment(state, fetchOffset);
+    if (found === undefined) {
+      const earliest = this.ctx.metadata.earliestRemoteOffset(state.tp);
+      throw new KafkaError(
+        ErrorCode.OFFSET_OUT_OF_RANGE,
+        `offset ${fetchOffset} of ${state.tp.topic}-${state.tp.partition} is in no remote segment ` +
+          `(remote log start ${earliest ?? 'none'}, local log start ${state.log.localLogStartOffset})`,
+      );
+    }
+    await this.ctx.fetchThrottle.waitForCapacity(signal);
+    let segment: RemoteLogSegmentMetadata = found;
+    const parts: Buffer[] = [];
+    let used = 0;
+    let offset = fetchOffset;
+    let needOne = minOneBatch;
+    for (;;) {
+      const r = await this.readSegment(segment, offset, maxBytes - used, needOne, signal);
+      if (r.bytes.length > 0) {
+        parts.push(r.bytes);
+        used += r.bytes.length;
+        needOne = false;
+      }
+      if (!r.reachedEnd) break;
+      // Into the next segment, while it is remote and not local (the local tier serves the rest).
+      const nextOffset: bigint = segment.endOffset + 1n;
+      const next: RemoteLogSegmentMetadata | undefined = nextOffset < state.log.localLogStartOffset ? this.findSegment(state, nextOffset) : undefined;
+      if (next === undefined) break;
+      if (used >= maxBytes && !needOne) {
+        this.ctx.chunkCache.prefetch(refOf(next), 0, this.ctx.chunkCache.readAheadChunks, next.segmentSizeInBytes);
+        break;
+      }
+      segment = next;
+      offset = nextOffset;
+    }
+    const out = parts.length === 0 ? EMPTY : parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, used);
+    this.ctx.fetchThrottle.record(out.length);
+    state.counters.fetchBytes += out.length;
+    return out;
+  }
+
+  private async readSegment(
+    segment: RemoteLogSegmentMetadata,
+    offset: bigint,
+    maxBytes: number,
+    minOneBatch: boolean,
+    signal?: AbortSignal,
+  ): Promise<SegmentRead> {
+    const ref = refOf(segment);
+    const size = segment.segmentSizeInBytes;
+    const index = await this.ctx.indexCache.get(ref, 'offset', signal);
+    let position = lookupOffsetIndex(index, segment.startOffset, offset, describe(ref)).position;
+    let first: BatchFrame | undefined;
+    while (position < size) {
+      const frame = await this.frameAt(ref, size, position, signal);
+      if (frame.lastOffset >= offset) {
+        first = frame;
+        break;
+      }
+      position += frame.size;
+    }
+    if (first === undefined) return { bytes: EMPTY, nextOffset: offset, reachedEnd: true };
+    const limit = minOneBatch ? Math.max(maxBytes, first.size) : maxBytes;
+    if (first.size > limit) return { bytes: EMPTY, nextOffset: offset, reachedEnd: false };
+    const end = Math.min(size, position + limit);
+    const buf = await this.ctx.chunkCache.read(ref, position, end - 1, { ...(signal === undefined ? {} : { signal }), segmentSize: size });
+    if (buf.length < end - position) {
+      throw new RemoteCorruptionError(`${describe(ref)}: data ends at ${position + buf.length}, metadata says ${size} bytes`);
+    }
+    let at = 0;
+    let nextOffset = offset;
+    while (at + BATCH_HEADER_SIZE <= buf.length) {
+      const frame = checkFrame(buf, at, ref, position + at, size);
+      if (at + frame.size > buf.length) break;
+      if (!batchCrcValid(buf, at, readBatchHeader(buf, at))) {
+        throw new RemoteCorruptionError(`${describe(ref)}: batch at position ${position + at} (offset ${frame.baseOffset}) fails its CRC check`);
+      }
+      at += frame.size;
+      nextOffset = frame.lastOffset + 1n;
+    }
+    return { bytes: at === buf.length ? buf : buf.subarray(0, at), nextOffset, reachedEnd: position + at >= size };
+  }
+
+  /** The header of the batch at `position`, checked for framing. */
+  private async frameAt(ref: RemoteSegmentRef, size: number, position: number, signal?: AbortSignal): Promise<BatchFrame> {
+    if (position + BATCH_HEADER_SIZE > size) {
+      throw new RemoteCorruptionError(`${describe(ref)}: a batch header at ${position} runs past the end (${size} bytes)`);
+    }
+    const head = await this.ctx.chunkCache.read(ref, position, position + BATCH_HEADER_SIZE - 1, {
+      ...(signal === undefined ? {} : { signal }),
+      segmentSize: size,
+    });
+    if (head.length < BATCH_HEADER_SIZE) throw new RemoteCorruptionError(`${describe(ref)}: data ends inside the batch header at ${position}`);
+    return checkFrame(head, 0, ref, position, size);
+  }
+
+  /**
+   * The first record with timestamp >= `timestamp` and offset >= `startingOffset`
+   * in the finished remote segments below `belowOffset` (the local log start),
+   * searching those whose max timestamp reaches the target, oldest first.
+   */
+  async offsetForTimestamp(
+    state: PartitionState,
+    timestamp: bigint,
+    startingOffset: bigint,
+    belowOffset: bigint,
+    signal?: AbortSignal,
+  ): Promise<TimestampAndOffset | null> {
+    for (const segment of this.ctx.metadata.listRemoteLogSegments(state.tp)) {
+      if (segment.state !== 'COPY_SEGMENT_FINISHED') continue;
+      if (segment.startOffset >= belowOffset) break;
+      if (segment.endOffset < startingOffset || BigInt(segment.maxTimestampMs) < timestamp) continue;
+      throwIfAborted(signal, 'remote timestamp lookup');
+      const found = await this.searchSegment(segment, timestamp, startingOffset, signal);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+
+  private async searchSegment(
+    segment: RemoteLogSegmentMetadata,
+    timestamp: bigint,
+    startingOffset: bigint,
+    signal?: AbortSignal,
+  ): Promise<TimestampAndOffset | null> {
+    const ref = refOf(segment);
+    const size = segment.segmentSizeInBytes;
+    const [timeIndex, offsetIndex] = await Promise.all([
+      this.ctx.indexCache.get(ref, 'time', signal),
+      this.ctx.indexCache.get(ref, 'offset', signal),
+    ]);
+    const fromTime = lookupTimeIndex(timeIndex, segment.startOffset, timestamp, describe(ref));
+    const from = fromTime > startingOffset ? fromTime : startingOffset;
+    let position = lookupOffsetIndex(offsetIndex, segment.startOffset, from, describe(ref)).position;
+    while (position < size) {
+      const frame = await this.frameAt(ref, size, position, signal);
+      if (frame.maxTimestamp >= timestamp && frame.lastOffset >= startingOffset) {
+        const batch = await this.ctx.chunkCache.read(ref, position, position + frame.size - 1, {
+          ...(signal === undefined ? {} : { signal }),
+          segmentSize: size,
+        });
+        let decoded;
+        try {
+          decoded = decodeRecordBatch(batch, 0);
+        } catch (err) {
+          throw new RemoteCorruptionError(`${describe(ref)}: batch at position ${position}: ${(err as Error).message}`, { cause: err });
+        }
+        for (const r of decoded.records) {
+          if (r.timestamp >= timestamp && r.offset >= startingOffset) {
+            return { timestamp: r.timestamp, offset: r.offset, leaderEpoch: frame.leaderEpoch };
+          }
+        }
+      }
+      position += frame.size;
+    }
+    return null;
+  }
+}
+
+function checkFrame(buf: Buffer, at: number, ref: RemoteSegmentRef, position: number, segmentSize: number): BatchFrame {
+  const magic = buf.readInt8(at + OFFSET_MAGIC);
+  if (magic !== MAGIC_V2) throw new RemoteCorruptionError(`${describe(ref)}: batch at position ${position} has magic ${magic}`);
+  const h = readBatchHeader(buf, at);
+  const size = h.batchLength + LOG_OVERHEAD;
+  if (size < BATCH_HEADER_SIZE || position + size > segmentSize) {
+    throw new RemoteCorruptionError(`${describe(ref)}: batch at position ${position} declares an impossible length ${h.batchLength}`);
+  }
+  return {
+    baseOffset: h.baseOffset,
+    lastOffset: h.baseOffset + BigInt(h.lastOffsetDelta),
+    maxTimestamp: h.maxTimestamp,
+    leaderEpoch: h.partitionLeaderEpoch,
+    position,
+    size,
+  };
+}
