@@ -32,31 +32,3 @@ export const defaultGroupCoordinatorConfig: GroupCoordinatorConfig = {
   offsetMetadataMaxBytes: 4_096,
   newMemberJoinTimeoutMs: 300_000,
 };
-
-/** Reads Kafka-named properties (as strings or numbers) over the defaults. */
-export function groupCoordinatorConfigFrom(props: Readonly<Record<string, string | number | undefined>>): GroupCoordinatorConfig {
-  const num = (name: string, fallback: number): number => {
-    const v = props[name];
-    if (v === undefined) return fallback;
-    const n = typeof v === 'number' ? v : Number(v);
-    if (!Number.isFinite(n)) throw new Error(`Invalid value for ${name}: ${String(v)}`);
-    return n;
-  };
-  const d = defaultGroupCoordinatorConfig;
-  const config: GroupCoordinatorConfig = {
-    offsetsTopicNumPartitions: num('offsets.topic.num.partitions', d.offsetsTopicNumPartitions),
-    groupMinSessionTimeoutMs: num('group.min.session.timeout.ms', d.groupMinSessionTimeoutMs),
-    groupMaxSessionTimeoutMs: num('group.max.session.timeout.ms', d.groupMaxSessionTimeoutMs),
-    groupInitialRebalanceDelayMs: num('group.initial.rebalance.delay.ms', d.groupInitialRebalanceDelayMs),
-    groupMaxSize: num('group.max.size', d.groupMaxSize),
-    offsetsRetentionMs: num('offsets.retention.minutes', d.offsetsRetentionMs / 60_000) * 60_000,
-    offsetsRetentionCheckIntervalMs: num('offsets.retention.check.interval.ms', d.offsetsRetentionCheckIntervalMs),
-    offsetMetadataMaxBytes: num('offset.metadata.max.bytes', d.offsetMetadataMaxBytes),
-    newMemberJoinTimeoutMs: d.newMemberJoinTimeoutMs,
-  };
-  if (config.offsetsTopicNumPartitions < 1) throw new Error('offsets.topic.num.partitions must be at least 1');
-  if (config.groupMinSessionTimeoutMs > config.groupMaxSessionTimeoutMs) {
-    throw new Error('group.min.session.timeout.ms must not exceed group.max.session.timeout.ms');
-  }
-  return config;
-}

@@ -137,6 +137,19 @@ test('the initial rebalance delay is extended while new members arrive, bounded 
   assert.equal(first.join.value.members.length, 2);
 });
 
+test('members arriving without pause cannot delay the initial rebalance past the rebalance timeout', async () => {
+  const h = await startHarness({ config: { groupInitialRebalanceDelayMs: 3_000 } });
+  const first = await startJoin(h, { rebalanceTimeoutMs: 7_000 });
+  for (let t = 0; t < 3; t++) {
+    await h.advance(2_000);
+    await startJoin(h, { rebalanceTimeoutMs: 7_000 });
+  }
+  await h.advance(900); // 6.9 s
+  assert.equal(first.join.settled, false);
+  await h.advance(100); // 7 s: the rebalance timeout
+  assert.equal(first.join.value.members.length, 4);
+});
+
 test('a new member joining a Stable group triggers a rebalance every member goes through', async () => {
   const h = await startHarness();
   const [a, b] = await formGroup(h, 2);
