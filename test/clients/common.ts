@@ -33,6 +33,12 @@ export interface RoundTripOptions {
   readonly baseTimestamp?: number;
   /** Whole-run limit; default 10 minutes. */
   readonly timeoutMs?: number;
+  /**
+   * Called as acknowledgements arrive (every `progressEvery` records; python only),
+   * e.g. to kill the broker in the middle of a produce.
+   */
+  readonly onProgress?: (acked: number) => void;
+  readonly progressEvery?: number;
 }
 
 export interface ClientRun extends RoundTripSummary {
@@ -47,13 +53,25 @@ export interface ProcessResult {
   stderr: string;
 }
 
-export function runProcess(cmd: string, args: readonly string[], options: { input?: string | Iterable<string>; timeoutMs: number }): Promise<ProcessResult> {
+export function runProcess(
+  cmd: string,
+  args: readonly string[],
+  options: { input?: string | Iterable<string>; timeoutMs: number; onStderrLine?: (line: string) => void },
+): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
+    let partial = '';
+    child.stderr.on('data', (b: Buffer) => {
+      err.push(b);
+      const onLine = options.onStderrLine;
+      if (onLine === undefined) return;
+      const lines = (partial + b.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) onLine(line);
+    });
     child.stdin.on('error', () => undefined);
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
     child.on('error', (e) => {

@@ -4,6 +4,7 @@
 //   npm run build && node --test --test-reporter=spec dist/test/clients/reference-kafka.reference-test.js
 // SEDIMENT_REF_COUNT sets the records per round trip (default 100000).
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { everyNth, ApiKey, startChaosProxy } from '../support/chaos-proxy.js';
 import { freePort, KafkaTool, runKafkaTool, startKafkaReference, type KafkaReference } from '../support/kafka-reference.js';
@@ -90,6 +91,48 @@ describe('restart between produce and consume', () => {
       assertClean(c, 'python zstd after restart (consume)', 0);
     } finally {
       await second.stop();
+      rmSync(first.workDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('kill -9 in the middle of a produce', () => {
+  test('python idempotent: broker killed after 30% acknowledged, restarted, producer completes, full verification', async () => {
+    const ownPort = await freePort();
+    const first = await startKafkaReference({ port: ownPort, keepData: true });
+    let second: KafkaReference | undefined;
+    let restart: Promise<void> | undefined;
+    const t = topic('kill9');
+    const baseTimestamp = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
+    try {
+      const p = await runPythonRoundTrip({
+        bootstrap: first.bootstrap,
+        topic: t,
+        count,
+        compression: 'zstd',
+        idempotent: true,
+        phase: 'produce',
+        baseTimestamp,
+        progressEvery: Math.max(1, Math.floor(count / 10)),
+        onProgress: (acked) => {
+          if (restart !== undefined || acked < count * 0.3) return;
+          restart = (async () => {
+            await first.kill();
+            second = await startKafkaReference({ port: ownPort, dataDir: first.dataDir });
+          })();
+        },
+      });
+      assert.ok(restart !== undefined, 'the broker was killed during the produce');
+      await restart;
+      assert.equal(p.ok, true, p.errors.join('\n'));
+      assert.equal(p.produced, count);
+      assert.ok(second !== undefined);
+      const c = await runPythonRoundTrip({ bootstrap: second.bootstrap, topic: t, count, compression: 'zstd', phase: 'consume', baseTimestamp });
+      assertClean(c, 'python zstd after kill -9 (consume)', 0);
+    } finally {
+      await first.stop();
+      await second?.stop();
+      rmSync(first.workDir, { recursive: true, force: true });
     }
   });
 });

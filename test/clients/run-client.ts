@@ -36,7 +36,20 @@ export async function runPythonRoundTrip(o: RoundTripOptions): Promise<ClientRun
   requireTools(['python-confluent-kafka']);
   const script = path.join(repoRoot(), 'test', 'clients', 'python', 'round_trip.py');
   const started = performance.now();
-  const r = await runProcess(systemPython, [script, ...commonArgs(o, o.baseTimestamp ?? defaultBaseTimestamp())], { timeoutMs: o.timeoutMs ?? 600_000 });
+  const args = [script, ...commonArgs(o, o.baseTimestamp ?? defaultBaseTimestamp())];
+  const onProgress = o.onProgress;
+  if (onProgress !== undefined) args.push('--progress', String(o.progressEvery ?? 10_000));
+  const r = await runProcess(systemPython, args, {
+    timeoutMs: o.timeoutMs ?? 600_000,
+    ...(onProgress === undefined
+      ? {}
+      : {
+          onStderrLine: (line: string) => {
+            const m = /^progress acked=(\d+)$/.exec(line);
+            if (m?.[1] !== undefined) onProgress(Number(m[1]));
+          },
+        }),
+  });
   return parseSummary('confluent-kafka-python', r, performance.now() - started);
 }
 

@@ -71,8 +71,10 @@ export interface KafkaReference {
   readonly workDir: string;
   readonly serverLog: string;
   readonly pid: number;
-  /** SIGTERM (controlled shutdown), waits for exit, removes temp dirs. */
+  /** SIGTERM (controlled shutdown), waits for exit, removes temp dirs (unless keepData). */
   stop(): Promise<void>;
+  /** SIGKILL, like `kill -9`: no shutdown work; data and work dir are kept for a restart. */
+  kill(): Promise<void>;
 }
 
 export async function freePort(): Promise<number> {
@@ -379,6 +381,14 @@ export async function startKafkaReference(options: KafkaReferenceOptions = {}): 
     }
   };
 
+  const kill = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await waitExit(child, 10_000);
+    }
+    writeFileSync(stdoutFile, Buffer.concat(output));
+  };
+
   try {
     await waitForKafka(host, port, options.startTimeoutMs ?? 60_000, alive);
   } catch (e) {
@@ -395,5 +405,6 @@ export async function startKafkaReference(options: KafkaReferenceOptions = {}): 
     serverLog,
     pid: child.pid ?? -1,
     stop,
+    kill,
   };
 }

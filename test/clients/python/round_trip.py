@@ -108,6 +108,8 @@ def produce(args, report):
             if i in delivered:
                 report.error('record %d delivered twice' % i)
             delivered[i] = (msg.partition(), msg.offset())
+            if args.progress > 0 and len(delivered) % args.progress == 0:
+                print('progress acked=%d' % len(delivered), file=sys.stderr, flush=True)
 
     for i in range(args.count):
         headers = record_headers(i, CLIENT)
@@ -285,6 +287,7 @@ def main():
     ap.add_argument('--phase', default='all', choices=['all', 'produce', 'consume'],
                     help='produce (and create), consume (and check offsets), or both')
     ap.add_argument('--no-create', action='store_true', help='do not create the topic (auto-create or already there)')
+    ap.add_argument('--progress', type=int, default=0, help='print "progress acked=N" to stderr every N acknowledgements')
     ap.add_argument('--timeout', type=float, default=300.0, help='seconds for each of flush and consume')
     args = ap.parse_args()
     if args.base_timestamp is None:
