@@ -149,10 +149,25 @@ export class ChunkCache {
     this.lru?.clear();
   }
 
+  /**
+   * Keeps `count` chunks from `from` on requested. When some are missing, the
+   * fetch runs a whole window past the first missing one, so a sequential
+   * reader causes one `count`-chunk request every `count` chunks rather than
+   * one single-chunk request per read.
+   */
   private readAhead(ref: RemoteSegmentRef, segment: string, from: number, segmentSize: number | undefined, count = this.readAheadChunks): void {
     if (count <= 0 || this.closing.signal.aborted) return;
-    let to = from + count - 1;
-    if (segmentSize !== undefined) to = Math.min(to, Math.ceil(segmentSize / this.chunkSize) - 1);
+    const lastChunk = segmentSize === undefined ? Number.MAX_SAFE_INTEGER : Math.ceil(segmentSize / this.chunkSize) - 1;
+    let firstMissing = -1;
+    for (let i = from; i <= Math.min(from + count - 1, lastChunk); i++) {
+      const key = `${segment}#${i}`;
+      if (this.lru?.has(key) !== true && !this.inFlight.has(key)) {
+        firstMissing = i;
+        break;
+      }
+    }
+    if (firstMissing < 0) return;
+    const to = Math.min(firstMissing + count - 1, lastChunk);
     let runStart = -1;
     const flush = (upTo: number): void => {
       if (runStart < 0) return;
@@ -164,7 +179,7 @@ export class ChunkCache {
       }
       runStart = -1;
     };
-    for (let i = from; i <= to; i++) {
+    for (let i = firstMissing; i <= to; i++) {
       const key = `${segment}#${i}`;
       if (this.lru?.has(key) === true || this.inFlight.has(key)) {
         flush(i - 1);

@@ -117,8 +117,9 @@ export class ObjectRemoteStorage implements RemoteStorage {
     const source = files.data;
     const dataKey = this.key(ref, 'log');
     const chunkSize = this.chunkSize;
+    const blockSize = Math.max(chunkSize, this.store.preferredPieceSize ?? 8 * 1024 * 1024);
     async function* storedChunks(): AsyncGenerator<Buffer> {
-      for await (const chunk of readChunks(source, chunkSize, 'segment data', inner)) yield writer.add(chunk);
+      for await (const chunk of readChunks(source, chunkSize, 'segment data', inner, blockSize)) yield writer.add(chunk);
     }
     uploads.push(
       this.store.put(dataKey, storedChunks(), inner).then(() => {

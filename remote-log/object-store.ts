@@ -23,6 +23,8 @@ export type ObjectBody = Buffer | AsyncIterable<Buffer>;
 export interface ObjectStore {
   /** For messages: `s3://bucket`, `file:///dir`, `memory://`. */
   readonly description: string;
+  /** Streamed bodies are best produced in pieces adding up to this size (S3: the part size). */
+  readonly preferredPieceSize?: number;
   /** Writes the whole object, replacing any previous one; readers never see a partial object. */
   put(key: string, body: ObjectBody, signal?: AbortSignal): Promise<void>;
   /**
@@ -37,15 +39,15 @@ export interface ObjectStore {
   close(): Promise<void>;
 }
 
-/** Collects a body into one Buffer, honouring the signal between pieces. */
+/** Collects a body into one Buffer (copying each piece, which is only valid until the next), honouring the signal. */
 export async function collectBody(body: ObjectBody, signal?: AbortSignal): Promise<Buffer> {
   if (Buffer.isBuffer(body)) return body;
   const pieces: Buffer[] = [];
   for await (const piece of body) {
     if (signal?.aborted) throw new RemoteAbortedError('upload aborted', { cause: signal.reason });
-    pieces.push(piece);
+    pieces.push(Buffer.from(piece));
   }
-  return pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+  return Buffer.concat(pieces);
 }
 
 /** Clamps a range to an object of `size` bytes: [start, endExclusive). */

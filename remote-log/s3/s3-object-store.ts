@@ -2,26 +2,18 @@
 // bodies go up as multipart uploads (parts uploaded concurrently, the upload
 // aborted on any failure so no invisible parts linger and cost money); reads
 // are ranged GETs.
-import type { CompletedPart, S3Client } from '@aws-sdk/client-s3';
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore } from '../object-store.js';
 import { RemoteStorageError, throwIfAborted } from '../remote-storage.js';
 import type { RetryPolicy, TransportOptions } from '../retry.js';
 import { DEFAULT_RETRY_POLICY, validatePolicy, withRetries } from '../retry.js';
-import { classifyS3Error } from './s3-client.js';
+import { classifyS3Error, s3Crc32c } from './s3-client.js';
+import type { MultipartTarget } from './s3-multipart.js';
+import { MultipartSession, PartBufferPool } from './s3-multipart.js';
 
 /** S3's smallest part (all but the last). */
 export const MIN_PART_SIZE = 5 * 1024 * 1024;
-export const MAX_PARTS = 10_000;
 
 export interface S3ObjectStoreOptions {
   readonly client: S3Client;
@@ -43,8 +35,10 @@ export class S3ObjectStore implements ObjectStore {
   readonly multipartThresholdBytes: number;
   readonly partSizeBytes: number;
   readonly uploadConcurrency: number;
+  readonly preferredPieceSize: number;
   private readonly client: S3Client;
   private readonly transport: TransportOptions;
+  private readonly pool: PartBufferPool;
 
   constructor(options: S3ObjectStoreOptions) {
     this.client = options.client;
@@ -53,6 +47,7 @@ export class S3ObjectStore implements ObjectStore {
     this.multipartThresholdBytes = options.multipartThresholdBytes ?? 32 * 1024 * 1024;
     this.partSizeBytes = options.partSizeBytes ?? 8 * 1024 * 1024;
     this.uploadConcurrency = options.uploadConcurrency ?? 4;
+    this.preferredPieceSize = this.partSizeBytes;
     if (!Number.isSafeInteger(this.partSizeBytes) || this.partSizeBytes < MIN_PART_SIZE) {
       throw new RangeError(`part size must be at least ${MIN_PART_SIZE} bytes (S3's minimum): ${this.partSizeBytes}`);
     }
@@ -65,34 +60,28 @@ export class S3ObjectStore implements ObjectStore {
     const policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     validatePolicy(policy);
     this.transport = { ...options.transport, policy, classify: classifyS3Error };
+    this.pool = new PartBufferPool(this.partSizeBytes, this.uploadConcurrency + 1);
   }
 
+  /**
+   * A Buffer body is sent as is (sliced into parts above the threshold). A
+   * streamed body's pieces are copied into pooled part buffers as they come,
+   * so a piece need only stay valid until the next one is requested.
+   */
   async put(key: string, body: ObjectBody, signal?: AbortSignal): Promise<void> {
     throwIfAborted(signal, `PUT ${this.url(key)}`);
-    if (Buffer.isBuffer(body)) {
-      if (body.length <= this.multipartThresholdBytes) return this.putObject(key, body, signal);
-      return this.multipart(key, sliceParts(body, this.partSizeBytes), signal);
-    }
-    // Stream: buffer up to the threshold; a body that stays below it is one PUT.
-    const iterator = body[Symbol.asyncIterator]();
-    const head: Buffer[] = [];
-    let headBytes = 0;
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done === true) return this.putObject(key, Buffer.concat(head), signal);
-      head.push(next.value);
-      headBytes += next.value.length;
-      if (headBytes > this.multipartThresholdBytes) break;
-    }
-    async function* rest(): AsyncGenerator<Buffer> {
-      yield* head;
-      for (;;) {
-        const next = await iterator.next();
-        if (next.done === true) return;
-        yield next.value;
+    if (!Buffer.isBuffer(body)) return this.putStream(key, body, signal);
+    if (body.length <= this.multipartThresholdBytes) return this.putObject(key, body, signal);
+    const session = await MultipartSession.start(this.target(key), signal);
+    try {
+      for (let pos = 0; pos < body.length; pos += this.partSizeBytes) {
+        await session.add(body.subarray(pos, Math.min(pos + this.partSizeBytes, body.length)));
       }
+      await session.complete(signal);
+    } catch (e) {
+      await session.abort(e);
+      throw this.wrap(e, `PUT ${this.url(key)}`);
     }
-    return this.multipart(key, repart(rest(), this.partSizeBytes), signal);
   }
 
   async get(key: string, range?: ByteRange, signal?: AbortSignal): Promise<Buffer> {
@@ -161,114 +150,78 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   private async putObject(key: string, body: Buffer, signal?: AbortSignal): Promise<void> {
+    // The server verifies this CRC: a body damaged on the way is refused (and resent), never stored.
+    const checksum = s3Crc32c(body);
     await withRetries(
       `PUT ${this.url(key)}`,
       (s) =>
-        this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: body.length }), {
-          abortSignal: s,
-        }),
+        this.client.send(
+          new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: body.length, ChecksumCRC32C: checksum }),
+          { abortSignal: s },
+        ),
       this.transport,
       signal,
     );
   }
 
-  private async multipart(key: string, parts: AsyncIterable<Buffer> | Iterable<Buffer>, signal?: AbortSignal): Promise<void> {
-    const url = this.url(key);
-    const created = await withRetries(
-      `CREATE MULTIPART ${url}`,
-      (s) => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }), { abortSignal: s }),
-      this.transport,
-      signal,
-    );
-    const uploadId = created.UploadId;
-    if (uploadId === undefined) throw new RemoteStorageError(`CREATE MULTIPART ${url}: no upload id in the reply`);
-    // Parts share a controller so that the first failure stops the others.
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const completed: CompletedPart[] = [];
-    const inFlight = new Set<Promise<void>>();
-    let failure: { error: unknown } | undefined;
+  private target(key: string): MultipartTarget {
+    return { client: this.client, bucket: this.bucket, key, url: this.url(key), concurrency: this.uploadConcurrency, transport: this.transport };
+  }
+
+  private async putStream(key: string, body: AsyncIterable<Buffer>, signal?: AbortSignal): Promise<void> {
+    const partSize = this.partSizeBytes;
+    const held: Buffer[] = []; // full parts not yet handed to an upload
+    let current = this.pool.take();
+    let fill = 0;
+    let total = 0;
+    let session: MultipartSession | undefined;
+    const pool = this.pool;
+    const send = async (part: Buffer, owner: Buffer): Promise<void> => {
+      await (session as MultipartSession).add(part, () => pool.give(owner));
+    };
     try {
-      let partNumber = 0;
-      for await (const part of parts) {
-        if (failure !== undefined) break;
-        partNumber++;
-        if (partNumber > MAX_PARTS) throw new RemoteStorageError(`PUT ${url}: more than ${MAX_PARTS} parts; raise the part size`);
-        const n = partNumber;
-        const p = withRetries(
-          `UPLOAD PART ${n} ${url}`,
-          (s) =>
-            this.client.send(
-              new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: n, Body: part, ContentLength: part.length }),
-              { abortSignal: s },
-            ),
-          this.transport,
-          controller.signal,
-        ).then(
-          (res) => {
-            completed.push({ PartNumber: n, ETag: res.ETag });
-          },
-          (e: unknown) => {
-            failure ??= { error: e };
-            controller.abort(e);
-          },
-        );
-        const tracked = p.finally(() => inFlight.delete(tracked));
-        inFlight.add(tracked);
-        if (inFlight.size >= this.uploadConcurrency) await Promise.race(inFlight);
+      for await (const piece of body) {
+        let off = 0;
+        while (off < piece.length) {
+          const n = Math.min(piece.length - off, partSize - fill);
+          piece.copy(current, fill, off, off + n);
+          fill += n;
+          off += n;
+          total += n;
+          if (fill === partSize) {
+            const full = current;
+            current = pool.take();
+            fill = 0;
+            if (session === undefined) held.push(full);
+            else await send(full, full);
+          }
+        }
+        if (session === undefined && total > this.multipartThresholdBytes) {
+          session = await MultipartSession.start(this.target(key), signal);
+          while (held.length > 0) {
+            const full = held.shift() as Buffer;
+            await send(full, full);
+          }
+        }
       }
-      await Promise.all(inFlight);
-      if (failure !== undefined) throw failure.error;
-      completed.sort((a, b) => (a.PartNumber ?? 0) - (b.PartNumber ?? 0));
-      await withRetries(
-        `COMPLETE MULTIPART ${url}`,
-        (s) =>
-          this.client.send(
-            new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: completed } }),
-            { abortSignal: s },
-          ),
-        this.transport,
-        signal,
-      );
+      if (session === undefined) {
+        const whole = Buffer.concat([...held, current.subarray(0, fill)], total);
+        for (const b of held.splice(0)) pool.give(b);
+        pool.give(current);
+        return await this.putObject(key, whole, signal);
+      }
+      if (fill > 0) await send(current.subarray(0, fill), current);
+      else pool.give(current);
+      await session.complete(signal);
     } catch (e) {
-      controller.abort(e);
-      await Promise.allSettled(inFlight);
-      await this.abortMultipart(key, uploadId);
-      throw e instanceof RemoteStorageError ? e : new RemoteStorageError(`PUT ${url}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
+      await session?.abort(e);
+      for (const b of held) pool.give(b);
+      throw this.wrap(e, `PUT ${this.url(key)}`);
     }
   }
 
-  /** Best effort, with its own short retry budget: the caller's signal may already have fired. */
-  private async abortMultipart(key: string, uploadId: string): Promise<void> {
-    await withRetries(
-      `ABORT MULTIPART ${this.url(key)}`,
-      (s) => this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }), { abortSignal: s }),
-      { ...this.transport, policy: { ...this.transport.policy, maxAttempts: Math.min(this.transport.policy.maxAttempts, 3) } },
-    ).catch(() => {});
+  private wrap(e: unknown, what: string): RemoteStorageError {
+    if (e instanceof RemoteStorageError) return e;
+    return new RemoteStorageError(`${what}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
-}
-
-function* sliceParts(body: Buffer, partSize: number): Generator<Buffer> {
-  for (let pos = 0; pos < body.length; pos += partSize) yield body.subarray(pos, Math.min(pos + partSize, body.length));
-}
-
-/** Regroups pieces of any size into parts of exactly `partSize` bytes (the last may be shorter). */
-export async function* repart(pieces: AsyncIterable<Buffer>, partSize: number): AsyncGenerator<Buffer> {
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  for await (const piece of pieces) {
-    pending.push(piece);
-    pendingBytes += piece.length;
-    while (pendingBytes >= partSize) {
-      const all = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
-      yield all.subarray(0, partSize);
-      const rest = all.subarray(partSize);
-      pending = rest.length > 0 ? [rest] : [];
-      pendingBytes = rest.length;
-    }
-  }
-  if (pendingBytes > 0) yield pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
 }
