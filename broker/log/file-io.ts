@@ -19,6 +19,28 @@ export async function writeFully(fh: FileHandle, buf: Buffer, position: number):
   }
 }
 
+/** Writes `bufs` back to back at `position` with as few writev calls as the kernel allows. */
+export async function writevFully(fh: FileHandle, bufs: readonly Buffer[], position: number): Promise<void> {
+  if (bufs.length === 1) return writeFully(fh, bufs[0] as Buffer, position);
+  let pending = bufs.filter((b) => b.length > 0);
+  let pos = position;
+  while (pending.length > 0) {
+    const { bytesWritten } = await fh.writev(pending, pos);
+    if (bytesWritten <= 0) throw new Error(`short write at ${pos}`);
+    pos += bytesWritten;
+    let skip = bytesWritten;
+    const rest: Buffer[] = [];
+    for (const b of pending) {
+      if (skip >= b.length) skip -= b.length;
+      else {
+        rest.push(skip > 0 ? b.subarray(skip) : b);
+        skip = 0;
+      }
+    }
+    pending = rest;
+  }
+}
+
 /** Reads up to `length` bytes at `position`; shorter only at end of file. */
 export async function readFully(fh: FileHandle, position: number, length: number, into?: Buffer): Promise<Buffer> {
   const buf = into ?? Buffer.allocUnsafe(length);

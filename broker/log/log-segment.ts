@@ -237,26 +237,44 @@ export class LogSegment {
    * Resolves once the bytes are in the file (not fsynced).
    */
   async append(records: Buffer, meta: AppendMeta): Promise<void> {
-    if (records.length === 0) return;
-    if (!this.canConvertToRelativeOffset(meta.lastOffset)) {
-      throw new RangeError(`offset ${meta.lastOffset} overflows segment ${this.baseOffset}`);
+    return this.appendMany([{ records, meta }]);
+  }
+
+  /**
+   * Appends several appends' batches back to back with one writev (group commit);
+   * index entries are decided per append exactly as if they came one by one.
+   */
+  async appendMany(parts: ReadonlyArray<{ records: Buffer; meta: AppendMeta }>): Promise<void> {
+    const last = parts[parts.length - 1];
+    if (last === undefined) return;
+    if (!this.canConvertToRelativeOffset(last.meta.lastOffset)) {
+      throw new RangeError(`offset ${last.meta.lastOffset} overflows segment ${this.baseOffset}`);
     }
-    const physicalPosition = this.committedSize;
-    if (physicalPosition === 0) this.rollingBasedTimestamp = records.readBigInt64BE(OFFSET_MAX_TIMESTAMP);
-    const writes: Promise<void>[] = [this.log.write(records, physicalPosition)];
-    if (meta.maxTimestamp > this.maxTs.timestamp) this.maxTs = { timestamp: meta.maxTimestamp, offset: meta.offsetOfMaxTimestamp };
-    if (this.bytesSinceLastIndexEntry > this.opts.indexIntervalBytes) {
-      const before = this.offsetIndex.sizeInBytes;
-      writes.push(this.offsetIndexFile.append(this.offsetIndex.append(meta.lastOffset, physicalPosition), before));
-      const tBefore = this.timeIndex.sizeInBytes;
-      const tEntry = this.timeIndex.maybeAppend(this.maxTs.timestamp, this.maxTs.offset);
-      if (tEntry !== null) writes.push(this.timeIndexFile.append(tEntry, tBefore));
-      this.bytesSinceLastIndexEntry = 0;
+    const start = this.committedSize;
+    let position = start;
+    const bufs: Buffer[] = [];
+    const writes: Promise<void>[] = [];
+    for (const { records, meta } of parts) {
+      if (records.length === 0) continue;
+      if (position === 0) this.rollingBasedTimestamp = records.readBigInt64BE(OFFSET_MAX_TIMESTAMP);
+      if (meta.maxTimestamp > this.maxTs.timestamp) this.maxTs = { timestamp: meta.maxTimestamp, offset: meta.offsetOfMaxTimestamp };
+      // A full index skips entries (it stays sparse-correct); the next roll check closes the segment.
+      if (this.bytesSinceLastIndexEntry > this.opts.indexIntervalBytes && !this.offsetIndex.isFull && !this.timeIndex.isFull) {
+        const before = this.offsetIndex.sizeInBytes;
+        writes.push(this.offsetIndexFile.append(Buffer.from(this.offsetIndex.append(meta.lastOffset, position)), before));
+        const tBefore = this.timeIndex.sizeInBytes;
+        const tEntry = this.timeIndex.maybeAppend(this.maxTs.timestamp, this.maxTs.offset);
+        if (tEntry !== null) writes.push(this.timeIndexFile.append(Buffer.from(tEntry), tBefore));
+        this.bytesSinceLastIndexEntry = 0;
+      }
+      this.bytesSinceLastIndexEntry += records.length;
+      bufs.push(records);
+      position += records.length;
     }
-    this.bytesSinceLastIndexEntry += records.length;
+    writes.push(this.log.writev(bufs, start));
     await Promise.all(writes);
-    this.committedSize = physicalPosition + records.length;
-    this.next = meta.lastOffset + 1n;
+    this.committedSize = position;
+    this.next = last.meta.lastOffset + 1n;
   }
 
   async appendAbortedTxn(t: AbortedTxn): Promise<void> {

@@ -19,7 +19,7 @@ import { loadLog } from './log-loader.js';
 import { LogSegment, type SegmentOptions, type TimestampAndOffset } from './log-segment.js';
 import type { LogSegments } from './log-segments.js';
 import { readPartitionMetadata, writePartitionMetadata } from './partition-metadata.js';
-import { analyzeAppend, assignOffsets, validateRecords } from './append-plan.js';
+import { type AppendAnalysis, type AppendPlan, analyzeAppend, assignOffsets, validateRecords } from './append-plan.js';
 import { deleteSnapshotsBefore, writeSnapshot } from './producer-snapshots.js';
 import { type ProducerStateManager, firstOffsetOf } from './producer-state.js';
 import {
@@ -89,6 +89,21 @@ export interface RetentionResult {
   reasons: DeletionReason[];
 }
 
+interface PendingAppend {
+  records: Buffer;
+  opts: AppendOptions;
+  resolve: (r: AppendResult) => void;
+  reject: (e: unknown) => void;
+}
+
+/** An append of a group, planned and waiting for the write; plan null for a duplicate. */
+interface PlannedAppend {
+  item: PendingAppend;
+  plan: AppendPlan | null;
+  aborted: AbortedTxn[];
+  result: AppendResult;
+}
+
 const storageError = (what: string, cause: unknown): KafkaError =>
   cause instanceof KafkaError ? cause : new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `${what}: ${String(cause)}`, { cause });
 
@@ -96,6 +111,8 @@ export class PartitionLog {
   private config: LogConfig;
   private readonly segmentOptions: SegmentOptions;
   private tail: Promise<void> = Promise.resolve();
+  private pendingAppends: PendingAppend[] = [];
+  private drainScheduled = false;
   private backgroundFlush: Promise<void> = Promise.resolve();
   private offlineError: KafkaError | null = null;
   private closed = false;
@@ -254,63 +271,130 @@ export class PartitionLog {
 
   // ---- append ----
 
+  /**
+   * Appends arriving while a write is in flight are grouped: each is validated
+   * and checked against producer state in arrival order (seeing the ones before
+   * it), then the group goes to the segment with one writev. Every append still
+   * gets its own result or error; a roll splits the group.
+   */
   append(records: Buffer, opts: AppendOptions): Promise<AppendResult> {
-    return this.serial(() => this.appendLocked(records, opts));
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.pendingAppends.push({ records, opts, resolve, reject });
+      if (!this.drainScheduled) {
+        this.drainScheduled = true;
+        void this.serial(() => this.drainAppends());
+      }
+    });
   }
 
-  private async appendLocked(records: Buffer, opts: AppendOptions): Promise<AppendResult> {
-    this.ensureUsable();
+  private async drainAppends(): Promise<void> {
+    this.drainScheduled = false;
+    const group = this.pendingAppends;
+    this.pendingAppends = [];
+    const run: PlannedAppend[] = [];
     const now = this.opts.clock.now();
     const appendTime = this.config.messageTimestampType === 'LogAppendTime' ? BigInt(now) : null;
-    const { batches, valid } = validateRecords(records, this.config, opts.isFromClient, now);
-    const analysis = analyzeAppend(valid, batches, this.producerState, { nextOffset: this.logEnd, isFromClient: opts.isFromClient, logAppendTime: appendTime });
-    if (analysis.kind === 'duplicate') {
-      const dup = analysis.batch;
-      return {
-        baseOffset: firstOffsetOf(dup),
-        lastOffset: dup.lastOffset,
-        logAppendTime: appendTime === null ? -1n : dup.timestamp,
-        logStartOffset: this.logStart,
-        duplicate: true,
-      };
-    }
-    const plan = analysis.plan;
-    assignOffsets(plan, opts.leaderEpoch, appendTime);
-    try {
-      let segment = this.active;
+    let virtualEnd = this.logEnd;
+    let runBytes = 0;
+    for (const item of group) {
+      let analysis: AppendAnalysis;
+      try {
+        this.ensureUsable();
+        const { batches, valid } = validateRecords(item.records, this.config, item.opts.isFromClient, now);
+        analysis = analyzeAppend(valid, batches, this.producerState, { nextOffset: virtualEnd, isFromClient: item.opts.isFromClient, logAppendTime: appendTime });
+      } catch (e) {
+        item.reject(e);
+        continue;
+      }
+      if (analysis.kind === 'duplicate') {
+        const dup = analysis.batch;
+        run.push({
+          item,
+          plan: null,
+          aborted: [],
+          result: {
+            baseOffset: firstOffsetOf(dup),
+            lastOffset: dup.lastOffset,
+            logAppendTime: appendTime === null ? -1n : dup.timestamp,
+            logStartOffset: this.logStart,
+            duplicate: true,
+          },
+        });
+        continue;
+      }
+      const plan = analysis.plan;
       const rollParams = {
         segmentBytes: this.config.segmentBytes,
         segmentMs: this.config.segmentMs,
-        messagesSize: valid.length,
+        messagesSize: runBytes + plan.valid.length,
         maxTimestampInMessages: plan.maxTimestamp,
         maxOffsetInMessages: plan.lastOffset,
         now,
       };
-      if (segment.shouldRoll(rollParams)) segment = await this.rollLocked(now);
-      await segment.append(valid, plan);
-      for (const info of plan.producerUpdates) this.producerState.update(info);
-      for (const c of plan.completedTxns) {
-        const lso = this.producerState.lastStableOffset(c);
-        if (c.isAborted) {
-          await segment.appendAbortedTxn({ producerId: c.producerId, firstOffset: c.firstOffset, lastOffset: c.lastOffset, lastStableOffset: lso });
+      if (this.active.shouldRoll(rollParams)) {
+        // The snapshot taken at the roll must not see this append: write the run, then roll.
+        await this.writeRun(run.splice(0));
+        runBytes = 0;
+        try {
+          this.ensureUsable();
+          await this.rollLocked(now);
+        } catch (e) {
+          item.reject(this.goOffline('roll failed', e));
+          continue;
         }
+      }
+      // Committed in memory now so later appends of the group see this producer state;
+      // should the write fail, the log goes offline and reloads state from disk.
+      for (const info of plan.producerUpdates) this.producerState.update(info);
+      const aborted: AbortedTxn[] = [];
+      for (const c of plan.completedTxns) {
+        const lastStableOffset = this.producerState.lastStableOffset(c);
+        if (c.isAborted) aborted.push({ producerId: c.producerId, firstOffset: c.firstOffset, lastOffset: c.lastOffset, lastStableOffset });
         this.producerState.completeTxn(c);
       }
-      this.logEnd = plan.lastOffset + 1n;
-      this.producerState.updateMapEndOffset(this.logEnd);
-      if (this.epochCache.assign(opts.leaderEpoch, plan.firstOffset)) await this.epochCheckpoint.write(this.epochCache.entries());
-      this.unflushedMessages += plan.messages;
-      if (this.unflushedMessages >= this.config.flushIntervalMessages) await this.flushTo(this.logEnd);
-    } catch (e) {
-      throw this.goOffline(`append to ${this.opts.topic}-${this.opts.partition} failed`, e);
+      assignOffsets(plan, item.opts.leaderEpoch, appendTime);
+      run.push({
+        item,
+        plan,
+        aborted,
+        result: { baseOffset: plan.firstOffset, lastOffset: plan.lastOffset, logAppendTime: appendTime ?? -1n, logStartOffset: this.logStart, duplicate: false },
+      });
+      runBytes += plan.valid.length;
+      virtualEnd = plan.lastOffset + 1n;
     }
-    return {
-      baseOffset: plan.firstOffset,
-      lastOffset: plan.lastOffset,
-      logAppendTime: appendTime ?? -1n,
-      logStartOffset: this.logStart,
-      duplicate: false,
-    };
+    await this.writeRun(run);
+  }
+
+  /** Writes a run of planned appends to the active segment and settles each of them. */
+  private async writeRun(run: PlannedAppend[]): Promise<void> {
+    if (run.length === 0) return;
+    try {
+      this.ensureUsable();
+      const segment = this.active;
+      const parts = [];
+      for (const r of run) if (r.plan !== null) parts.push({ records: r.plan.valid, meta: r.plan });
+      if (parts.length > 0) {
+        await segment.appendMany(parts);
+        let epochsChanged = false;
+        let messages = 0;
+        for (const r of run) {
+          if (r.plan === null) continue;
+          for (const a of r.aborted) await segment.appendAbortedTxn(a);
+          if (this.epochCache.assign(r.item.opts.leaderEpoch, r.plan.firstOffset)) epochsChanged = true;
+          messages += r.plan.messages;
+          this.logEnd = r.plan.lastOffset + 1n;
+        }
+        this.producerState.updateMapEndOffset(this.logEnd);
+        if (epochsChanged) await this.epochCheckpoint.write(this.epochCache.entries());
+        this.unflushedMessages += messages;
+        if (this.unflushedMessages >= this.config.flushIntervalMessages) await this.flushTo(this.logEnd);
+      }
+    } catch (e) {
+      const err = this.goOffline(`append to ${this.opts.topic}-${this.opts.partition} failed`, e);
+      for (const r of run) r.item.reject(err);
+      return;
+    }
+    for (const r of run) r.item.resolve({ ...r.result, logStartOffset: this.logStart });
   }
 
   // ---- read ----

@@ -6,7 +6,7 @@
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { DELETED_SUFFIX } from './file-names.js';
-import { READ_WRITE_CREATE, isNotFound, readFully, unlinkIfExists, writeFully } from './file-io.js';
+import { READ_WRITE_CREATE, isNotFound, readFully, unlinkIfExists, writeFully, writevFully } from './file-io.js';
 
 export class SegmentClosedError extends Error {
   override name = 'SegmentClosedError';
@@ -53,6 +53,14 @@ export class SegmentFile {
   write(buf: Buffer, position: number): Promise<void> {
     return this.use(async (fh) => {
       await writeFully(fh, buf, position);
+      this.dirty = true;
+    });
+  }
+
+  /** Several buffers back to back at `position`, in one writev where possible. */
+  writev(bufs: readonly Buffer[], position: number): Promise<void> {
+    return this.use(async (fh) => {
+      await writevFully(fh, bufs, position);
       this.dirty = true;
     });
   }

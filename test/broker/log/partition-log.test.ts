@@ -74,3 +74,40 @@ describe('PartitionLog', () => {
     await again.close();
   });
 });
+
+describe('PartitionLog group commit', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => ({ dir, cleanup } = await tempDir()));
+  afterEach(async () => cleanup());
+
+  it('settles concurrent appends one by one: dense offsets, per-append errors, duplicates, rolls inside a group', async () => {
+    const { log, clock } = await openLog(dir, { segmentBytes: 2000, indexIntervalBytes: 100 });
+    const client = { leaderEpoch: 0, isFromClient: true };
+    const pending: Promise<unknown>[] = [];
+    const expected: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const pid = BigInt(i % 3);
+      const seq = Math.floor(i / 3);
+      pending.push(log.append(batch({ producerId: pid, producerEpoch: 0, baseSequence: 2 * seq, count: 2, valueSize: 50, tag: `p${pid}s${seq}` }), client));
+      expected.push(`p${pid}s${seq}-0`.padEnd(50, '.'), `p${pid}s${seq}-1`.padEnd(50, '.'));
+      if (i === 10) pending.push(log.append(Buffer.from('not a batch at all, not at all........................................'), client));
+      if (i === 20) pending.push(log.append(batch({ producerId: 0n, producerEpoch: 0, baseSequence: 99 }), client));
+      if (i === 9) pending.push(log.append(batch({ producerId: 1n, producerEpoch: 0, baseSequence: 4, count: 2, valueSize: 50, tag: 'p1s2' }), client));
+    }
+    const settled = await Promise.allSettled(pending);
+    const results = settled.map((s) => (s.status === 'fulfilled' ? (s.value as { baseOffset: bigint; duplicate: boolean }) : s.reason));
+    const rejected = settled.filter((s) => s.status === 'rejected').map((s) => (s as PromiseRejectedResult).reason as KafkaError);
+    assert.deepEqual(rejected.map((e) => e.code), [ErrorCode.CORRUPT_MESSAGE, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER]);
+    const appended = results.filter((r): r is { baseOffset: bigint; duplicate: boolean } => !(r instanceof Error) && !r.duplicate);
+    assert.deepEqual(appended.map((r) => r.baseOffset), Array.from({ length: 60 }, (_, i) => BigInt(2 * i)));
+    const dup = results.find((r) => !(r instanceof Error) && (r as { duplicate: boolean }).duplicate) as { baseOffset: bigint };
+    assert.equal(dup.baseOffset, 14n, 'p1 seq 2 was the 8th append');
+    assert.ok(log.closedSegments().length >= 3);
+    assert.deepEqual(values(await readAll(log)), expected);
+    await log.close();
+    const { log: again } = await openLog(dir, { segmentBytes: 2000, indexIntervalBytes: 100 }, { clock, cleanShutdown: false, recoveryPoint: 0n });
+    assert.deepEqual(values(await readAll(again)), expected);
+    await again.close();
+  });
+});
