@@ -6,6 +6,7 @@
 // indexes; it is what makes a torn tail disappear.
 import { promises as fsp } from 'node:fs';
 import {
+  BATCH_HEADER_SIZE,
   type BatchHeader,
   LOG_OVERHEAD,
   OFFSET_BATCH_LENGTH,
@@ -21,6 +22,9 @@ import { OFFSET_INDEX_ENTRY_SIZE, OffsetIndex } from './offset-index.js';
 import { SegmentFile } from './segment-file.js';
 import { NO_TIMESTAMP, TIME_INDEX_ENTRY_SIZE, TimeIndex, type TimestampOffset } from './time-index.js';
 import { type AbortedTxn, TransactionIndex } from './txn-index.js';
+
+/** Extra bytes a read takes beyond maxBytes to cover the scan from the index entry. */
+const READ_SLACK = 64 * 1024;
 
 /** Shared by the segments of a partition and updated in place when its config changes. */
 export interface SegmentOptions {
@@ -301,16 +305,37 @@ export class LogSegment {
    * and holding no offset >= `maxOffset`. Null when `startOffset` is past the data.
    */
   async read(startOffset: bigint, maxBytes: number, maxPosition: number, minOneBatch: boolean, maxOffset: bigint): Promise<ReadResult | null> {
-    const first = await this.translateOffset(startOffset, maxPosition);
-    if (first === null) return null;
-    const empty = { records: Buffer.alloc(0), firstOffset: first.header.baseOffset, position: first.position };
+    // Usually one read: from the index entry, enough to pass the scan and fill maxBytes.
+    const start = this.offsetIndex.lookup(startOffset).position;
+    if (start >= maxPosition) return null;
+    const guess = await this.log.read(start, Math.min(maxPosition - start, maxBytes + READ_SLACK));
+    let at = 0;
+    let first: { position: number; size: number; baseOffset: bigint; lastOffset: bigint } | null = null;
+    while (at + BATCH_HEADER_SIZE <= guess.length) {
+      const size = guess.readInt32BE(at + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD;
+      if (size < BATCH_HEADER_SIZE) break;
+      const base = guess.readBigInt64BE(at);
+      const last = base + BigInt(guess.readInt32BE(at + OFFSET_LAST_OFFSET_DELTA));
+      if (last >= startOffset) {
+        first = { position: start + at, size, baseOffset: base, lastOffset: last };
+        break;
+      }
+      at += size;
+    }
+    if (first === null) {
+      const b = await this.translateOffset(startOffset, maxPosition);
+      if (b === null) return null;
+      first = { position: b.position, size: b.size, baseOffset: b.header.baseOffset, lastOffset: b.lastOffset };
+    }
+    const empty = { records: Buffer.alloc(0), firstOffset: first.baseOffset, position: first.position };
     if (first.lastOffset >= maxOffset) return empty;
     const limit = minOneBatch ? Math.max(maxBytes, first.size) : maxBytes;
     const end = Math.min(maxPosition, first.position + limit);
     if (end - first.position < first.size) return empty;
-    const buf = await this.log.read(first.position, end - first.position);
+    const inGuess = first.position >= start && end <= start + guess.length;
+    const buf = inGuess ? guess.subarray(first.position - start, end - start) : await this.log.read(first.position, end - first.position);
     // Cut to whole batches below maxOffset; headers only.
-    let at = 0;
+    at = 0;
     while (at + LOG_OVERHEAD <= buf.length) {
       const size = buf.readInt32BE(at + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD;
       if (at + size > buf.length) break;
@@ -318,7 +343,7 @@ export class LogSegment {
       if (last >= maxOffset) break;
       at += size;
     }
-    return { records: buf.subarray(0, at), firstOffset: first.header.baseOffset, position: first.position };
+    return { records: buf.subarray(0, at), firstOffset: first.baseOffset, position: first.position };
   }
 
   /**
