@@ -78,7 +78,8 @@ export async function expireRemoteSegments(ctx: RlmContext, state: PartitionStat
       newStart = s.endOffset + 1n;
     }
   } finally {
-    if (newStart !== undefined) await advanceLocalLogStart(ctx, state, newStart);
+    // Turning tiering off drops the remote copy only; the local log keeps its start.
+    if (newStart !== undefined && config.remoteStorageEnable === true) await advanceLocalLogStart(ctx, state, newStart);
   }
   const remoteLogStartOffset = ctx.metadata.earliestRemoteOffset(tp);
   ctx.logger.info(

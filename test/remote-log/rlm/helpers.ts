@@ -46,6 +46,11 @@ export class FaultyStorage implements RemoteStorage {
 
   constructor(readonly inner: RemoteStorage) {}
 
+  /** The inner store's compression setting (the manager looks for it). */
+  get compression(): boolean {
+    return (this.inner as { compression?: unknown }).compression === true;
+  }
+
   set(mode: FaultMode, ...ops: StorageOp[]): void {
     const all: StorageOp[] = ops.length > 0 ? ops : ['copy', 'fetchData', 'fetchIndex', 'delete', 'list'];
     for (const op of all) this.modes.set(op, mode);
