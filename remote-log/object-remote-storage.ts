@@ -30,7 +30,7 @@ import {
   RemoteStorageError,
   throwIfAborted,
 } from './remote-storage.js';
-import { readChunks, readWhole } from './segment-source.js';
+import { readChunks, readWhole, sourceSize } from './segment-source.js';
 
 export interface ObjectRemoteStorageOptions {
   /** Prepended to every key as is (`tiered/` gives `tiered/<topic>-<id>/...`). Default ''. */
@@ -122,7 +122,7 @@ export class ObjectRemoteStorage implements RemoteStorage {
       for await (const chunk of readChunks(source, chunkSize, 'segment data', inner, blockSize)) yield writer.add(chunk);
     }
     uploads.push(
-      this.store.put(dataKey, storedChunks(), inner).then(() => {
+      this.store.put(dataKey, storedChunks(), inner, await sourceSize(source)).then(() => {
         objects.log = { size: writer.storedBytes, crc32c: writer.storedCrc32c };
       }),
     );

@@ -25,8 +25,12 @@ export interface ObjectStore {
   readonly description: string;
   /** Streamed bodies are best produced in pieces adding up to this size (S3: the part size). */
   readonly preferredPieceSize?: number;
-  /** Writes the whole object, replacing any previous one; readers never see a partial object. */
-  put(key: string, body: ObjectBody, signal?: AbortSignal): Promise<void>;
+  /**
+   * Writes the whole object, replacing any previous one; readers never see a
+   * partial object. `sizeHint` (a streamed body's expected size, exact or an
+   * upper bound) lets a store choose its upload method before the end.
+   */
+  put(key: string, body: ObjectBody, signal?: AbortSignal, sizeHint?: number): Promise<void>;
   /**
    * The object's bytes, or a range of them (the end is clamped to the object's
    * last byte). Throws RemoteResourceNotFoundError when the key is absent.

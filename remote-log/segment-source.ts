@@ -1,12 +1,22 @@
 // Reading what a copy uploads: a segment file on disk (by path) or bytes the
 // caller already holds. Data is read in fixed-size chunks so a 1 GiB segment
 // never sits in memory whole.
-import { open, readFile } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import type { SegmentSource } from './remote-storage.js';
 import { RemoteAbortedError, RemoteStorageError } from './remote-storage.js';
 
 function describe(source: SegmentSource): string {
   return typeof source === 'string' ? source : `<${source.length} bytes in memory>`;
+}
+
+/** The source's size, or undefined when a file cannot be stat'ed (reading it will report why). */
+export async function sourceSize(source: SegmentSource): Promise<number | undefined> {
+  if (typeof source !== 'string') return source.length;
+  try {
+    return (await stat(source)).size;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function readWhole(source: SegmentSource, what: string, signal?: AbortSignal): Promise<Buffer> {

@@ -60,7 +60,8 @@ export class S3ObjectStore implements ObjectStore {
     const policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     validatePolicy(policy);
     this.transport = { ...options.transport, policy, classify: classifyS3Error };
-    this.pool = new PartBufferPool(this.partSizeBytes, this.uploadConcurrency + 1);
+    // Parts in flight, the one being filled, and the one waiting for a slot.
+    this.pool = new PartBufferPool(this.partSizeBytes, this.uploadConcurrency + 2);
   }
 
   /**
@@ -68,9 +69,9 @@ export class S3ObjectStore implements ObjectStore {
    * streamed body's pieces are copied into pooled part buffers as they come,
    * so a piece need only stay valid until the next one is requested.
    */
-  async put(key: string, body: ObjectBody, signal?: AbortSignal): Promise<void> {
+  async put(key: string, body: ObjectBody, signal?: AbortSignal, sizeHint?: number): Promise<void> {
     throwIfAborted(signal, `PUT ${this.url(key)}`);
-    if (!Buffer.isBuffer(body)) return this.putStream(key, body, signal);
+    if (!Buffer.isBuffer(body)) return this.putStream(key, body, signal, sizeHint);
     if (body.length <= this.multipartThresholdBytes) return this.putObject(key, body, signal);
     const session = await MultipartSession.start(this.target(key), signal);
     try {
@@ -168,7 +169,7 @@ export class S3ObjectStore implements ObjectStore {
     return { client: this.client, bucket: this.bucket, key, url: this.url(key), concurrency: this.uploadConcurrency, transport: this.transport };
   }
 
-  private async putStream(key: string, body: AsyncIterable<Buffer>, signal?: AbortSignal): Promise<void> {
+  private async putStream(key: string, body: AsyncIterable<Buffer>, signal?: AbortSignal, sizeHint?: number): Promise<void> {
     const partSize = this.partSizeBytes;
     const held: Buffer[] = []; // full parts not yet handed to an upload
     let current = this.pool.take();
@@ -180,6 +181,8 @@ export class S3ObjectStore implements ObjectStore {
       await (session as MultipartSession).add(part, () => pool.give(owner));
     };
     try {
+      // Known to be large: go multipart from the first part rather than holding parts up to the threshold.
+      if (sizeHint !== undefined && sizeHint > this.multipartThresholdBytes) session = await MultipartSession.start(this.target(key), signal);
       for await (const piece of body) {
         let off = 0;
         while (off < piece.length) {

@@ -4,6 +4,9 @@
 // tampers with the bucket.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'minio';
 import { ErrorCode } from '../../broker/protocol/errors.js';
@@ -95,6 +98,22 @@ describe('S3RemoteStorage on MinIO', () => {
       const mid = 5 * 1024 * 1024;
       assert.deepEqual(await storage.fetchData(ref, mid - 10, mid + 10), seg.data.subarray(mid - 10, mid + 11));
       assert.deepEqual(await rawGet(client, minio.bucket, objectKey(prefix, ref, 'log')), seg.data);
+
+      // From a file: read through one reused block, uploaded through pooled part buffers, twice over the same pool.
+      const dir = await mkdtemp(path.join(tmpdir(), 'sediment-s3-'));
+      try {
+        for (const seed of [25, 26]) {
+          const big = makeSegment(11 * 1024 * 1024 + 3, seed);
+          const file = path.join(dir, `${seed}.log`);
+          await writeFile(file, big.data);
+          const fileRef = newRef();
+          await storage.copySegment(fileRef, { ...big.files, data: file });
+          assert.deepEqual(await rawGet(client, minio.bucket, objectKey(prefix, fileRef, 'log')), big.data);
+          assert.match((await client.statObject(minio.bucket, objectKey(prefix, fileRef, 'log'))).etag, /-3$/);
+        }
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     } finally {
       await storage.close();
     }
