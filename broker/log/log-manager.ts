@@ -19,6 +19,7 @@ import {
   parsePartitionDirName,
   partitionDirName,
 } from './file-names.js';
+import { HandleBudget } from './file-handles.js';
 import { fileExists, unlinkIfExists, writeFileAtomic } from './file-io.js';
 import type { LogConfig } from './log-config.js';
 import type { LogSegment } from './log-segment.js';
@@ -40,6 +41,8 @@ export interface LogManagerOptions {
   checkpointIntervalMs?: number;
   /** Tiered storage's veto on deleting local segments of a partition. */
   canDeleteSegment?: (log: PartitionLog, segment: LogSegment) => boolean;
+  /** Open files the logs may hold at once (fds beyond it are closed least recently used first); default 1000. */
+  maxOpenFiles?: number;
   /** Skips partition directories the caller no longer knows (e.g. deleted topics); default: load all. */
   shouldLoad?: (topic: string, partition: number, topicId: string | null) => boolean;
 }
@@ -55,9 +58,11 @@ export class LogManager {
   private readonly running = new Set<Promise<void>>();
   private stopped = false;
   private readonly logger: Logger | undefined;
+  private readonly handles: HandleBudget;
 
   private constructor(private readonly opts: LogManagerOptions) {
     this.logger = opts.logger;
+    this.handles = new HandleBudget(opts.maxOpenFiles ?? 1000);
   }
 
   /** Loads every partition of every log dir, then starts the periodic tasks. */
@@ -138,9 +143,10 @@ export class LogManager {
     this.logger?.info({ logDir, partitions: this.logsIn(logDir).length, cleanShutdown }, 'loaded log dir');
   }
 
-  private logOptions(k: string): { logger?: Logger; canDeleteSegment?: (s: LogSegment) => boolean } {
+  private logOptions(k: string): { logger?: Logger; canDeleteSegment?: (s: LogSegment) => boolean; handleBudget: HandleBudget } {
     const veto = this.opts.canDeleteSegment;
     return {
+      handleBudget: this.handles,
       ...(this.logger === undefined ? {} : { logger: this.logger }),
       ...(veto === undefined
         ? {}
@@ -161,6 +167,11 @@ export class LogManager {
 
   getLog(topic: string, partition: number): PartitionLog | undefined {
     return this.logs.get(key(topic, partition));
+  }
+
+  /** Files currently open through the logs' budget. */
+  get openFiles(): number {
+    return this.handles.openCount;
   }
 
   allLogs(): PartitionLog[] {

@@ -17,6 +17,7 @@ import {
 import { type FileBatch, scanBatchHeaders, validateBatches } from './batch-scan.js';
 import { logFile, offsetIndexFile, timeIndexFile, txnIndexFile } from './file-names.js';
 import { INT32_MAX, CorruptIndexError } from './index-errors.js';
+import type { HandleBudget } from './file-handles.js';
 import { IndexFile } from './index-file.js';
 import { OFFSET_INDEX_ENTRY_SIZE, OffsetIndex } from './offset-index.js';
 import { SegmentFile } from './segment-file.js';
@@ -31,6 +32,8 @@ export interface SegmentOptions {
   indexIntervalBytes: number;
   /** segment.index.bytes: caps both sparse indexes (a full index rolls the segment). */
   maxIndexBytes: number;
+  /** Open-file budget shared with other segments (default: the process-wide one). */
+  handles?: HandleBudget;
 }
 
 export interface AppendMeta {
@@ -96,7 +99,7 @@ export class LogSegment {
 
   /** A new, empty segment (files created; an existing log file of that name is emptied). */
   static async create(dir: string, baseOffset: bigint, opts: SegmentOptions, now: number): Promise<LogSegment> {
-    const log = new SegmentFile(logFile(dir, baseOffset));
+    const log = new SegmentFile(logFile(dir, baseOffset), opts.handles);
     await log.truncate(0);
     const seg = new LogSegment(
       dir,
@@ -106,9 +109,9 @@ export class LogSegment {
       new OffsetIndex(baseOffset, LogSegment.maxEntries(opts.maxIndexBytes, OFFSET_INDEX_ENTRY_SIZE)),
       new TimeIndex(baseOffset, LogSegment.maxEntries(opts.maxIndexBytes, TIME_INDEX_ENTRY_SIZE)),
       new TransactionIndex(baseOffset),
-      new IndexFile(offsetIndexFile(dir, baseOffset)),
-      new IndexFile(timeIndexFile(dir, baseOffset)),
-      new IndexFile(txnIndexFile(dir, baseOffset)),
+      new IndexFile(offsetIndexFile(dir, baseOffset), opts.handles),
+      new IndexFile(timeIndexFile(dir, baseOffset), opts.handles),
+      new IndexFile(txnIndexFile(dir, baseOffset), opts.handles),
       0,
       now,
     );
@@ -123,15 +126,15 @@ export class LogSegment {
   static async open(dir: string, baseOffset: bigint, opts: SegmentOptions, now: number): Promise<{ segment: LogSegment; indexesValid: boolean }> {
     const logPath = logFile(dir, baseOffset);
     const size = (await fsp.stat(logPath)).size;
-    const oi = new IndexFile(offsetIndexFile(dir, baseOffset));
-    const ti = new IndexFile(timeIndexFile(dir, baseOffset));
-    const xi = new IndexFile(txnIndexFile(dir, baseOffset));
+    const oi = new IndexFile(offsetIndexFile(dir, baseOffset), opts.handles);
+    const ti = new IndexFile(timeIndexFile(dir, baseOffset), opts.handles);
+    const xi = new IndexFile(txnIndexFile(dir, baseOffset), opts.handles);
     const [oBytes, tBytes, xBytes] = await Promise.all([oi.load(), ti.load(), xi.load()]);
     const seg = new LogSegment(
       dir,
       baseOffset,
       opts,
-      new SegmentFile(logPath),
+      new SegmentFile(logPath, opts.handles),
       new OffsetIndex(baseOffset, LogSegment.maxEntries(opts.maxIndexBytes, OFFSET_INDEX_ENTRY_SIZE), oBytes ?? undefined),
       new TimeIndex(baseOffset, LogSegment.maxEntries(opts.maxIndexBytes, TIME_INDEX_ENTRY_SIZE), tBytes ?? undefined),
       new TransactionIndex(baseOffset, xBytes ?? undefined),

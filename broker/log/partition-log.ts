@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { snapshotFile } from './file-names.js';
+import type { HandleBudget } from './file-handles.js';
 import { fileExists } from './file-io.js';
 import type { EpochEntry, LeaderEpochCache, LeaderEpochCheckpoint } from './leader-epoch-cache.js';
 import type { LogConfig } from './log-config.js';
@@ -50,6 +51,8 @@ export interface PartitionLogOptions {
   cleanShutdown?: boolean;
   /** Tiered storage's veto on deleting a local segment (e.g. not yet remote). */
   canDeleteSegment?: (segment: LogSegment) => boolean;
+  /** Bound on open files, shared by the broker's logs (LogManager passes one). */
+  handleBudget?: HandleBudget;
 }
 
 export interface AppendOptions {
@@ -145,6 +148,7 @@ export class PartitionLog {
     const segmentOptions: SegmentOptions = {
       indexIntervalBytes: opts.config.indexIntervalBytes,
       maxIndexBytes: opts.config.segmentIndexBytes,
+      ...(opts.handleBudget === undefined ? {} : { handles: opts.handleBudget }),
     };
     await fsp.mkdir(opts.dir, { recursive: true });
     if ((await readPartitionMetadata(opts.dir))?.topicId !== opts.topicId) await writePartitionMetadata(opts.dir, opts.topicId);

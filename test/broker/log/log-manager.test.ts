@@ -106,6 +106,23 @@ describe('LogManager', () => {
     await again.shutdown();
   });
 
+  it('keeps open files within maxOpenFiles, reopening on demand', async () => {
+    const clock = new ManualClock();
+    const mgr = await LogManager.startup(options(clock, { maxOpenFiles: 6 }));
+    const logs = await Promise.all([0, 1, 2, 3].map((p) => mgr.getOrCreateLog('many', p, 'id')));
+    for (let i = 0; i < 12; i++) for (const log of logs) await log.append(batch({ valueSize: 100, tag: `m${i}` }), client);
+    assert.ok(logs.every((l) => l.closedSegments().length >= 2));
+    for (let round = 0; round < 2; round++) {
+      for (const log of logs) {
+        assert.equal(values(await readAll(log)).length, 12);
+        assert.ok(mgr.openFiles <= 6, `open files: ${mgr.openFiles}`);
+      }
+    }
+    await Promise.all(logs.map((l) => readAll(l)));
+    assert.ok(mgr.openFiles <= 6);
+    await mgr.shutdown();
+  });
+
   it('deletes a partition directory', async () => {
     const clock = new ManualClock();
     const mgr = await LogManager.startup(options(clock));
