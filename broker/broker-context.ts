@@ -8,6 +8,7 @@ import type { ProducerIdManager } from './producer-ids.js';
 import type { TopicRecord, CreateTopicRequest, MutationOptions } from '../metadata/topics.js';
 import type { TopicStore } from '../metadata/topic-store.js';
 import type { AlterConfigOp } from '../metadata/config-alter.js';
+import type { GroupCoordinator } from './group/group-coordinator.js';
 
 /** The partition-log operations the request handlers use. */
 export interface PartitionView {
@@ -50,5 +51,8 @@ export interface BrokerContext {
   readonly topics: TopicService;
   readonly waiters: PartitionWaiters;
   readonly producerIds: ProducerIdManager;
+  readonly groups: GroupCoordinator;
+  /** This broker's advertised endpoint: the coordinator of every group. */
+  coordinatorNode(): { readonly nodeId: number; readonly host: string; readonly port: number };
   supportedApiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];
 }

@@ -16,6 +16,8 @@ import type { FetchRequest, FetchResponse, FetchResponsePartitionData } from '..
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 
 const READ_COMMITTED = 1;
+// Kafka never sends null records (librdkafka rejects a -1 size): empty is zero bytes.
+const NO_RECORDS = Buffer.alloc(0);
 
 function emptyPartition(partitionIndex: number, errorCode: number): FetchResponsePartitionData {
   return {
@@ -26,7 +28,7 @@ function emptyPartition(partitionIndex: number, errorCode: number): FetchRespons
     logStartOffset: -1n,
     abortedTransactions: null,
     preferredReadReplica: -1,
-    records: null,
+    records: NO_RECORDS,
   };
 }
 
@@ -54,24 +56,24 @@ async function readOnce(broker: BrokerContext, req: FetchRequest, signal: AbortS
       const maxOffset = readCommitted ? partition.lastStableOffset : partition.highWatermark;
       if (p.fetchOffset < partition.logStartOffset || p.fetchOffset > partition.logEndOffset) {
         errors = true;
-        partitions.push({ ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, abortedTransactions: null, records: null });
+        partitions.push({ ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, abortedTransactions: null, records: NO_RECORDS });
         continue;
       }
       const room = Math.min(p.partitionMaxBytes, req.maxBytes - bytes);
       if (p.fetchOffset >= maxOffset || room <= 0 && bytes > 0) {
-        partitions.push({ ...base, errorCode: 0, abortedTransactions: readCommitted ? [] : null, records: null });
+        partitions.push({ ...base, errorCode: 0, abortedTransactions: readCommitted ? [] : null, records: NO_RECORDS });
         continue;
       }
       try {
         const r = await partition.read(p.fetchOffset, Math.max(0, room), { maxOffset, minOneBatch: bytes === 0, signal });
         const size = r.records?.length ?? 0;
         bytes += size;
-        partitions.push({ ...base, errorCode: 0, abortedTransactions: readCommitted ? r.abortedTransactions : null, records: r.records });
+        partitions.push({ ...base, errorCode: 0, abortedTransactions: readCommitted ? r.abortedTransactions : null, records: r.records ?? NO_RECORDS });
       } catch (err) {
         errors = true;
         const code = err instanceof KafkaError ? err.code : ErrorCode.KAFKA_STORAGE_ERROR;
         if (!(err instanceof KafkaError)) broker.log.error({ err, topic: t.topic, partition: p.partition }, 'fetch read failed');
-        partitions.push({ ...base, errorCode: code, abortedTransactions: null, records: null });
+        partitions.push({ ...base, errorCode: code, abortedTransactions: null, records: NO_RECORDS });
       }
     }
     responses.push({ topic: t.topic, topicId: t.topicId, partitions });

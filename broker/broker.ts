@@ -1,0 +1,148 @@
+// The composition root: config -> parts -> listeners. Start-up order: identity
+// (meta.properties), topic store, partition logs (recovering after an unclean
+// stop), internal topics, then the network. Shutdown reverses it and leaves
+// checkpoints and the clean-shutdown marker.
+import type { Logger } from 'pino';
+import type { BrokerConfig } from './config.js';
+import type { BrokerContext } from './broker-context.js';
+import { systemClock, type Clock } from './clock.js';
+import { systemScheduler, type Scheduler } from './scheduler.js';
+import { PartitionWaiters } from './partition-waiters.js';
+import { ProducerIdManager } from './producer-ids.js';
+import { BrokerTopics } from './topic-service.js';
+import { LogManager } from './log/log-manager.js';
+import { Dispatcher } from './server/dispatcher.js';
+import { KafkaListener } from './server/listener.js';
+import { allHandlers } from './handlers/index.js';
+import { InternalTopicLog } from './internal-topic-log.js';
+import { GroupCoordinator } from './group/group-coordinator.js';
+import { TopicStore } from '../metadata/topic-store.js';
+import { ensureMetaProperties } from '../metadata/meta-properties.js';
+
+export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
+export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
+export const INTERNAL_TOPICS: ReadonlySet<string> = new Set([CONSUMER_OFFSETS_TOPIC, REMOTE_LOG_METADATA_TOPIC, '__transaction_state']);
+
+export interface BrokerOptions {
+  log: Logger;
+  clock?: Clock;
+  scheduler?: Scheduler;
+}
+
+export class Broker {
+  private listeners: KafkaListener[] = [];
+  private stopped = false;
+
+  private constructor(
+    readonly config: BrokerConfig,
+    readonly context: BrokerContext,
+    readonly topics: BrokerTopics,
+    private readonly logs: LogManager,
+    private readonly groups: GroupCoordinator,
+    private readonly log: Logger,
+  ) {}
+
+  /** The port of the first listener (the bound one when configured as 0). */
+  port = 0;
+
+  static async start(config: BrokerConfig, options: BrokerOptions): Promise<Broker> {
+    const log = options.log;
+    const clock = options.clock ?? systemClock;
+    const scheduler = options.scheduler ?? systemScheduler;
+    const identity = await ensureMetaProperties(config.logDirs, { nodeId: config.nodeId, clusterId: config.clusterId });
+    const metaDir = config.logDirs[0]!;
+    const store = await TopicStore.open(metaDir, config);
+    const logs = await LogManager.startup({
+      logDirs: config.logDirs,
+      clock,
+      scheduler,
+      logger: log.child({ component: 'log-manager' }),
+      configFor: (topic) => store.logConfig(topic),
+      retentionCheckIntervalMs: config.getLong('log.retention.check.interval.ms'),
+      flushCheckIntervalMs: Math.min(config.getLong('log.flush.scheduler.interval.ms'), 1000),
+      shouldLoad: (topic, _partition, topicId) => {
+        const t = store.get(topic);
+        return t !== undefined && (topicId === null || topicId === t.topicId);
+      },
+    });
+    const topics = new BrokerTopics(store, logs, INTERNAL_TOPICS, log.child({ component: 'topics' }));
+    await topics.ensureLogs();
+    await ensureInternalTopics(config, topics);
+    const producerIds = await ProducerIdManager.open(metaDir);
+    const offsetsLog = new InternalTopicLog(CONSUMER_OFFSETS_TOPIC, config.offsetsTopicNumPartitions, (p) => logs.getLog(CONSUMER_OFFSETS_TOPIC, p), clock);
+    const groups = new GroupCoordinator({
+      log: offsetsLog,
+      clock,
+      scheduler,
+      logger: log.child({ component: 'group-coordinator' }),
+      config: {
+        offsetsTopicNumPartitions: config.offsetsTopicNumPartitions,
+        groupMinSessionTimeoutMs: config.groupMinSessionTimeoutMs,
+        groupMaxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
+        groupInitialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
+        groupMaxSize: config.groupMaxSize,
+        offsetsRetentionMs: config.offsetsRetentionMs,
+        offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
+      },
+    });
+    await groups.start();
+
+    const first = config.listeners[0]!;
+    const advertisedConf = config.advertisedListeners[0] ?? first;
+    let dispatcher: Dispatcher<BrokerContext> | null = null;
+    const advertised = { host: advertisedConf.host === '' ? '127.0.0.1' : advertisedConf.host, port: advertisedConf.port };
+    const context: BrokerContext = {
+      config,
+      nodeId: config.nodeId,
+      clusterId: identity.clusterId,
+      advertised,
+      clock,
+      log,
+      topics,
+      waiters: new PartitionWaiters(scheduler),
+      producerIds,
+      groups,
+      coordinatorNode: () => ({ nodeId: config.nodeId, host: advertised.host, port: advertised.port }),
+      supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
+    };
+    dispatcher = new Dispatcher<BrokerContext>(allHandlers, context);
+    const broker = new Broker(config, context, topics, logs, groups, log);
+    for (const l of config.listeners) {
+      const listener = new KafkaListener({ name: l.name, host: l.host, port: l.port }, dispatcher, config.getInt('socket.request.max.bytes'), log);
+      const port = await listener.start();
+      broker.listeners.push(listener);
+      if (l === first) {
+        broker.port = port;
+        if (advertisedConf.port === 0 || config.advertisedListeners === config.listeners) advertised.port = port;
+      }
+    }
+    log.info({ listeners: config.listeners.map((l) => `${l.name}://${l.host}:${l.port}`), port: broker.port, clusterId: identity.clusterId, nodeId: config.nodeId, logDirs: config.logDirs }, 'sediment broker started');
+    return broker;
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const l of this.listeners) await l.stop();
+    await this.groups.close();
+    await this.logs.shutdown();
+    await this.topics.store.flush();
+  }
+}
+
+async function ensureInternalTopics(config: BrokerConfig, topics: BrokerTopics): Promise<void> {
+  if (!topics.store.has(CONSUMER_OFFSETS_TOPIC)) {
+    await topics.createTopic({
+      name: CONSUMER_OFFSETS_TOPIC,
+      numPartitions: config.getInt('offsets.topic.num.partitions'),
+      configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('offsets.topic.segment.bytes')) },
+    });
+  }
+  if (config.getBoolean('remote.log.storage.system.enable') && !topics.store.has(REMOTE_LOG_METADATA_TOPIC)) {
+    await topics.createTopic({
+      name: REMOTE_LOG_METADATA_TOPIC,
+      numPartitions: config.getInt('remote.log.metadata.topic.num.partitions'),
+      configs: { 'cleanup.policy': 'delete', 'retention.ms': String(config.getLong('remote.log.metadata.topic.retention.ms')), 'remote.storage.enable': 'false' },
+    });
+  }
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// `sediment <command>`: start | topics | groups | cost. Each command lives in its
+// own module; this file only dispatches.
+const USAGE = `usage: sediment <command> [args]
+
+commands:
+  start [server.properties] [--override key=value]...   run a broker
+  topics --bootstrap-server H:P ...                      manage topics (kafka-topics style)
+  groups --bootstrap-server H:P ...                      consumer groups (kafka-consumer-groups style)
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'start': {
+      const { runStart } = await import('./start.js');
+      return runStart(rest);
+    }
+    case 'topics': {
+      const { runTopics } = await import('./topics.js');
+      return runTopics(rest);
+    }
+    case 'groups': {
+      const { runGroups } = await import('./groups.js');
+      return runGroups(rest);
+    }
+    case undefined:
+    case '-h':
+    case '--help':
+      process.stdout.write(USAGE);
+      return command === undefined ? 1 : 0;
+    default:
+      process.stderr.write(`unknown command '${command}'\n${USAGE}`);
+      return 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0 || process.argv[2] !== 'start') process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`sediment: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,57 @@
+// Every API handler this broker serves. ApiVersions advertises exactly these,
+// with the ranges each handler declares.
+import type { ApiHandler } from './api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+import { handler as produce } from './00-produce.js';
+import { handler as fetch } from './01-fetch.js';
+import { handler as listOffsets } from './02-list-offsets.js';
+import { handler as metadata } from './03-metadata.js';
+import { handler as apiVersions } from './18-api-versions.js';
+import { handler as createTopics } from './19-create-topics.js';
+import { handler as deleteTopics } from './20-delete-topics.js';
+import { handler as deleteRecords } from './21-delete-records.js';
+import { handler as initProducerId } from './22-init-producer-id.js';
+import { handler as describeConfigs } from './32-describe-configs.js';
+import { handler as alterConfigs } from './33-alter-configs.js';
+import { handler as createPartitions } from './37-create-partitions.js';
+import { handler as incrementalAlterConfigs } from './44-incremental-alter-configs.js';
+import { handler as describeCluster } from './60-describe-cluster.js';
+import { handler as offsetCommit } from './08-offset-commit.js';
+import { handler as offsetFetch } from './09-offset-fetch.js';
+import { handler as findCoordinator } from './10-find-coordinator.js';
+import { handler as joinGroup } from './11-join-group.js';
+import { handler as heartbeat } from './12-heartbeat.js';
+import { handler as leaveGroup } from './13-leave-group.js';
+import { handler as syncGroup } from './14-sync-group.js';
+import { handler as describeGroups } from './15-describe-groups.js';
+import { handler as listGroups } from './16-list-groups.js';
+import { handler as deleteGroups } from './42-delete-groups.js';
+import { handler as offsetDelete } from './47-offset-delete.js';
+
+export const allHandlers = [
+  produce,
+  fetch,
+  listOffsets,
+  metadata,
+  apiVersions,
+  createTopics,
+  deleteTopics,
+  deleteRecords,
+  initProducerId,
+  describeConfigs,
+  alterConfigs,
+  createPartitions,
+  incrementalAlterConfigs,
+  describeCluster,
+  offsetCommit,
+  offsetFetch,
+  findCoordinator,
+  joinGroup,
+  heartbeat,
+  leaveGroup,
+  syncGroup,
+  describeGroups,
+  listGroups,
+  deleteGroups,
+  offsetDelete,
+] as unknown as ApiHandler<unknown, unknown, BrokerContext>[];

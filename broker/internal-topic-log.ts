@@ -1,0 +1,82 @@
+// The broker's own records in its internal topics (`__consumer_offsets`,
+// `__remote_log_metadata`), written and read through the same partition logs
+// clients use. Appends are broker writes (no producer checks); reads decode
+// the batches and skip control records.
+import type { Clock } from './clock.js';
+import type { PartitionLog } from './log/partition-log.js';
+import { buildRecordBatch, decodeRecordBatch, iterateBatches, isControl } from './protocol/record-batch.js';
+import { ErrorCode, KafkaError } from './protocol/errors.js';
+import type { OffsetsTopicLog, OffsetsTopicRecord } from './group/offsets-topic.js';
+import type { MetadataTopicLog, MetadataTopicRecord } from '../metadata/remote-log-metadata/metadata-topic-log.js';
+
+const READ_CHUNK_BYTES = 1 << 20;
+
+export class InternalTopicLog implements OffsetsTopicLog, MetadataTopicLog {
+  constructor(
+    private readonly topic: string,
+    readonly partitionCount: number,
+    private readonly logFor: (partition: number) => PartitionLog | undefined,
+    private readonly clock: Clock,
+  ) {}
+
+  private require(partition: number): PartitionLog {
+    const log = this.logFor(partition);
+    if (log === undefined) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${this.topic}-${partition} is not open on this broker`);
+    return log;
+  }
+
+  /** Appends one batch; resolves with the offset of its last record. */
+  async appendRecords(partition: number, records: readonly { key: Buffer | null; value: Buffer | null }[]): Promise<bigint> {
+    const log = this.require(partition);
+    const now = this.clock.now();
+    const batch = buildRecordBatch({ records: records.map((r) => ({ key: r.key, value: r.value, timestamp: now })) });
+    const r = await log.append(batch, { leaderEpoch: 0, isFromClient: false });
+    return r.lastOffset;
+  }
+
+  // OffsetsTopicLog
+  async append(partition: number, records: readonly OffsetsTopicRecord[]): Promise<void>;
+  // MetadataTopicLog
+  async append(partition: number, key: Buffer | null, value: Buffer): Promise<bigint>;
+  async append(partition: number, a: readonly OffsetsTopicRecord[] | Buffer | null, value?: Buffer): Promise<void | bigint> {
+    if (Array.isArray(a)) {
+      if (a.length > 0) await this.appendRecords(partition, a as readonly OffsetsTopicRecord[]);
+      return;
+    }
+    return this.appendRecords(partition, [{ key: a as Buffer | null, value: value ?? null }]);
+  }
+
+  readAll(partition: number): AsyncIterable<OffsetsTopicRecord> {
+    const self = this;
+    return (async function* () {
+      for await (const r of self.read(partition, 0n)) if (r.key !== null) yield { key: r.key, value: r.value };
+    })();
+  }
+
+  /** Records from `fromOffset` up to the log end as it is now, control records skipped. */
+  read(partition: number, fromOffset: bigint): AsyncIterable<MetadataTopicRecord & { value: Buffer | null }> {
+    const log = this.require(partition);
+    return (async function* () {
+      const end = log.logEndOffset;
+      let offset = fromOffset < log.logStartOffset ? log.logStartOffset : fromOffset;
+      while (offset < end) {
+        const r = await log.read(offset, READ_CHUNK_BYTES, { maxOffset: end, minOneBatch: true });
+        if (r.records.length === 0) break;
+        let next = offset;
+        for (const chunk of r.records) {
+          for (const b of iterateBatches(chunk)) {
+            next = b.header.baseOffset + BigInt(b.header.lastOffsetDelta) + 1n;
+            if (isControl(b.header.attributes)) continue;
+            const batch = decodeRecordBatch(chunk, b.position);
+            for (const rec of batch.records) {
+              if (rec.offset < offset) continue;
+              yield { offset: rec.offset, key: rec.key, value: rec.value } as MetadataTopicRecord & { value: Buffer | null };
+            }
+          }
+        }
+        if (next <= offset) break;
+        offset = next;
+      }
+    })();
+  }
+}

@@ -1,0 +1,90 @@
+// A partition as the handlers see it: the local PartitionLog, and below its
+// local log start the remote tier (when a RemoteTier is attached).
+import type { PartitionView } from './broker-context.js';
+import type { PartitionLog } from './log/partition-log.js';
+
+/** The remote tier's answers for one partition (the RemoteLogManager implements it). */
+export interface RemoteTier {
+  /** The earliest offset still held remotely, or null when nothing is. */
+  logStartOffset(log: PartitionLog): bigint | null;
+  highestRemoteOffset(log: PartitionLog): bigint;
+  read(log: PartitionLog, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Buffer | null>;
+  offsetForTimestamp(log: PartitionLog, timestamp: bigint): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | null>;
+}
+
+const LEADER_EPOCH = 0;
+
+function joinChunks(chunks: readonly Buffer[]): Buffer | null {
+  if (chunks.length === 0) return null;
+  if (chunks.length === 1) return chunks[0]!;
+  return Buffer.concat(chunks);
+}
+
+export class LocalPartitionView implements PartitionView {
+  constructor(
+    readonly log: PartitionLog,
+    private readonly remote: RemoteTier | null,
+  ) {}
+
+  get topic(): string {
+    return this.log.topic;
+  }
+  get partition(): number {
+    return this.log.partition;
+  }
+  get logStartOffset(): bigint {
+    const remoteStart = this.remote?.logStartOffset(this.log) ?? null;
+    const local = this.log.logStartOffset;
+    return remoteStart !== null && remoteStart < local ? remoteStart : local;
+  }
+  get localLogStartOffset(): bigint {
+    return this.log.localLogStartOffset;
+  }
+  get logEndOffset(): bigint {
+    return this.log.logEndOffset;
+  }
+  get highWatermark(): bigint {
+    return this.log.highWatermark;
+  }
+  get lastStableOffset(): bigint {
+    return this.log.lastStableOffset;
+  }
+  get leaderEpoch(): number {
+    return LEADER_EPOCH;
+  }
+
+  async append(records: Buffer) {
+    return this.log.append(records, { leaderEpoch: LEADER_EPOCH, isFromClient: true });
+  }
+
+  async read(fetchOffset: bigint, maxBytes: number, opts: { maxOffset: bigint; minOneBatch: boolean; signal?: AbortSignal }) {
+    if (this.remote !== null && fetchOffset < this.log.localLogStartOffset) {
+      const records = await this.remote.read(this.log, fetchOffset, maxBytes, opts.minOneBatch, opts.signal);
+      return { records, abortedTransactions: [] };
+    }
+    const r = await this.log.read(fetchOffset, maxBytes, { maxOffset: opts.maxOffset, minOneBatch: opts.minOneBatch });
+    const aborted = r.firstOffset === null ? [] : this.log.collectAbortedTransactions(r.firstOffset, opts.maxOffset);
+    return { records: joinChunks(r.records), abortedTransactions: aborted.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset })) };
+  }
+
+  async offsetForTimestamp(timestamp: bigint) {
+    if (this.remote !== null) {
+      const remote = await this.remote.offsetForTimestamp(this.log, timestamp);
+      if (remote !== null) return remote;
+    }
+    return this.log.offsetForTimestamp(timestamp);
+  }
+
+  async maxTimestampOffset() {
+    const r = await this.log.maxTimestampOffset();
+    return r.offset < 0n ? null : r;
+  }
+
+  highestRemoteOffset(): bigint {
+    return this.remote?.highestRemoteOffset(this.log) ?? -1n;
+  }
+
+  deleteRecordsBefore(offset: bigint): Promise<bigint> {
+    return this.log.deleteRecordsBefore(offset);
+  }
+}

@@ -1,0 +1,129 @@
+// Topics as a whole: the topic store (names, ids, partition counts, overrides)
+// kept in step with the partition logs. Every change goes store first, then
+// logs, so a crash between the two is repaired at start-up (logs are created
+// for every stored partition; directories of unknown topics are not loaded).
+import type { Logger } from 'pino';
+import type { PartitionView, TopicService } from './broker-context.js';
+import type { LogManager } from './log/log-manager.js';
+import type { PartitionLog } from './log/partition-log.js';
+import { LocalPartitionView, type RemoteTier } from './partition-view.js';
+import type { TopicStore } from '../metadata/topic-store.js';
+import type { CreateTopicRequest, MutationOptions, TopicRecord } from '../metadata/topics.js';
+import type { AlterConfigOp } from '../metadata/config-alter.js';
+
+/** What tiered storage needs to hear about partitions coming and going. */
+export interface PartitionLifecycle {
+  onPartitionAdded(log: PartitionLog, record: TopicRecord): void;
+  onTopicDeleted(record: TopicRecord, logs: PartitionLog[]): Promise<void>;
+  onConfigChanged(log: PartitionLog, record: TopicRecord): void;
+}
+
+const viewKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+export class BrokerTopics implements TopicService {
+  private readonly views = new Map<string, LocalPartitionView>();
+  private remote: RemoteTier | null = null;
+  private lifecycle: PartitionLifecycle | null = null;
+
+  constructor(
+    readonly store: TopicStore,
+    private readonly logs: LogManager,
+    private readonly internalTopics: ReadonlySet<string>,
+    private readonly log: Logger,
+  ) {}
+
+  attachTiering(remote: RemoteTier, lifecycle: PartitionLifecycle): void {
+    this.remote = remote;
+    this.lifecycle = lifecycle;
+    this.views.clear();
+    for (const t of this.store.list()) {
+      for (let i = 0; i < t.partitionCount; i++) {
+        const l = this.logs.getLog(t.name, i);
+        if (l !== undefined) lifecycle.onPartitionAdded(l, t);
+      }
+    }
+  }
+
+  /** Creates the logs of every stored partition that has none (start-up, and repair after a crash). */
+  async ensureLogs(): Promise<void> {
+    for (const t of this.store.list()) await this.openPartitions(t, 0);
+  }
+
+  partition(topic: string, partition: number): PartitionView | undefined {
+    const k = viewKey(topic, partition);
+    const cached = this.views.get(k);
+    if (cached !== undefined) return cached;
+    const l = this.logs.getLog(topic, partition);
+    if (l === undefined) return undefined;
+    const v = new LocalPartitionView(l, this.remote);
+    this.views.set(k, v);
+    return v;
+  }
+
+  partitionLog(topic: string, partition: number): PartitionLog | undefined {
+    return this.logs.getLog(topic, partition);
+  }
+
+  isInternal(name: string): boolean {
+    return this.internalTopics.has(name);
+  }
+
+  async createTopic(request: CreateTopicRequest, options: MutationOptions = {}): Promise<TopicRecord> {
+    const record = await this.store.create(request, options);
+    if (!options.validateOnly) await this.openPartitions(record, 0);
+    return record;
+  }
+
+  async deleteTopic(name: string): Promise<TopicRecord> {
+    const record = await this.store.delete(name);
+    const removed: PartitionLog[] = [];
+    for (let i = 0; i < record.partitionCount; i++) {
+      const l = this.logs.getLog(name, i);
+      if (l !== undefined) removed.push(l);
+      this.views.delete(viewKey(name, i));
+    }
+    // Remote objects first (they are found through the partitions' metadata), then local logs.
+    if (this.lifecycle !== null) await this.lifecycle.onTopicDeleted(record, removed);
+    for (let i = 0; i < record.partitionCount; i++) await this.logs.deleteLog(name, i);
+    return record;
+  }
+
+  async createPartitions(name: string, totalCount: number, options: MutationOptions = {}): Promise<TopicRecord> {
+    const before = this.store.get(name)?.partitionCount ?? 0;
+    const record = await this.store.createPartitions(name, totalCount, null, options);
+    if (!options.validateOnly) await this.openPartitions(record, before);
+    return record;
+  }
+
+  async alterConfigs(name: string, entries: readonly { name: string; value: string | null }[], options: MutationOptions = {}): Promise<TopicRecord> {
+    const record = await this.store.alterConfigs(name, entries, options);
+    if (!options.validateOnly) this.applyConfig(record);
+    return record;
+  }
+
+  async incrementalAlterConfigs(name: string, ops: readonly AlterConfigOp[], options: MutationOptions = {}): Promise<TopicRecord> {
+    const record = await this.store.incrementalAlterConfigs(name, ops, options);
+    if (!options.validateOnly) this.applyConfig(record);
+    return record;
+  }
+
+  private applyConfig(record: TopicRecord): void {
+    const config = this.store.logConfig(record.name);
+    for (let i = 0; i < record.partitionCount; i++) {
+      const l = this.logs.getLog(record.name, i);
+      if (l === undefined) continue;
+      l.updateConfig(config);
+      this.lifecycle?.onConfigChanged(l, record);
+    }
+    this.log.info({ topic: record.name, configs: record.configs }, 'topic configs changed');
+  }
+
+  private async openPartitions(record: TopicRecord, from: number): Promise<void> {
+    const config = this.store.logConfig(record.name);
+    for (let i = from; i < record.partitionCount; i++) {
+      const existed = this.logs.getLog(record.name, i) !== undefined;
+      const l = await this.logs.getOrCreateLog(record.name, i, record.topicId, config);
+      if (!existed) this.lifecycle?.onPartitionAdded(l, record);
+    }
+  }
+}
