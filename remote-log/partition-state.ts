@@ -110,6 +110,8 @@ export class PartitionState {
   /** The tail of the chain that runs the partition's tasks one at a time. */
   private tail: Promise<unknown> = Promise.resolve();
   removed = false;
+  /** The epoch index holds the epochs of every segment finished before this process ran. */
+  epochsLoaded = false;
   /** DeleteRecords below the remote tier's start (not persisted: the next start uses segment bounds). */
   logStartFloor: bigint | undefined;
   /** When the partition's objects were last listed by the orphan sweeper. */

@@ -214,12 +214,10 @@ export class RemoteLogManager {
     if (existing !== undefined) existing.removed = true;
     const state = new PartitionState(log, tp);
     this.partitions.set(key, state);
-    void state.serial(async () => {
-      await this.ctx.metadata.onPartitionLeadershipChanges([tp], []);
-      for (const s of this.ctx.metadata.listRemoteLogSegments(tp)) {
-        if (s.state === 'COPY_SEGMENT_FINISHED') state.epochs.add(s.segmentLeaderEpochs);
-      }
-    }).catch((err: unknown) => this.ctx.logger.warn({ topic: tp.topic, partition: tp.partition, err }, 'loading remote log metadata failed'));
+    // Never chained to the partition's tasks: a replay that cannot finish must not stall them.
+    this.ctx.metadata
+      .onPartitionLeadershipChanges([tp], [])
+      .catch((err: unknown) => this.ctx.logger.warn({ topic: tp.topic, partition: tp.partition, err }, 'loading remote log metadata failed'));
   }
 
   /** A config change (e.g. tiering turned off with remote.log.delete.on.disable): run the partition now. */
@@ -288,6 +286,7 @@ export class RemoteLogManager {
     return state.serial(async () => {
       if (state.removed || this.stopped) return;
       if (!this.ctx.metadata.isReady(state.tp)) return;
+      this.loadEpochs(state);
       const where = { topic: state.tp.topic, partition: state.tp.partition };
       let failed: unknown;
       const step = async (name: string, fn: () => Promise<unknown>): Promise<void> => {
@@ -461,6 +460,16 @@ export class RemoteLogManager {
     if (state === undefined || state.removed) {
       throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${log.topic}-${log.partition} is not tiered by this broker`);
     }
+    if (this.ctx.metadata.isReady(state.tp)) this.loadEpochs(state);
     return state;
+  }
+
+  /** Once the metadata is replayed: the epochs of the segments already remote. */
+  private loadEpochs(state: PartitionState): void {
+    if (state.epochsLoaded) return;
+    state.epochsLoaded = true;
+    for (const s of this.ctx.metadata.listRemoteLogSegments(state.tp)) {
+      if (s.state === 'COPY_SEGMENT_FINISHED') state.epochs.add(s.segmentLeaderEpochs);
+    }
   }
 }
