@@ -451,7 +451,8 @@ export class LogSegment {
     this.next = next;
     this.bytesSinceLastIndexEntry = validBytes - lastIndexEntry;
     if (keepTxns) this.txnIndex.truncateTo(next);
-    if (this.inactive && this.maxTs.timestamp >= 0n) this.timeIndex.maybeAppend(this.maxTs.timestamp, this.maxTs.offset, true);
+    // As Kafka does: the largest timestamp goes in last, as a normally closed segment has it.
+    if (this.maxTs.timestamp >= 0n) this.timeIndex.maybeAppend(this.maxTs.timestamp, this.maxTs.offset, true);
     await Promise.all([
       this.offsetIndexFile.rewrite(this.offsetIndex.bytes()),
       this.timeIndexFile.rewrite(this.timeIndex.bytes()),

@@ -566,6 +566,8 @@ export class PartitionLog {
 
   /** Rolls the active segment when segment.ms has passed (idle partitions; called by the scheduler). */
   maybeRoll(now: number): Promise<boolean> {
+    const due = (seg: LogSegment): boolean => !seg.isEmpty && seg.timeWaitedForRoll(now, BigInt(now)) > this.config.segmentMs;
+    if (this.closed || !due(this.active)) return Promise.resolve(false);
     return this.serial(async () => {
       this.ensureUsable();
       const seg = this.active;
