@@ -300,6 +300,7 @@ export class PartitionLog {
     const appendTime = this.config.messageTimestampType === 'LogAppendTime' ? BigInt(now) : null;
     let virtualEnd = this.logEnd;
     let runBytes = 0;
+    const endedInGroup = new Set<bigint>();
     for (const item of group) {
       let analysis: AppendAnalysis;
       try {
@@ -350,11 +351,12 @@ export class PartitionLog {
       // Committed in memory now so later appends of the group see this producer state;
       // should the write fail, the log goes offline and reloads state from disk.
       for (const info of plan.producerUpdates) this.producerState.update(info);
+      // Completed transactions stay open for readers (the LSO) until the marker is written.
       const aborted: AbortedTxn[] = [];
       for (const c of plan.completedTxns) {
-        const lastStableOffset = this.producerState.lastStableOffset(c);
+        const lastStableOffset = this.producerState.lastStableOffset(c, endedInGroup);
         if (c.isAborted) aborted.push({ producerId: c.producerId, firstOffset: c.firstOffset, lastOffset: c.lastOffset, lastStableOffset });
-        this.producerState.completeTxn(c);
+        endedInGroup.add(c.firstOffset);
       }
       assignOffsets(plan, item.opts.leaderEpoch, appendTime);
       run.push({
@@ -384,6 +386,7 @@ export class PartitionLog {
         for (const r of run) {
           if (r.plan === null) continue;
           for (const a of r.aborted) await segment.appendAbortedTxn(a);
+          for (const c of r.plan.completedTxns) this.producerState.completeTxn(c);
           if (this.epochCache.assign(r.item.opts.leaderEpoch, r.plan.firstOffset)) epochsChanged = true;
           messages += r.plan.messages;
           this.logEnd = r.plan.lastOffset + 1n;

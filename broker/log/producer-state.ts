@@ -250,10 +250,15 @@ export class ProducerStateManager {
     for (const t of info.startedTransactions) this.ongoingTxns.set(t.firstOffset, t);
   }
 
-  /** The LSO right after `completed` ends: the earliest other open transaction, else the marker + 1. */
-  lastStableOffset(completed: CompletedTxn): bigint {
+  /**
+   * The LSO right after `completed` ends: the earliest other open transaction, else
+   * the marker + 1. `alsoCompleted` holds first offsets of transactions already
+   * ended by appends not yet written (still open for readers until then).
+   */
+  lastStableOffset(completed: CompletedTxn, alsoCompleted?: ReadonlySet<bigint>): bigint {
     let min: bigint | null = null;
     for (const t of this.ongoingTxns.values()) {
+      if (alsoCompleted?.has(t.firstOffset) === true) continue;
       if (t.producerId !== completed.producerId && (min === null || t.firstOffset < min)) min = t.firstOffset;
     }
     return min ?? completed.lastOffset + 1n;
