@@ -102,9 +102,9 @@ async function copySegment(ctx: RlmContext, state: PartitionState, segment: LogS
     ctx.logger.warn({ ...fields, err }, 'remote segment copy failed');
     if (recorded) {
       const current = ctx.metadata.isReady(state.tp) ? ctx.metadata.remoteLogSegment(state.tp, id) : undefined;
-      // If this fails too, the segment stays STARTED and the next run's cleanup deletes it.
-      if (current !== undefined && current.state !== 'COPY_SEGMENT_FINISHED') {
-        await deleteRemoteSegment(ctx, current, 'copy-failed', state.counters).catch(() => undefined);
+      // If this fails too (or the partition is going away), the segment stays STARTED and the next run's cleanup deletes it.
+      if (current !== undefined && current.state !== 'COPY_SEGMENT_FINISHED' && !signal.aborted) {
+        await deleteRemoteSegment(ctx, current, 'copy-failed', state.counters, signal).catch(() => undefined);
       }
     }
     throw err;

@@ -254,6 +254,19 @@ export class RemoteLogManager {
     return run;
   }
 
+  /** Every partition of a deleted topic: deletePartitionData for each (the lead's topic service calls it). */
+  async onTopicDeleted(topic: { readonly name: string; readonly topicId: string; readonly partitionCount: number }): Promise<void> {
+    const results = await Promise.allSettled(
+      Array.from({ length: topic.partitionCount }, (_, partition) =>
+        this.deletePartitionData({ topic: topic.name, topicId: topic.topicId, partition }),
+      ),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) {
+      this.ctx.logger.warn({ topic: topic.name, err: failed.reason }, 'deleting remote data of a deleted topic failed; the orphan sweep resumes it');
+    }
+  }
+
   // ---- runs ----
 
   /** One run of every partition (then the bucket-wide sweep when due); what the timer does. */

@@ -2,7 +2,9 @@
 // never escape, readiness of the metadata, the local-deletion veto.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { RemoteTier } from '../../../broker/partition-view.js';
 import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
+import type { PartitionLifecycle } from '../../../broker/topic-service.js';
 import {
   MemoryMetadataTopicLog,
   type MetadataTopicLog,
@@ -110,6 +112,22 @@ describe('RemoteLogManager', () => {
       assert.equal(finishedSegments(env.metadata, tpOf(frozen)).length, 0, 'copy disabled: nothing copied');
       assert.equal(env.rlm.canDeleteLocalSegment(tiered, tiered.closedSegments()[0]!), true);
       assert.equal(env.rlm.canDeleteLocalSegment(tiered, tiered.activeSegment()), false);
+    } finally {
+      await env.cleanup();
+    }
+  });
+
+  it('is the remote tier and partition lifecycle the broker attaches (type-level)', async () => {
+    const env = await makeEnv();
+    try {
+      const tier: RemoteTier = env.rlm;
+      const lifecycle: PartitionLifecycle = env.rlm;
+      const log = await env.openLog('gone');
+      await produce(log, 20);
+      await env.rlm.runPartition(log);
+      assert.equal(tier.highestRemoteOffset(log), log.activeSegment().baseOffset - 1n);
+      await lifecycle.onTopicDeleted({ name: 'gone', topicId: log.topicId, partitionCount: 1, configs: {} }, [log]);
+      assert.deepEqual(await env.storage.listSegments(), []);
     } finally {
       await env.cleanup();
     }
