@@ -242,6 +242,19 @@ describe('copy task', () => {
       assert.ok(log.localLogStartOffset > closed[2]!.baseOffset);
     }));
 
+  it('local.retention.ms bounds the local tier even when retention.ms is unlimited', () =>
+    withEnv(async (env) => {
+      const t0 = env.clock.now();
+      const log = await env.openLog('tiered', { localRetentionBytes: -2, localRetentionMs: 60_000, retentionMs: -1 });
+      await produce(log, 30, { timestamp: t0 });
+      await env.rlm.runPartition(log);
+      assert.equal((await log.applyRetention(t0 + 1000)).deletedSegments, 0, 'young segments stay');
+      const r = await log.applyRetention(t0 + 120_000);
+      assert.ok(r.deletedSegments > 0);
+      assert.equal(log.localLogStartOffset, log.activeSegment().baseOffset, 'every remote segment past local.retention.ms is gone locally');
+      assert.equal(env.rlm.logStartOffset(log), 0n, 'the partition still starts at 0, remotely');
+    }));
+
   it('throttles copies to remote.log.manager.copy.max.bytes.per.second on the injected clock', () =>
     withEnv(
       async (env) => {
