@@ -5,6 +5,7 @@
 // controller that Metadata names (in KRaft any broker forwards).
 // Per-partition and per-resource errors are returned as codes, not thrown: the
 // commands decide what is fatal. Transport failures and unsupported versions throw.
+import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, KafkaError, errorName, isRetriable } from '../protocol/errors.js';
 import { ZERO_UUID, apis } from '../protocol/messages/index.js';
 import { BrokerConnection, type ConnectionOptions } from './broker-connection.js';
@@ -148,6 +149,7 @@ export interface PartitionError extends TopicPartition {
 export interface AdminClientOptions extends ConnectionOptions {
   /** How long to retry retriable coordinator errors (COORDINATOR_NOT_AVAILABLE, LOAD_IN_PROGRESS). */
   readonly retryMs?: number;
+  readonly clock?: Clock;
 }
 
 export function parseHostPort(s: string): { host: string; port: number } {
@@ -429,11 +431,12 @@ export class AdminClient {
 
   /** Retries retriable errors (a coordinator still loading or being elected) until retryMs passes. */
   private async retrying<T>(attempt: () => Promise<T>, codeOf: (t: T) => number): Promise<T> {
-    const deadline = Date.now() + (this.options.retryMs ?? 15_000);
+    const clock = this.options.clock ?? systemClock;
+    const deadline = clock.now() + (this.options.retryMs ?? 15_000);
     for (let backoff = 50; ; backoff = Math.min(backoff * 2, 1000)) {
       const r = await attempt();
       const code = codeOf(r);
-      if (code === ErrorCode.NONE || !isRetriable(code) || Date.now() + backoff > deadline) return r;
+      if (code === ErrorCode.NONE || !isRetriable(code) || clock.now() + backoff > deadline) return r;
       await delay(backoff);
     }
   }

@@ -58,13 +58,14 @@ test('an active group: lag per partition and max lag, members, state; reset and 
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   let consumed = 0;
-  const all = new Promise<void>((resolve) => {
-    void consumer.run({
+  const all = new Promise<void>((resolve, reject) => {
+    consumer.on(consumer.events.CRASH, (e) => reject(e.payload.error));
+    consumer.run({
       autoCommit: false,
       eachMessage: async () => {
         if (++consumed === 30) resolve();
       },
-    });
+    }).catch(reject);
   });
   await all;
   consumer.pause([{ topic }]);

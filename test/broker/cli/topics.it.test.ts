@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type net from 'node:net';
 import { after, before, test } from 'node:test';
-import { cli, eventually, kafkaClient, parseDescribe, produce, startCliTarget, type CliTarget } from './cli-harness.js';
+import { cli, eventually, kafkaClient, parseDescribe, produce, startCliTarget, type CliTarget, type DescribedTopic } from './cli-harness.js';
 
 let target: CliTarget;
 let b: string;
@@ -33,66 +33,73 @@ test('create, refuse a duplicate, --if-not-exists', async () => {
   assert.match(bad.stderr, /INVALID_CONFIG/);
 });
 
-test('describe: offsets per partition after produce, DeleteRecords and an open transaction', async () => {
+async function describeTopic(extra: readonly string[] = ['--http', 'none']): Promise<DescribedTopic> {
+  const r = await cli('topics', ['--bootstrap-server', b, '--describe', '--topic', topic, ...extra]);
+  assert.equal(r.code, 0, r.stderr);
+  const d = parseDescribe(r.stdout).get(topic);
+  assert.ok(d, r.stdout);
+  return d;
+}
+
+test('describe: offsets per partition after produce and DeleteRecords', async () => {
   const kafka = kafkaClient(b);
   const base = Date.now() - 3_600_000;
   await produce(kafka, topic, 0, 10, base);
   await produce(kafka, topic, 1, 20, base);
   const admin = kafka.admin();
   await admin.connect();
-  const txProducer = kafka.producer({ transactionalId: `cli-tx-${process.pid}`, idempotent: true, maxInFlightRequests: 1 });
   try {
     await admin.fetchTopicMetadata({ topics: [topic] });
     await admin.deleteTopicRecords({ topic, partitions: [{ partition: 1, offset: '5' }] });
-    await txProducer.connect();
+  } finally {
+    await admin.disconnect();
+  }
+  const d = await describeTopic();
+  assert.match(d.topic['TopicId'] ?? '', /^[A-Za-z0-9_-]{22}$/);
+  assert.equal(d.topic['PartitionCount'], '3');
+  assert.equal(d.topic['ReplicationFactor'], '1');
+  assert.equal(d.topic['Configs'], 'retention.ms=86400000,segment.bytes=1048576');
+  const [p0, p1, p2] = d.partitions;
+  assert.ok(p0 && p1 && p2);
+  const offsets = (p: Record<string, string>): Array<string | undefined> =>
+    [p['Partition'], p['LogStartOffset'], p['LocalLogStartOffset'], p['HighWatermark'], p['LastStableOffset']];
+  assert.deepEqual(offsets(p0), ['0', '0', '0', '10', '10']);
+  assert.deepEqual(offsets(p1), ['1', '5', '5', '20', '20']);
+  assert.deepEqual(offsets(p2), ['2', '0', '0', '0', '0']);
+  for (const p of [p0, p1, p2]) {
+    assert.match(p['Leader'] ?? '', /^\d+$/);
+    assert.equal(p['Replicas'], p['Leader']);
+    assert.equal(p['Isr'], p['Leader']);
+    assert.equal(p['LocalSegments'], 'n/a');
+    assert.equal(p['RemoteSegments'], 'n/a');
+    assert.equal(p['RemoteBytes'], 'n/a');
+    if (target.kind === 'kafka') assert.equal(p['LatestTieredOffset'], '-1');
+  }
+  // DescribeLogDirs sizes: the bytes of the batches written.
+  assert.ok(Number(p0['LocalBytes']) > 0 && Number(p1['LocalBytes']) > Number(p0['LocalBytes']), `${p0['LocalBytes']} ${p1['LocalBytes']}`);
+});
+
+test('describe: the last stable offset stays below the high watermark during an open transaction', async () => {
+  const kafka = kafkaClient(b);
+  const txProducer = kafka.producer({ transactionalId: `cli-tx-${process.pid}`, idempotent: true, maxInFlightRequests: 1 });
+  await txProducer.connect();
+  try {
     const tx = await txProducer.transaction();
     await tx.send({ topic, messages: [{ partition: 2, value: 'in-flight' }] });
-
-    const r = await cli('topics', ['--bootstrap-server', b, '--describe', '--topic', topic, '--http', 'none']);
-    assert.equal(r.code, 0, r.stderr);
-    const d = parseDescribe(r.stdout).get(topic);
-    assert.ok(d, r.stdout);
-    assert.match(d.topic['TopicId'] ?? '', /^[A-Za-z0-9_-]{22}$/);
-    assert.equal(d.topic['PartitionCount'], '3');
-    assert.equal(d.topic['ReplicationFactor'], '1');
-    assert.equal(d.topic['Configs'], 'retention.ms=86400000,segment.bytes=1048576');
-    const [p0, p1, p2] = d.partitions;
-    assert.ok(p0 && p1 && p2);
-    assert.deepEqual(
-      [p0['Partition'], p0['LogStartOffset'], p0['LocalLogStartOffset'], p0['HighWatermark'], p0['LastStableOffset']],
-      ['0', '0', '0', '10', '10'],
-    );
-    assert.deepEqual(
-      [p1['Partition'], p1['LogStartOffset'], p1['LocalLogStartOffset'], p1['HighWatermark'], p1['LastStableOffset']],
-      ['1', '5', '5', '20', '20'],
-    );
-    // The open transaction's record is below the high watermark but not stable.
-    assert.deepEqual([p2['Partition'], p2['HighWatermark'], p2['LastStableOffset']], ['2', '1', '0']);
-    for (const p of [p0, p1, p2]) {
-      assert.match(p['Leader'] ?? '', /^\d+$/);
-      assert.equal(p['Replicas'], p['Leader']);
-      assert.equal(p['Isr'], p['Leader']);
-      assert.equal(p['LocalSegments'], 'n/a');
-      assert.equal(p['RemoteSegments'], 'n/a');
-      assert.equal(p['RemoteBytes'], 'n/a');
-      if (target.kind === 'kafka') assert.equal(p['LatestTieredOffset'], '-1');
-    }
-    // DescribeLogDirs sizes: the bytes of the batches written.
-    assert.ok(Number(p0['LocalBytes']) > 0 && Number(p1['LocalBytes']) > Number(p0['LocalBytes']), `${p0['LocalBytes']} ${p1['LocalBytes']}`);
-
+    const open = (await describeTopic()).partitions[2];
+    assert.deepEqual([open?.['HighWatermark'], open?.['LastStableOffset']], ['1', '0']);
     await tx.abort();
     // The coordinator writes the abort marker (offset 1) after EndTxn returns;
     // then everything is stable again.
     let seen: unknown[] = [];
     await eventually('the abort marker', async () => {
-      const later = parseDescribe((await cli('topics', ['--bootstrap-server', b, '--describe', '--topic', topic, '--http', 'none'])).stdout).get(topic);
-      seen = [later?.partitions[2]?.['HighWatermark'], later?.partitions[2]?.['LastStableOffset']];
+      const p2 = (await describeTopic()).partitions[2];
+      seen = [p2?.['HighWatermark'], p2?.['LastStableOffset']];
       return seen[1] !== '0';
     });
     assert.deepEqual(seen, ['2', '2']);
   } finally {
     await txProducer.disconnect();
-    await admin.disconnect();
   }
 });
 
@@ -123,16 +130,17 @@ test('describe takes segment counts and remote bytes from the HTTP endpoint when
 
 test('alter: configs (set and delete) and partition count; errors are reported', async () => {
   const before = parseDescribe((await cli('topics', ['--bootstrap-server', b, '--describe', '--topic', topic, '--http', 'none'])).stdout).get(topic);
-  const r = await cli('topics', ['--bootstrap-server', b, '--alter', '--topic', topic, '--partitions', '4', '--config', 'retention.ms=1000', '--config', 'cleanup.policy=compact', '--delete-config', 'segment.bytes']);
+  const r = await cli('topics', ['--bootstrap-server', b, '--alter', '--topic', topic, '--partitions', '4', '--config', 'retention.ms=1000', '--config', 'max.message.bytes=2000000', '--delete-config', 'segment.bytes']);
   assert.deepEqual(r, { code: 0, stdout: `Updated configs of topic ${topic}.\nTopic ${topic} now has 4 partitions.\n`, stderr: '' });
   await eventually('4 partitions in metadata', async () => {
     const d = parseDescribe((await cli('topics', ['--bootstrap-server', b, '--describe', '--topic', topic, '--http', 'none'])).stdout).get(topic);
     return d?.topic['PartitionCount'] === '4';
   });
   const d = parseDescribe((await cli('topics', ['--bootstrap-server', b, '--describe', '--topic', topic, '--http', 'none'])).stdout).get(topic);
-  assert.equal(d?.topic['Configs'], 'cleanup.policy=compact,retention.ms=1000');
+  assert.equal(d?.topic['Configs'], 'max.message.bytes=2000000,retention.ms=1000');
   assert.equal(d?.topic['TopicId'], before?.topic['TopicId']);
   assert.equal(d?.partitions[3]?.['HighWatermark'], '0');
+  assert.equal(d?.partitions[0]?.['HighWatermark'], '10');
 
   const shrink = await cli('topics', ['--bootstrap-server', b, '--alter', '--topic', topic, '--partitions', '2']);
   assert.equal(shrink.code, 1);
