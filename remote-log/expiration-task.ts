@@ -72,7 +72,7 @@ export async function expireRemoteSegments(ctx: RlmContext, state: PartitionStat
     for (const { index, cause } of doomed) {
       if (state.removed) break;
       const s = finished[index]!;
-      await deleteRemoteSegment(ctx, s, cause, state.counters);
+      await deleteRemoteSegment(ctx, s, cause, state.counters, state.abort.signal);
       deletedSegments++;
       deletedBytes += s.segmentSizeInBytes;
       newStart = s.endOffset + 1n;
