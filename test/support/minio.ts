@@ -5,7 +5,7 @@
 // startMinio() throws with the reason: the MinIO suites fail, never skip.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -84,23 +84,61 @@ function dockerReachable(): boolean {
   return existsSync('/var/run/docker.sock');
 }
 
+/**
+ * Resolves once every thread of `pid` is stopped (state T in /proc): a
+ * SIGSTOP is delivered asynchronously, and a request sent in between would
+ * still be served.
+ */
+async function waitStopped(pid: number): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    let tasks: string[];
+    try {
+      tasks = await readdir(`/proc/${pid}/task`);
+    } catch {
+      return; // no /proc, or the process is gone
+    }
+    const states = await Promise.all(
+      tasks.map((t) =>
+        readFile(`/proc/${pid}/task/${t}/stat`, 'utf8').then(
+          (stat) => stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3),
+          () => 'T',
+        ),
+      ),
+    );
+    if (states.every((st) => st === 'T' || st === 't')) return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  throw new Error(`MinIO (pid ${pid}) did not stop within 5 s of SIGSTOP`);
+}
+
 function newClient(host: string, port: number): Client {
   return new Client({ endPoint: host, port, useSSL: false, accessKey: ACCESS_KEY, secretKey: SECRET_KEY, region: REGION });
 }
 
-/** Polls the liveness endpoint until it answers 200; fails early if the process exits. */
+/**
+ * Polls the liveness endpoint, then the cluster health endpoint (live comes
+ * first; requests still get 503 until the cluster has write quorum), until
+ * both answer 200; fails early if the process exits.
+ */
 async function waitReady(endpoint: string, exited: () => string | undefined): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let last = 'no answer yet';
+  const probes = ['/minio/health/live', '/minio/health/cluster'];
   while (Date.now() < deadline) {
     const why = exited();
     if (why !== undefined) throw new Error(`MinIO exited before it was ready: ${why}`);
+    const probe = probes[0];
+    if (probe === undefined) return;
     try {
-      const res = await fetch(`${endpoint}/minio/health/live`, { signal: AbortSignal.timeout(1000) });
-      if (res.status === 200) return;
-      last = `HTTP ${res.status}`;
+      const res = await fetch(`${endpoint}${probe}`, { signal: AbortSignal.timeout(1000) });
+      if (res.status === 200) {
+        probes.shift();
+        continue;
+      }
+      last = `${probe}: HTTP ${res.status}`;
     } catch (e) {
-      last = e instanceof Error ? e.message : String(e);
+      last = `${probe}: ${e instanceof Error ? e.message : String(e)}`;
     }
     // Poll interval between liveness probes (the server gives no other readiness event).
     await new Promise((r) => setTimeout(r, 50));
@@ -206,6 +244,7 @@ async function startBinary(bucket: string): Promise<MinioServer> {
     },
     async pause() {
       signal('SIGSTOP');
+      if (child?.pid !== undefined) await waitStopped(child.pid);
     },
     async resume() {
       signal('SIGCONT');
