@@ -1,0 +1,147 @@
+// Pure: turns the per-run measurements of both brokers into the figures the
+// benchmark reports (median of N with min-max spread, ratio Sediment/Kafka) and
+// renders them as a Markdown table, printed and written to docs/benchmarks.md.
+import type { Acks, Compression } from './load.js';
+import type { ConsumerSummary, ProducerSummary } from './perf-output.js';
+import { spread, type Spread } from './perf-output.js';
+
+export interface Workload {
+  readonly compression: Compression;
+  readonly acks: Acks;
+}
+
+export function workloadLabel(w: Workload): string {
+  return `${w.compression}, acks=${w.acks}`;
+}
+
+/** Everything measured on one broker. Arrays hold one entry per run. */
+export interface BrokerResults {
+  readonly peak: Map<string, ProducerSummary[]>;
+  readonly latency: Map<string, ProducerSummary[]>;
+  readonly consume: Map<Compression, ConsumerSummary[]>;
+  peakRssBytes: number;
+}
+
+export function emptyResults(): BrokerResults {
+  return { peak: new Map(), latency: new Map(), consume: new Map(), peakRssBytes: 0 };
+}
+
+export function record<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
+}
+
+export interface FigureRow {
+  readonly figure: string;
+  readonly workload: string;
+  readonly unit: string;
+  /** For the reader: whether a ratio above 1 is good. */
+  readonly higherIsBetter: boolean;
+  readonly decimals: number;
+  readonly sediment: Spread | undefined;
+  readonly kafka: Spread | undefined;
+}
+
+function spreadOf<T>(list: readonly T[] | undefined, pick: (t: T) => number): Spread | undefined {
+  return list === undefined || list.length === 0 ? undefined : spread(list.map(pick));
+}
+
+export function figureRows(workloads: readonly Workload[], sediment: BrokerResults | undefined, kafka: BrokerResults | undefined): FigureRow[] {
+  const rows: FigureRow[] = [];
+  const producerRow = (
+    figure: string,
+    unit: string,
+    source: 'peak' | 'latency',
+    pick: (s: ProducerSummary) => number,
+    higherIsBetter: boolean,
+    decimals: number,
+  ): void => {
+    for (const w of workloads) {
+      const key = workloadLabel(w);
+      rows.push({
+        figure,
+        workload: key,
+        unit,
+        higherIsBetter,
+        decimals,
+        sediment: spreadOf(sediment?.[source].get(key), pick),
+        kafka: spreadOf(kafka?.[source].get(key), pick),
+      });
+    }
+  };
+  producerRow('produce', 'MB/s', 'peak', (s) => s.mbPerSec, true, 1);
+  producerRow('produce', 'records/s', 'peak', (s) => s.recordsPerSec, true, 0);
+  const compressions = [...new Set(workloads.map((w) => w.compression))];
+  for (const c of compressions) {
+    rows.push({
+      figure: 'consume',
+      workload: c,
+      unit: 'MB/s',
+      higherIsBetter: true,
+      decimals: 1,
+      sediment: spreadOf(sediment?.consume.get(c), (s) => s.fetchMbPerSec),
+      kafka: spreadOf(kafka?.consume.get(c), (s) => s.fetchMbPerSec),
+    });
+  }
+  for (const c of compressions) {
+    rows.push({
+      figure: 'consume',
+      workload: c,
+      unit: 'records/s',
+      higherIsBetter: true,
+      decimals: 0,
+      sediment: spreadOf(sediment?.consume.get(c), (s) => s.fetchRecordsPerSec),
+      kafka: spreadOf(kafka?.consume.get(c), (s) => s.fetchRecordsPerSec),
+    });
+  }
+  producerRow('latency p50', 'ms', 'latency', (s) => s.p50Ms, false, 0);
+  producerRow('latency p99', 'ms', 'latency', (s) => s.p99Ms, false, 0);
+  producerRow('latency p99.9', 'ms', 'latency', (s) => s.p999Ms, false, 0);
+  const mib = (r: BrokerResults | undefined): Spread | undefined =>
+    r === undefined || r.peakRssBytes === 0 ? undefined : spread([r.peakRssBytes / (1024 * 1024)]);
+  rows.push({ figure: 'peak RSS', workload: 'whole run', unit: 'MiB', higherIsBetter: false, decimals: 0, sediment: mib(sediment), kafka: mib(kafka) });
+  return rows;
+}
+
+function fmt(v: number, decimals: number): string {
+  return v.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+}
+
+function cell(s: Spread | undefined, decimals: number): string {
+  if (s === undefined) return '-';
+  if (s.n === 1) return fmt(s.median, decimals);
+  return `${fmt(s.median, decimals)} (${fmt(s.min, decimals)}-${fmt(s.max, decimals)})`;
+}
+
+function ratio(row: FigureRow): string {
+  if (row.sediment === undefined || row.kafka === undefined || row.kafka.median === 0) return '-';
+  return `${(row.sediment.median / row.kafka.median).toFixed(2)}x`;
+}
+
+export function markdownTable(rows: readonly FigureRow[]): string {
+  const lines = [
+    '| figure | workload | unit | Sediment median (min-max) | Kafka median (min-max) | Sediment/Kafka |',
+    '| --- | --- | --- | ---: | ---: | ---: |',
+  ];
+  for (const r of rows) {
+    lines.push(`| ${r.figure} | ${r.workload} | ${r.unit} | ${cell(r.sediment, r.decimals)} | ${cell(r.kafka, r.decimals)} | ${ratio(r)} |`);
+  }
+  return lines.join('\n');
+}
+
+export const DOC_BEGIN = '<!-- bench:begin (generated by npm run bench; edits inside are overwritten) -->';
+export const DOC_END = '<!-- bench:end -->';
+
+/**
+ * Replaces the generated section of docs/benchmarks.md, keeping what is written
+ * around it (analysis, profiles) by hand; a missing file or section gets a new one.
+ */
+export function spliceGenerated(existing: string | null, generated: string): string {
+  const section = `${DOC_BEGIN}\n${generated.trimEnd()}\n${DOC_END}`;
+  if (existing === null) return `# Benchmarks\n\n${section}\n`;
+  const b = existing.indexOf(DOC_BEGIN);
+  const e = existing.indexOf(DOC_END);
+  if (b < 0 || e < b) return `${existing.trimEnd()}\n\n${section}\n`;
+  return existing.slice(0, b) + section + existing.slice(e + DOC_END.length);
+}

@@ -1,0 +1,146 @@
+// The two brokers under benchmark as child processes, behind one shape:
+// Sediment (`node dist/broker/cli/sediment.js start`, optionally under
+// `--cpu-prof`) and Apache Kafka (test/support/kafka-reference.ts), plus a
+// sampler of each process's peak resident set size from /proc/<pid>/status.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, startKafkaReference, waitForKafka } from '../support/kafka-reference.js';
+import { repoRoot } from '../support/tools.js';
+import { parseProcStatusMemory } from './perf-output.js';
+
+export type BrokerName = 'sediment' | 'kafka';
+
+export interface BenchBroker {
+  readonly name: BrokerName;
+  readonly bootstrap: string;
+  readonly pid: number;
+  /** Highest RSS seen so far: the kernel's VmHWM, or the highest sampled VmRSS. */
+  peakRssBytes(): number;
+  stop(): Promise<void>;
+}
+
+/** Samples /proc/<pid>/status so a peak is known even if the process dies first. */
+class RssSampler {
+  private peak = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly pid: number, intervalMs = 500) {
+    this.timer = setInterval(() => this.sample(), intervalMs);
+    this.timer.unref();
+  }
+
+  sample(): number {
+    try {
+      const { rssBytes, hwmBytes } = parseProcStatusMemory(readFileSync(`/proc/${this.pid}/status`, 'utf8'));
+      this.peak = Math.max(this.peak, rssBytes ?? 0, hwmBytes ?? 0);
+    } catch {
+      // The process is gone: keep the last peak.
+    }
+    return this.peak;
+  }
+
+  stop(): number {
+    const p = this.sample();
+    clearInterval(this.timer);
+    return p;
+  }
+}
+
+function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+export interface SedimentOptions {
+  /** Directory for `--cpu-prof` output; no profiling when absent. */
+  readonly cpuProfDir?: string;
+  readonly overrides?: readonly string[];
+}
+
+/**
+ * Starts Sediment on a fresh log dir with its default flush policy (no fsync per
+ * message, like Kafka), log level warn, no HTTP listener, and the same
+ * group.initial.rebalance.delay.ms=0 the Kafka reference uses.
+ */
+export async function startSediment(options: SedimentOptions = {}): Promise<BenchBroker> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'sediment-bench-'));
+  const cli = path.join(repoRoot(), 'dist', 'broker', 'cli', 'sediment.js');
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const nodeFlags = options.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`];
+    const args = [
+      ...nodeFlags,
+      cli,
+      'start',
+      '--override', `log.dirs=${path.join(dir, 'data')}`,
+      '--override', `listeners=PLAINTEXT://127.0.0.1:${port}`,
+      '--override', 'http.listeners=',
+      '--override', 'group.initial.rebalance.delay.ms=0',
+      ...(options.overrides ?? []).flatMap((o) => ['--override', o]),
+    ];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SEDIMENT_LOG_LEVEL: 'warn' } });
+    const output: string[] = [];
+    const keep = (b: Buffer): void => {
+      output.push(b.toString('utf8'));
+      if (output.length > 100) output.shift();
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    const alive = (): string | null =>
+      child.exitCode === null && child.signalCode === null ? null : `Sediment exited (${child.exitCode ?? child.signalCode}):\n${output.join('').slice(-3000)}`;
+    try {
+      await waitForKafka('127.0.0.1', port, 60_000, alive);
+    } catch (err) {
+      child.kill('SIGKILL');
+      await waitExit(child, 10_000);
+      // The free port may have been taken between probe and bind: one more try.
+      if (attempt < 2 && output.join('').includes('EADDRINUSE')) continue;
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+    const pid = child.pid ?? -1;
+    const rss = new RssSampler(pid);
+    let peak = 0;
+    return {
+      name: 'sediment',
+      bootstrap: `127.0.0.1:${port}`,
+      pid,
+      peakRssBytes: () => Math.max(peak, rss.sample()),
+      stop: async () => {
+        peak = rss.stop();
+        child.kill('SIGTERM');
+        if (!(await waitExit(child, 30_000))) {
+          child.kill('SIGKILL');
+          await waitExit(child, 10_000);
+        }
+        rmSync(dir, { recursive: true, force: true });
+        if (child.exitCode !== 0) throw new Error(`Sediment did not shut down cleanly (${child.exitCode ?? child.signalCode}):\n${output.join('').slice(-3000)}`);
+      },
+    };
+  }
+}
+
+/** kafka-server-start.sh's heap (-Xmx1G -Xms1G) and JVM flags; Kafka's default flush policy. */
+export async function startKafka(): Promise<BenchBroker> {
+  const k = await startKafkaReference({ heap: '1G' });
+  const rss = new RssSampler(k.pid);
+  let peak = 0;
+  return {
+    name: 'kafka',
+    bootstrap: k.bootstrap,
+    pid: k.pid,
+    peakRssBytes: () => Math.max(peak, rss.sample()),
+    stop: async () => {
+      peak = rss.stop();
+      await k.stop();
+    },
+  };
+}

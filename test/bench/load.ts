@@ -1,0 +1,85 @@
+// The load generator, identical for both brokers: Kafka's own
+// ProducerPerformance and ConsumerPerformance from the reference jars, plus
+// topic creation through kafkajs's admin client (one request for all topics of
+// a phase, so no JVM start per topic).
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import { KafkaTool, runKafkaTool } from '../support/kafka-reference.js';
+import { parseConsumerSummary, parseProducerSummary, type ConsumerSummary, type ProducerSummary } from './perf-output.js';
+
+export type Compression = 'none' | 'lz4';
+export type Acks = '1' | 'all';
+
+export interface ProduceSpec {
+  readonly topic: string;
+  readonly records: number;
+  readonly recordSize: number;
+  /** Records per second; -1: as fast as possible. */
+  readonly throughput: number;
+  readonly compression: Compression;
+  readonly acks: Acks;
+  readonly batchSize: number;
+  readonly lingerMs: number;
+}
+
+export const PARTITIONS = 6;
+export const RECORD_SIZE = 1024;
+export const BATCH_SIZE = 64 * 1024;
+export const LINGER_MS = 5;
+
+export async function createTopics(bootstrap: string, topics: readonly string[]): Promise<void> {
+  const kafka = new Kafka({ clientId: 'sediment-bench', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const created = await admin.createTopics({
+      topics: topics.map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })),
+      waitForLeaders: true,
+    });
+    if (!created) throw new Error(`topics already existed on ${bootstrap}: ${topics.join(', ')}`);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** The exact ProducerPerformance arguments, also printed in docs/benchmarks.md. */
+export function producerArgs(bootstrap: string, spec: ProduceSpec): string[] {
+  return [
+    '--topic', spec.topic,
+    '--num-records', String(spec.records),
+    '--record-size', String(spec.recordSize),
+    '--throughput', String(spec.throughput),
+    '--producer-props',
+    `bootstrap.servers=${bootstrap}`,
+    `acks=${spec.acks}`,
+    `batch.size=${spec.batchSize}`,
+    `linger.ms=${spec.lingerMs}`,
+    `compression.type=${spec.compression}`,
+  ];
+}
+
+export function consumerArgs(bootstrap: string, topic: string, records: number): string[] {
+  return ['--bootstrap-server', bootstrap, '--topic', topic, '--messages', String(records), '--group', `bench-${randomUUID()}`, '--timeout', '30000'];
+}
+
+/** Client-side failures (timeouts, broker errors) must not pass for a fast run. */
+function checkToolErrors(tool: string, stderr: string): void {
+  const bad = stderr.split('\n').find((l) => /org\.apache\.kafka\.common\.errors\.|Exception in thread|ERROR /.test(l));
+  if (bad !== undefined) throw new Error(`${tool} reported an error: ${bad}\n${stderr.slice(-3000)}`);
+}
+
+export async function produce(bootstrap: string, spec: ProduceSpec): Promise<ProducerSummary> {
+  const r = await runKafkaTool(KafkaTool.producerPerfTest, producerArgs(bootstrap, spec), { timeoutMs: 300_000 });
+  checkToolErrors('ProducerPerformance', r.stderr);
+  const s = parseProducerSummary(r.stdout);
+  if (s.records !== spec.records) throw new Error(`ProducerPerformance sent ${s.records} of ${spec.records} records`);
+  return s;
+}
+
+export async function consume(bootstrap: string, topic: string, records: number): Promise<ConsumerSummary> {
+  const r = await runKafkaTool(KafkaTool.consumerPerfTest, consumerArgs(bootstrap, topic, records), { timeoutMs: 300_000 });
+  checkToolErrors('ConsumerPerformance', r.stderr);
+  const s = parseConsumerSummary(r.stdout);
+  if (s.records < records) throw new Error(`ConsumerPerformance read ${s.records} of ${records} records from ${topic}`);
+  return s;
+}

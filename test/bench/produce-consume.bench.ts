@@ -1,0 +1,300 @@
+// `npm run bench`: Sediment against Apache Kafka 4.x on the same machine and
+// disk, one broker at a time, driven by the same load generator (Kafka's
+// ProducerPerformance / ConsumerPerformance): 1 KiB records, 6 partitions,
+// batch.size 64 KiB, linger.ms 5, compression none and lz4, acks=1 and all.
+//
+//   npm run bench -- [--runs N] [--quick] [--only sediment|kafka] [--records N]
+//                    [--latency-seconds S] [--rate R | --rate-fraction F]
+//                    [--doc PATH | --no-doc] [--profile DIR]
+//
+// Phases: Sediment throughput (peak produce per workload, then consume per
+// codec), Kafka throughput, Kafka latency (produce at a fixed rate, by default
+// 20% of Kafka's measured none/acks=1 peak), Sediment latency (restarted on a
+// fresh log dir, after an unmeasured warm-up produce). Each figure is the
+// median of N runs with the min-max spread. Full two-broker runs write
+// docs/benchmarks.md (only the generated section; text around it is kept).
+// --profile DIR runs only Sediment's peak produce phase under `node --cpu-prof`
+// and prints where the time goes.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { kafkaVersion, repoRoot, requireTools } from '../support/tools.js';
+import { emptyResults, figureRows, markdownTable, record, spliceGenerated, workloadLabel, type BrokerResults, type Workload } from './bench-report.js';
+import { startKafka, startSediment, type BenchBroker, type BrokerName } from './broker-processes.js';
+import { formatSummary, summarizeProfile, type CpuProfile } from './cpu-profile-summary.js';
+import { BATCH_SIZE, consume, createTopics, LINGER_MS, PARTITIONS, produce, producerArgs, RECORD_SIZE, type Compression } from './load.js';
+import { spread } from './perf-output.js';
+
+interface Options {
+  runs: number;
+  quick: boolean;
+  only: BrokerName | null;
+  records: number;
+  latencySeconds: number;
+  rate: number | null;
+  rateFraction: number;
+  doc: string | null;
+  profileDir: string | null;
+}
+
+const WORKLOADS: readonly Workload[] = [
+  { compression: 'none', acks: '1' },
+  { compression: 'none', acks: 'all' },
+  { compression: 'lz4', acks: '1' },
+  { compression: 'lz4', acks: 'all' },
+];
+const COMPRESSIONS: readonly Compression[] = ['none', 'lz4'];
+const REFERENCE_WORKLOAD = 'none, acks=1';
+
+function usage(msg: string): never {
+  console.error(`produce-consume.bench: ${msg}`);
+  console.error('usage: npm run bench -- [--runs N] [--quick] [--only sediment|kafka] [--records N] [--latency-seconds S] [--rate R | --rate-fraction F] [--doc PATH | --no-doc] [--profile DIR]');
+  process.exit(2);
+}
+
+function parseArgs(argv: readonly string[]): Options {
+  const o: Options = { runs: 3, quick: false, only: null, records: 0, latencySeconds: 0, rate: null, rateFraction: 0.2, doc: null, profileDir: null };
+  let runs: number | null = null;
+  let records: number | null = null;
+  let latencySeconds: number | null = null;
+  let noDoc = false;
+  const positive = (flag: string, v: string | undefined): number => {
+    const n = Number(v);
+    if (v === undefined || !Number.isFinite(n) || n <= 0) usage(`${flag} needs a positive number`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    switch (a) {
+      case '--runs': runs = Math.round(positive(a, argv[++i])); break;
+      case '--quick': o.quick = true; break;
+      case '--only': {
+        const v = argv[++i];
+        if (v !== 'sediment' && v !== 'kafka') usage('--only takes sediment or kafka');
+        o.only = v;
+        break;
+      }
+      case '--records': records = Math.round(positive(a, argv[++i])); break;
+      case '--latency-seconds': latencySeconds = positive(a, argv[++i]); break;
+      case '--rate': o.rate = Math.round(positive(a, argv[++i])); break;
+      case '--rate-fraction': o.rateFraction = positive(a, argv[++i]); break;
+      case '--doc': o.doc = argv[++i] ?? usage('--doc needs a path'); break;
+      case '--no-doc': noDoc = true; break;
+      case '--profile': o.profileDir = argv[++i] ?? usage('--profile needs a directory'); break;
+      default: usage(`unknown argument ${a}`);
+    }
+  }
+  o.runs = runs ?? (o.quick ? 1 : 3);
+  o.records = records ?? (o.quick ? 60_000 : 250_000);
+  o.latencySeconds = latencySeconds ?? (o.quick ? 3 : 6);
+  const full = !o.quick && o.only === null && o.profileDir === null;
+  if (noDoc) o.doc = null;
+  else if (o.doc === null && full) o.doc = path.join(repoRoot(), 'docs', 'benchmarks.md');
+  return o;
+}
+
+function log(msg: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+}
+
+function topicName(kind: string, w: Workload, run: number): string {
+  return `${kind}-${w.compression}-acks${w.acks === 'all' ? 'all' : '1'}-r${run}`;
+}
+
+/** Peak produce per workload, then consume per codec (reading the acks=1 topic of that run). */
+async function throughputPhase(broker: BenchBroker, o: Options, res: BrokerResults): Promise<void> {
+  const topics: string[] = [];
+  for (let run = 1; run <= o.runs; run++) for (const w of WORKLOADS) topics.push(topicName('peak', w, run));
+  await createTopics(broker.bootstrap, topics);
+  for (let run = 1; run <= o.runs; run++) {
+    for (const w of WORKLOADS) {
+      const s = await produce(broker.bootstrap, {
+        topic: topicName('peak', w, run),
+        records: o.records,
+        recordSize: RECORD_SIZE,
+        throughput: -1,
+        compression: w.compression,
+        acks: w.acks,
+        batchSize: BATCH_SIZE,
+        lingerMs: LINGER_MS,
+      });
+      record(res.peak, workloadLabel(w), s);
+      log(`${broker.name} run ${run}/${o.runs} produce ${workloadLabel(w)}: ${s.mbPerSec.toFixed(1)} MB/s, ${s.recordsPerSec.toFixed(0)} records/s`);
+    }
+    for (const c of COMPRESSIONS) {
+      const s = await consume(broker.bootstrap, topicName('peak', { compression: c, acks: '1' }, run), o.records);
+      record(res.consume, c, s);
+      log(`${broker.name} run ${run}/${o.runs} consume ${c}: ${s.fetchMbPerSec.toFixed(1)} MB/s, ${s.fetchRecordsPerSec.toFixed(0)} records/s (group join ${s.rebalanceMs} ms, excluded)`);
+    }
+    res.peakRssBytes = Math.max(res.peakRssBytes, broker.peakRssBytes());
+  }
+}
+
+/** Produce at a fixed rate well below saturation; latency percentiles per workload. */
+async function latencyPhase(broker: BenchBroker, o: Options, rate: number, res: BrokerResults, warmUp: boolean): Promise<void> {
+  const topics: string[] = [];
+  for (let run = 1; run <= o.runs; run++) for (const w of WORKLOADS) topics.push(topicName('lat', w, run));
+  if (warmUp) topics.push('warmup');
+  await createTopics(broker.bootstrap, topics);
+  if (warmUp) {
+    const w = WORKLOADS[0]!;
+    await produce(broker.bootstrap, { topic: 'warmup', records: Math.max(20_000, Math.round(o.records / 4)), recordSize: RECORD_SIZE, throughput: -1, compression: w.compression, acks: w.acks, batchSize: BATCH_SIZE, lingerMs: LINGER_MS });
+    log(`${broker.name} warm-up produce done (not measured)`);
+  }
+  const records = Math.max(1000, Math.round(rate * o.latencySeconds));
+  for (let run = 1; run <= o.runs; run++) {
+    for (const w of WORKLOADS) {
+      const s = await produce(broker.bootstrap, {
+        topic: topicName('lat', w, run),
+        records,
+        recordSize: RECORD_SIZE,
+        throughput: rate,
+        compression: w.compression,
+        acks: w.acks,
+        batchSize: BATCH_SIZE,
+        lingerMs: LINGER_MS,
+      });
+      record(res.latency, workloadLabel(w), s);
+      log(`${broker.name} run ${run}/${o.runs} latency ${workloadLabel(w)} at ${rate} records/s: p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms, p99.9 ${s.p999Ms} ms`);
+    }
+    res.peakRssBytes = Math.max(res.peakRssBytes, broker.peakRssBytes());
+  }
+}
+
+async function withBroker<T>(start: () => Promise<BenchBroker>, body: (b: BenchBroker) => Promise<T>, res: BrokerResults): Promise<T> {
+  const broker = await start();
+  log(`${broker.name} started at ${broker.bootstrap} (pid ${broker.pid})`);
+  try {
+    return await body(broker);
+  } finally {
+    res.peakRssBytes = Math.max(res.peakRssBytes, broker.peakRssBytes());
+    await broker.stop();
+    log(`${broker.name} stopped; peak RSS ${(res.peakRssBytes / 1048576).toFixed(0)} MiB`);
+  }
+}
+
+function firstLine(cmd: string, args: readonly string[]): string {
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  return `${r.stdout ?? ''}${r.stderr ?? ''}`.split('\n')[0]?.trim() ?? '';
+}
+
+function loadAvg(): string {
+  return os.loadavg().map((l) => l.toFixed(2)).join(' / ');
+}
+
+interface MachineFacts {
+  readonly lines: string[];
+}
+
+function machineFacts(): MachineFacts {
+  const df = spawnSync('df', ['-T', os.tmpdir()], { encoding: 'utf8' }).stdout?.split('\n')[1]?.split(/\s+/) ?? [];
+  return {
+    lines: [
+      `- CPUs: ${os.availableParallelism()} (nproc), ${os.cpus()[0]?.model ?? 'unknown'}`,
+      `- memory: ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; kernel ${os.release()}`,
+      `- disk: both brokers' log dirs under ${os.tmpdir()} (${df[0] ?? '?'}, ${df[1] ?? '?'})`,
+      `- node ${process.version}; ${firstLine('java', ['-version'])}; Apache Kafka ${kafkaVersion()} (kafka_2.13 jars, KRaft, broker+controller in one JVM, -Xmx1G -Xms1G)`,
+    ],
+  };
+}
+
+function commandLine(): string {
+  const args = process.argv.slice(2);
+  return args.length === 0 ? 'npm run bench' : `npm run bench -- ${args.join(' ')}`;
+}
+
+function report(o: Options, rate: number, rateSource: string, sediment: BrokerResults | undefined, kafka: BrokerResults | undefined, facts: MachineFacts, loadStart: string, loadEnd: string, startedAt: Date, minutes: number): string {
+  const table = markdownTable(figureRows(WORKLOADS, sediment, kafka));
+  const example = producerArgs('<broker>', { topic: '<topic>', records: o.records, recordSize: RECORD_SIZE, throughput: -1, compression: 'lz4', acks: 'all', batchSize: BATCH_SIZE, lingerMs: LINGER_MS });
+  return [
+    `## Results of ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    '',
+    `Command: \`${commandLine()}\` (${o.runs} run${o.runs === 1 ? '' : 's'} per figure, ${minutes.toFixed(1)} minutes in all).`,
+    '',
+    'Machine:',
+    ...facts.lines,
+    `- load average (1/5/15 min) at start ${loadStart}, at end ${loadEnd}`,
+    '',
+    `Workload: ${o.records.toLocaleString('en-US')} records of ${RECORD_SIZE} bytes per peak produce run into a fresh topic of ${PARTITIONS} partitions; ` +
+      `batch.size=${BATCH_SIZE}, linger.ms=${LINGER_MS}; consume reads that run's acks=1 topic of the codec back with a fresh group. ` +
+      `Latency: produce at ${rate.toLocaleString('en-US')} records/s (${rateSource}) for ${o.latencySeconds} s per run. ` +
+      'Both brokers use their default flush policy (no fsync per message).',
+    '',
+    `Producer example: \`ProducerPerformance ${example.join(' ')}\``,
+    '',
+    table,
+    '',
+  ].join('\n');
+}
+
+async function profileMode(o: Options, dir: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  const before = new Set(readdirSync(dir));
+  const res = emptyResults();
+  const runs = { ...o, runs: 1 };
+  await withBroker(() => startSediment({ cpuProfDir: dir }), async (b) => {
+    const topics = WORKLOADS.map((w) => topicName('peak', w, 1));
+    await createTopics(b.bootstrap, topics);
+    for (const w of WORKLOADS) {
+      const s = await produce(b.bootstrap, { topic: topicName('peak', w, 1), records: runs.records, recordSize: RECORD_SIZE, throughput: -1, compression: w.compression, acks: w.acks, batchSize: BATCH_SIZE, lingerMs: LINGER_MS });
+      record(res.peak, workloadLabel(w), s);
+      log(`sediment (profiled) produce ${workloadLabel(w)}: ${s.mbPerSec.toFixed(1)} MB/s`);
+    }
+  }, res);
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile') && !before.has(f));
+  if (file === undefined) throw new Error(`no new .cpuprofile in ${dir}`);
+  const full = path.join(dir, file);
+  console.log(`profile: ${full}\n`);
+  console.log(formatSummary(summarizeProfile(JSON.parse(readFileSync(full, 'utf8')) as CpuProfile), 30));
+}
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  requireTools(['java', 'kafka', 'kafkajs']);
+  if (o.profileDir !== null) return profileMode(o, o.profileDir);
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const facts = machineFacts();
+  const loadStart = loadAvg();
+  log(`load average ${loadStart}; ${o.runs} run(s), ${o.records} records per peak produce run`);
+  const runSediment = o.only !== 'kafka';
+  const runKafka = o.only !== 'sediment';
+  const sediment = runSediment ? emptyResults() : undefined;
+  const kafka = runKafka ? emptyResults() : undefined;
+
+  if (sediment !== undefined) await withBroker(() => startSediment(), (b) => throughputPhase(b, o, sediment), sediment);
+  let rate = o.rate ?? 0;
+  let rateSource = 'given with --rate';
+  const ratePeak = (r: BrokerResults, name: string): number => {
+    const runs = r.peak.get(REFERENCE_WORKLOAD) ?? [];
+    const m = spread(runs.map((s) => s.recordsPerSec)).median;
+    rateSource = `${Math.round(o.rateFraction * 100)}% of ${name}'s median ${REFERENCE_WORKLOAD} peak of ${Math.round(m).toLocaleString('en-US')} records/s`;
+    return Math.max(100, Math.round((o.rateFraction * m) / 100) * 100);
+  };
+  if (kafka !== undefined) {
+    await withBroker(startKafka, async (b) => {
+      await throughputPhase(b, o, kafka);
+      if (o.rate === null) rate = ratePeak(kafka, 'Kafka');
+      await latencyPhase(b, o, rate, kafka, false);
+    }, kafka);
+  }
+  if (sediment !== undefined) {
+    if (o.rate === null && kafka === undefined) rate = ratePeak(sediment, 'Sediment');
+    await withBroker(() => startSediment(), (b) => latencyPhase(b, o, rate, sediment, true), sediment);
+  }
+
+  const minutes = (performance.now() - t0) / 60_000;
+  const text = report(o, rate, rateSource, sediment, kafka, facts, loadStart, loadAvg(), startedAt, minutes);
+  console.log(`\n${text}`);
+  if (o.doc !== null) {
+    const existing = existsSync(o.doc) ? readFileSync(o.doc, 'utf8') : null;
+    writeFileSync(o.doc, spliceGenerated(existing, text));
+    log(`wrote ${o.doc}`);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.stack ?? err.message : err);
+  process.exit(1);
+});
