@@ -59,6 +59,8 @@ export function validateRecords(records: Buffer, config: LogConfig, isFromClient
       origin: isFromClient ? 'client' : 'internal',
       level: config.validationLevel ?? 'records',
       logAppendTimeTopic: config.messageTimestampType === 'LogAppendTime',
+      // cleanup.policy=compact: a producer's record without a key is INVALID_RECORD, as in Kafka.
+      ...(isFromClient && config.cleanupPolicy?.compact === true ? { compacted: true } : {}),
       ...(createTime === undefined ? {} : { createTime }),
     });
     batches.push(b);

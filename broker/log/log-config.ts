@@ -50,6 +50,16 @@ export interface LogConfig {
   localRetentionMs?: number;
   /** local.retention.bytes; -2 (or absent) = retention.bytes */
   localRetentionBytes?: number;
+  /** cleanup.policy (absent = delete only). Without delete, retention.ms/bytes remove nothing; compact enables the log cleaner. */
+  cleanupPolicy?: { delete: boolean; compact: boolean };
+  /** delete.retention.ms: how long tombstones and transaction markers outlive the clean that first saw them. */
+  deleteRetentionMs?: number;
+  /** min.cleanable.dirty.ratio */
+  minCleanableDirtyRatio?: number;
+  /** min.compaction.lag.ms */
+  minCompactionLagMs?: number;
+  /** max.compaction.lag.ms */
+  maxCompactionLagMs?: number;
 }
 
 const LONG_MAX_AS_NUMBER = Number.MAX_SAFE_INTEGER;

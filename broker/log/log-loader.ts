@@ -16,6 +16,7 @@ import {
   offsetFromFileName,
 } from './file-names.js';
 import { unlinkIfExists } from './file-io.js';
+import { recoverInterruptedSwaps } from './cleaner/segment-swap.js';
 import { LeaderEpochCache, LeaderEpochCheckpoint } from './leader-epoch-cache.js';
 import { LogSegment, type SegmentOptions } from './log-segment.js';
 import { LogSegments } from './log-segments.js';
@@ -75,6 +76,8 @@ export async function loadLog(opts: LoadOptions): Promise<LoadedLog> {
   const { dir, logger } = opts;
   await fsp.mkdir(dir, { recursive: true });
   const segOpts = opts.segmentOptions;
+  // Before the leftovers go: a cleaner swap cut short is completed or undone first.
+  await recoverInterruptedSwaps(dir, logger);
   const bases = await cleanDirectory(dir);
 
   const segments = new LogSegments();

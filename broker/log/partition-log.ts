@@ -520,9 +520,11 @@ export class PartitionLog {
         result.reasons.push(reason);
       };
       add(await this.deleteOldSegments(logStartOffsetBreached(this.logStart), 'log-start-offset'), 'log-start-offset');
-      const bySize = retentionSizeBreached(this.config, this.segments.sizeInBytes());
+      // cleanup.policy=compact alone: the cleaner bounds the log, retention.ms/bytes do not apply (as in Kafka).
+      const deletes = this.config.cleanupPolicy?.delete ?? true;
+      const bySize = deletes ? retentionSizeBreached(this.config, this.segments.sizeInBytes()) : null;
       if (bySize !== null) add(await this.deleteOldSegments(bySize, 'retention-bytes'), 'retention-bytes');
-      if (localRetentionLimits(this.config).retentionMs >= 0) {
+      if (deletes && localRetentionLimits(this.config).retentionMs >= 0) {
         const stamps = new Map<bigint, number>();
         for (const s of this.segments.all()) stamps.set(s.baseOffset, await s.largestTimestamp());
         const byTime = retentionMsBreached(this.config, now, stamps);
@@ -563,6 +565,23 @@ export class PartitionLog {
     } catch (e) {
       throw this.goOffline('segment deletion failed', e);
     }
+  }
+
+  /**
+   * The log cleaner's swap (broker/log/cleaner): runs `swap` under the log's lock,
+   * so appends, rolls and retention wait while it replaces cleaned segments in the
+   * list; reads go on. A failure mid-swap takes the log offline; the next load
+   * completes or rolls back what the swap left on disk.
+   */
+  replaceSegments<T>(swap: (segments: LogSegments, segmentOptions: SegmentOptions) => Promise<T>): Promise<T> {
+    return this.serial(async () => {
+      this.ensureUsable();
+      try {
+        return await swap(this.segments, this.segmentOptions);
+      } catch (e) {
+        throw this.goOffline(`segment swap of ${this.opts.topic}-${this.opts.partition} failed`, e);
+      }
+    });
   }
 
   // ---- roll and flush ----
