@@ -1,9 +1,9 @@
 // A byte-bounded LRU of fixed-size chunks of remote segment data, keyed by
 // segment and chunk index, in front of RemoteStorage.fetchData. A read fetches
-// each run of missing chunks with one ranged request, shares fetches already
-// in flight, and starts reading ahead the next chunks so a sequential consumer
-// finds them cached. Chunks never exceed the byte limit: a chunk is copied out
-// of a multi-chunk fetch so each entry owns exactly its bytes.
+// its missing chunks (one ranged request each, in parallel), shares fetches
+// already in flight, and starts reading ahead the next chunks so a sequential
+// consumer finds them cached. Cached bytes never exceed the byte limit: each
+// entry owns exactly its bytes.
 import { LRUCache } from 'lru-cache';
 import { segmentIdentity } from './object-keys.js';
 import type { RemoteSegmentRef, RemoteStorage } from './remote-storage.js';
@@ -190,22 +190,24 @@ export class ChunkCache {
     flush(to);
   }
 
-  /** One ranged fetch for chunks [from, to]; returns one promise per chunk, registered as in flight. */
+  /**
+   * Fetches chunks [from, to], one ranged request per chunk, all at once:
+   * each chunk then owns exactly its bytes (no copy out of a larger fetch, whose
+   * slices would pin it all behind the byte accounting), and the requests run
+   * in parallel. Returns one promise per chunk, each registered as in flight.
+   */
   private fetchRun(ref: RemoteSegmentRef, segment: string, from: number, to: number): Array<Promise<Buffer>> {
     const cs = this.chunkSize;
-    this.counters.fetches++;
-    const whole = this.source.fetchData(ref, from * cs, (to + 1) * cs - 1, this.closing.signal).then((buf) => {
-      this.counters.fetchedBytes += buf.length;
-      return buf;
-    });
     const out: Array<Promise<Buffer>> = [];
     for (let i = from; i <= to; i++) {
       const key = `${segment}#${i}`;
-      const piece = whole
+      this.counters.fetches++;
+      const piece: Promise<Buffer> = this.source
+        .fetchData(ref, i * cs, (i + 1) * cs - 1, this.closing.signal)
         .then((buf) => {
-          const slice = buf.subarray(Math.min((i - from) * cs, buf.length), Math.min((i - from + 1) * cs, buf.length));
-          // Own the bytes: a view into a larger fetch would keep all of it alive behind the accounting.
-          const own = slice.byteOffset === 0 && slice.length === slice.buffer.byteLength ? slice : Buffer.from(slice);
+          this.counters.fetchedBytes += buf.length;
+          // A view into a larger buffer would keep all of it alive behind the accounting: own the bytes.
+          const own = buf.byteOffset === 0 && buf.length === buf.buffer.byteLength ? buf : Buffer.from(buf);
           if (own.length > 0 && !this.closing.signal.aborted) this.lru?.set(key, own);
           return own;
         })

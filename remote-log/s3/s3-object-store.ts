@@ -97,8 +97,7 @@ export class S3ObjectStore implements ObjectStore {
             { abortSignal: s },
           );
           if (res.Body === undefined) return Buffer.alloc(0);
-          const bytes = await res.Body.transformToByteArray();
-          return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+          return await readBody(res.Body, res.ContentLength);
         } catch (e) {
           // A range starting at or past the end: the object is shorter than asked, which the caller judges.
           if ((e as { name?: unknown }).name === 'InvalidRange') return Buffer.alloc(0);
@@ -227,4 +226,26 @@ export class S3ObjectStore implements ObjectStore {
     if (e instanceof RemoteStorageError) return e;
     return new RemoteStorageError(`${what}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
+}
+
+/**
+ * The response body as one Buffer. With a Content-Length, the pieces are
+ * copied straight into a buffer of that size (the SDK's transformToByteArray
+ * would collect them and then concatenate: one more copy of every byte read);
+ * a body that ends short is an error, retried like any cut connection.
+ */
+async function readBody(body: { transformToByteArray(): Promise<Uint8Array> }, length: number | undefined): Promise<Buffer> {
+  if (length === undefined || !(Symbol.asyncIterator in body)) {
+    const bytes = await body.transformToByteArray();
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+  const out = Buffer.allocUnsafeSlow(length);
+  let filled = 0;
+  for await (const piece of body as AsyncIterable<Uint8Array>) {
+    if (filled + piece.length > length) throw new Error(`response body longer than its Content-Length ${length}`);
+    out.set(piece, filled);
+    filled += piece.length;
+  }
+  if (filled !== length) throw new Error(`response body ended after ${filled} of ${length} bytes`);
+  return out;
 }
