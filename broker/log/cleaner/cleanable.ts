@@ -60,14 +60,11 @@ export interface OffsetsToClean {
 
 const active = (view: CleanableLogView): LogSegment => view.segments[view.segments.length - 1] as LogSegment;
 
-/** Closed segments from the one holding `from` on (Kafka's nonActiveLogSegmentsFrom). */
+/** Closed segments that may hold offsets in [from, active base) (Kafka's nonActiveLogSegmentsFrom). */
 export function nonActiveSegmentsFrom(view: CleanableLogView, from: bigint): LogSegment[] {
   const act = active(view);
   if (from > act.baseOffset) return [];
-  const closed = view.segments.slice(0, -1);
-  let start = 0;
-  for (let i = 0; i < closed.length; i++) if ((closed[i] as LogSegment).baseOffset <= from) start = i;
-  return closed.slice(start);
+  return segmentsOverlapping(view.segments, from, act.baseOffset);
 }
 
 export async function cleanableOffsets(view: CleanableLogView, lastCleanOffset: bigint | undefined, now: number): Promise<OffsetsToClean> {
@@ -154,6 +151,7 @@ export function logToClean(view: CleanableLogView, offsets: OffsetsToClean, need
 
 /** Segments that may hold offsets in [from, to): from the one holding `from`, base below `to`. */
 export function segmentsOverlapping(segments: readonly LogSegment[], from: bigint, to: bigint): LogSegment[] {
+  if (from >= to) return [];
   let start = 0;
   for (let i = 0; i < segments.length; i++) if ((segments[i] as LogSegment).baseOffset <= from) start = i;
   const out: LogSegment[] = [];

@@ -86,7 +86,7 @@ export async function cleanLog(log: PartitionLog, range: CleanRange, opts: Clean
     counters,
   });
   const endOffset = map.latestOffset + 1n;
-  if (dirty.length > 0 && endOffset <= range.firstDirtyOffset) {
+  if (mapFull && endOffset <= range.firstDirtyOffset) {
     throw new Error(`log.cleaner.dedupe.buffer.size (${map.slots} keys) cannot hold the keys of a single batch of ${log.topic}-${log.partition}`);
   }
 
