@@ -16,6 +16,9 @@ import { KafkaListener } from './server/listener.js';
 import { allHandlers } from './handlers/index.js';
 import { InternalTopicLog } from './internal-topic-log.js';
 import { GroupCoordinator } from './group/group-coordinator.js';
+import { RemoteLogManager, remoteLogManagerConfig } from '../remote-log/remote-log-manager.js';
+import { createRemoteStorage, parseRsmConfig, RSM_CONFIG_PREFIX } from '../remote-log/storage-url.js';
+import { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/index.js';
 import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 
@@ -39,6 +42,7 @@ export class Broker {
     readonly topics: BrokerTopics,
     private readonly logs: LogManager,
     private readonly groups: GroupCoordinator,
+    readonly remoteLogManager: RemoteLogManager | null,
     private readonly log: Logger,
   ) {}
 
@@ -52,6 +56,11 @@ export class Broker {
     const identity = await ensureMetaProperties(config.logDirs, { nodeId: config.nodeId, clusterId: config.clusterId });
     const metaDir = config.logDirs[0]!;
     const store = await TopicStore.open(metaDir, config);
+    // Tiered storage is built first (it only needs the config) so the log
+    // manager can ask it before deleting a local segment.
+    let rlm: RemoteLogManager | null = null;
+    const rsmConfig = Object.fromEntries(Object.entries(config.rsmConfig).map(([k, v]) => [RSM_CONFIG_PREFIX + k, v]));
+    const storage = config.remoteLogStorageSystemEnable ? createRemoteStorage(config.remoteLogStorageUrl, rsmConfig) : null;
     const logs = await LogManager.startup({
       logDirs: config.logDirs,
       clock,
@@ -60,6 +69,7 @@ export class Broker {
       configFor: (topic) => store.logConfig(topic),
       retentionCheckIntervalMs: config.getLong('log.retention.check.interval.ms'),
       flushCheckIntervalMs: Math.min(config.getLong('log.flush.scheduler.interval.ms'), 1000),
+      canDeleteSegment: (partitionLog, segment) => rlm === null || rlm.canDeleteLocalSegment(partitionLog, segment),
       shouldLoad: (topic, _partition, topicId) => {
         const t = store.get(topic);
         return t !== undefined && (topicId === null || topicId === t.topicId);
@@ -86,6 +96,22 @@ export class Broker {
       },
     });
     await groups.start();
+    if (storage !== null) {
+      const metadataLog = new InternalTopicLog(REMOTE_LOG_METADATA_TOPIC, store.get(REMOTE_LOG_METADATA_TOPIC)!.partitionCount, (p) => logs.getLog(REMOTE_LOG_METADATA_TOPIC, p), clock);
+      const metadata = new RemoteLogMetadataManager({ log: metadataLog });
+      rlm = RemoteLogManager.create({
+        storage,
+        metadata,
+        clock,
+        scheduler,
+        logger: log.child({ component: 'remote-log-manager' }),
+        brokerId: config.nodeId,
+        config: remoteLogManagerConfig(config, parseRsmConfig(rsmConfig)),
+      });
+      topics.attachTiering(rlm, rlm);
+      await rlm.start();
+      log.info({ url: config.remoteLogStorageUrl }, 'tiered storage started');
+    }
 
     const first = config.listeners[0]!;
     const advertisedConf = config.advertisedListeners[0] ?? first;
@@ -106,7 +132,7 @@ export class Broker {
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
     };
     dispatcher = new Dispatcher<BrokerContext>(allHandlers, context);
-    const broker = new Broker(config, context, topics, logs, groups, log);
+    const broker = new Broker(config, context, topics, logs, groups, rlm, log);
     for (const l of config.listeners) {
       const listener = new KafkaListener({ name: l.name, host: l.host, port: l.port }, dispatcher, config.getInt('socket.request.max.bytes'), log);
       const port = await listener.start();
@@ -125,6 +151,7 @@ export class Broker {
     this.stopped = true;
     for (const l of this.listeners) await l.stop();
     await this.groups.close();
+    await this.remoteLogManager?.stop();
     await this.logs.shutdown();
     await this.topics.store.flush();
   }

@@ -10,6 +10,8 @@ export interface RemoteTier {
   highestRemoteOffset(log: PartitionLog): bigint;
   read(log: PartitionLog, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Buffer | null>;
   offsetForTimestamp(log: PartitionLog, timestamp: bigint): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | null>;
+  /** DeleteRecords across both tiers. */
+  deleteRecordsBefore(log: PartitionLog, offset: bigint): Promise<bigint>;
 }
 
 const LEADER_EPOCH = 0;
@@ -85,6 +87,7 @@ export class LocalPartitionView implements PartitionView {
   }
 
   deleteRecordsBefore(offset: bigint): Promise<bigint> {
+    if (this.remote !== null) return this.remote.deleteRecordsBefore(this.log, offset);
     return this.log.deleteRecordsBefore(offset);
   }
 }

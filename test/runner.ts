@@ -3,9 +3,10 @@
 // what is missing and how to get it, instead of letting a suite fail obscurely.
 //   node dist/test/runner.js [--only unit|pattern] [files...]
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findMissingTools, repoRoot } from './support/tools.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -19,25 +20,19 @@ function findTests(dir: string): string[] {
   return out.sort();
 }
 
-interface ToolCheck {
-  name: string;
-  ok: () => boolean;
-  fix: string;
+function minioMissing(): string | null {
+  const r = spawnSync('bash', [path.join(repoRoot(), 'test', 'support', 'install-minio.sh'), '--print-path'], { encoding: 'utf8' });
+  const bin = r.stdout.trim();
+  if (r.status === 0 && bin !== '' && existsSync(bin)) return null;
+  return `missing tool: MinIO server (${bin || 'not built'}). Build it with: bash test/support/install-minio.sh (needs go; about 4 minutes)`;
 }
 
-function commandWorks(cmd: string, args: string[]): boolean {
-  const r = spawnSync(cmd, args, { stdio: 'ignore', timeout: 20000 });
-  return r.status === 0;
+function missingTools(): string[] {
+  const out = findMissingTools(['java', 'kafka', 'kcat', 'python-confluent-kafka', 'kafkajs']).map((m) => `missing tool: ${m.name}: ${m.problem}. ${m.fix}`);
+  const minio = minioMissing();
+  if (minio !== null) out.push(minio);
+  return out;
 }
-
-export const toolChecks: ToolCheck[] = [
-  { name: 'kcat', ok: () => commandWorks('kcat', ['-V']), fix: 'apt-get install -y kcat' },
-  {
-    name: 'confluent-kafka-python under /usr/bin/python3',
-    ok: () => commandWorks('/usr/bin/python3', ['-c', 'import confluent_kafka']),
-    fix: 'apt-get install -y python3-confluent-kafka (Debian\'s module is seen by /usr/bin/python3 only)',
-  },
-];
 
 function main(): void {
   const args = process.argv.slice(2);
@@ -50,9 +45,10 @@ function main(): void {
   let tests = files.length > 0 ? files.map((f) => path.resolve(f)) : findTests(here);
   if (only !== null) tests = tests.filter((t) => (only === 'unit' ? !/\.(it|e2e)\.test\.js$/.test(t) : t.includes(only!)));
   if (only !== 'unit') {
-    const missing = toolChecks.filter((c) => !c.ok());
+    const missing = missingTools();
     if (missing.length > 0) {
-      for (const m of missing) console.error(`missing tool: ${m.name}. Install it with: ${m.fix}`);
+      for (const m of missing) console.error(m);
+      console.error('.ci/run installs all of them.');
       process.exit(2);
     }
   }

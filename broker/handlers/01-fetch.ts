@@ -10,9 +10,9 @@
 // read_committed, whose aborted transactions are listed (null otherwise).
 // Fetch sessions (KIP-227) are not kept: SessionId 0 sends clients sessionless.
 import type { ApiHandler } from './api-handler.js';
-import type { BrokerContext } from '../broker-context.js';
+import type { BrokerContext, PartitionView } from '../broker-context.js';
 import { PartitionWaiters } from '../partition-waiters.js';
-import type { FetchRequest, FetchResponse, FetchResponsePartitionData } from '../protocol/messages/fetch.js';
+import type { FetchRequest, FetchRequestFetchPartition, FetchResponse, FetchResponsePartitionData } from '../protocol/messages/fetch.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 
 const READ_COMMITTED = 1;
@@ -32,11 +32,51 @@ function emptyPartition(partitionIndex: number, errorCode: number): FetchRespons
   };
 }
 
+/** One partition's answer; throws for failures (mapped to a per-partition error by the caller). */
+async function readPartition(
+  partition: PartitionView,
+  p: FetchRequestFetchPartition,
+  requestRoom: number,
+  first: boolean,
+  readCommitted: boolean,
+  signal: AbortSignal,
+): Promise<FetchResponsePartitionData & { records: Buffer }> {
+  const base = {
+    partitionIndex: p.partition,
+    highWatermark: partition.highWatermark,
+    lastStableOffset: partition.lastStableOffset,
+    logStartOffset: partition.logStartOffset,
+    preferredReadReplica: -1,
+  };
+  const maxOffset = readCommitted ? partition.lastStableOffset : partition.highWatermark;
+  if (p.fetchOffset < base.logStartOffset || p.fetchOffset > partition.logEndOffset) {
+    return { ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, abortedTransactions: null, records: NO_RECORDS };
+  }
+  const room = Math.min(p.partitionMaxBytes, requestRoom);
+  if (p.fetchOffset >= maxOffset || (room <= 0 && !first)) {
+    return { ...base, errorCode: 0, abortedTransactions: readCommitted ? [] : null, records: NO_RECORDS };
+  }
+  const r = await partition.read(p.fetchOffset, Math.max(0, room), { maxOffset, minOneBatch: first, signal });
+  return { ...base, errorCode: 0, abortedTransactions: readCommitted ? r.abortedTransactions : null, records: r.records ?? NO_RECORDS };
+}
+
 async function readOnce(broker: BrokerContext, req: FetchRequest, signal: AbortSignal): Promise<{ response: FetchResponse; bytes: number; errors: boolean }> {
   let bytes = 0;
   let errors = false;
   const readCommitted = req.isolationLevel === READ_COMMITTED;
   const responses = [];
+  // Partitions below their local log start are read from remote storage: start
+  // those reads together so one slow object store read does not serialise the rest.
+  const prefetched = new Map<FetchRequestFetchPartition, Promise<FetchResponsePartitionData & { records: Buffer }>>();
+  for (const t of req.topics) {
+    for (const p of t.partitions) {
+      const partition = broker.topics.partition(t.topic, p.partition);
+      if (partition === undefined || p.fetchOffset >= partition.localLogStartOffset) continue;
+      const pending = readPartition(partition, p, req.maxBytes, true, readCommitted, signal);
+      pending.catch(() => undefined);
+      prefetched.set(p, pending);
+    }
+  }
   for (const t of req.topics) {
     const partitions: FetchResponsePartitionData[] = [];
     for (const p of t.partitions) {
@@ -46,34 +86,24 @@ async function readOnce(broker: BrokerContext, req: FetchRequest, signal: AbortS
         partitions.push(emptyPartition(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
         continue;
       }
-      const base = {
-        partitionIndex: p.partition,
-        highWatermark: partition.highWatermark,
-        lastStableOffset: partition.lastStableOffset,
-        logStartOffset: partition.logStartOffset,
-        preferredReadReplica: -1,
-      };
-      const maxOffset = readCommitted ? partition.lastStableOffset : partition.highWatermark;
-      if (p.fetchOffset < partition.logStartOffset || p.fetchOffset > partition.logEndOffset) {
-        errors = true;
-        partitions.push({ ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, abortedTransactions: null, records: NO_RECORDS });
-        continue;
-      }
-      const room = Math.min(p.partitionMaxBytes, req.maxBytes - bytes);
-      if (p.fetchOffset >= maxOffset || room <= 0 && bytes > 0) {
-        partitions.push({ ...base, errorCode: 0, abortedTransactions: readCommitted ? [] : null, records: NO_RECORDS });
-        continue;
-      }
       try {
-        const r = await partition.read(p.fetchOffset, Math.max(0, room), { maxOffset, minOneBatch: bytes === 0, signal });
-        const size = r.records?.length ?? 0;
-        bytes += size;
-        partitions.push({ ...base, errorCode: 0, abortedTransactions: readCommitted ? r.abortedTransactions : null, records: r.records ?? NO_RECORDS });
+        const pre = prefetched.get(p);
+        let r: FetchResponsePartitionData & { records: Buffer };
+        if (pre !== undefined) {
+          r = await pre;
+          // Read ahead of its turn: keep it only while it fits what is left.
+          if (bytes > 0 && r.records.length > Math.min(p.partitionMaxBytes, req.maxBytes - bytes)) r = { ...r, records: NO_RECORDS };
+        } else {
+          r = await readPartition(partition, p, req.maxBytes - bytes, bytes === 0, readCommitted, signal);
+        }
+        if (r.errorCode !== 0) errors = true;
+        bytes += r.records.length;
+        partitions.push(r);
       } catch (err) {
         errors = true;
         const code = err instanceof KafkaError ? err.code : ErrorCode.KAFKA_STORAGE_ERROR;
         if (!(err instanceof KafkaError)) broker.log.error({ err, topic: t.topic, partition: p.partition }, 'fetch read failed');
-        partitions.push({ ...base, errorCode: code, abortedTransactions: null, records: NO_RECORDS });
+        partitions.push(emptyPartition(p.partition, code));
       }
     }
     responses.push({ topic: t.topic, topicId: t.topicId, partitions });
