@@ -28,6 +28,11 @@ export interface PartitionView {
   /** -5: the highest offset copied to the remote tier, or -1 when nothing is. */
   highestRemoteOffset(): bigint;
   deleteRecordsBefore(offset: bigint): Promise<bigint>;
+  /** OffsetForLeaderEpoch: the end offset of `epoch` (the first offset of the next epoch, or the log end). */
+  endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint };
+  /** Bytes of the local segments, and the log directory holding them. */
+  readonly localSizeBytes: number;
+  readonly logDir: string;
 }
 
 export interface TopicService {

@@ -1,5 +1,6 @@
 // A partition as the handlers see it: the local PartitionLog, and below its
 // local log start the remote tier (when a RemoteTier is attached).
+import path from 'node:path';
 import type { PartitionView } from './broker-context.js';
 import type { PartitionLog } from './log/partition-log.js';
 
@@ -80,6 +81,18 @@ export class LocalPartitionView implements PartitionView {
   async maxTimestampOffset() {
     const r = await this.log.maxTimestampOffset();
     return r.offset < 0n ? null : r;
+  }
+
+  endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint } {
+    return this.log.endOffsetForEpoch(epoch);
+  }
+
+  get localSizeBytes(): number {
+    return this.log.size;
+  }
+
+  get logDir(): string {
+    return path.dirname(this.log.dir);
   }
 
   highestRemoteOffset(): bigint {

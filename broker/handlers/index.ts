@@ -27,6 +27,8 @@ import { handler as describeGroups } from './15-describe-groups.js';
 import { handler as listGroups } from './16-list-groups.js';
 import { handler as deleteGroups } from './42-delete-groups.js';
 import { handler as offsetDelete } from './47-offset-delete.js';
+import { handler as offsetForLeaderEpoch } from './23-offset-for-leader-epoch.js';
+import { handler as describeLogDirs } from './35-describe-log-dirs.js';
 
 export const allHandlers = [
   produce,
@@ -54,4 +56,6 @@ export const allHandlers = [
   listGroups,
   deleteGroups,
   offsetDelete,
+  offsetForLeaderEpoch,
+  describeLogDirs,
 ] as unknown as ApiHandler<unknown, unknown, BrokerContext>[];

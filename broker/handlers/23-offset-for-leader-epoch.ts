@@ -1,0 +1,43 @@
+// OffsetForLeaderEpoch (key 23), versions 3-4.
+// Consumers validate their position after a leader change: for a leader epoch
+// the answer is its end offset (the start of the next epoch, or the log end
+// for the current one). One broker means one leader; epochs only grow across
+// restarts of a partition's leadership. Replica requests are refused.
+import type { ApiHandler } from './api-handler.js';
+import type { BrokerContext } from '../broker-context.js';
+import type { OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse } from '../protocol/messages/offset-for-leader-epoch.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+
+const CONSUMER = -1;
+
+export const handler: ApiHandler<OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, BrokerContext> = {
+  apiKey: 23,
+  minVersion: 3,
+  maxVersion: 4,
+  handle(broker, req) {
+    const topics = req.topics.map((t) => ({
+      topic: t.topic,
+      partitions: t.partitions.map((p) => {
+        const fail = (errorCode: number) => ({ errorCode, partition: p.partition, leaderEpoch: -1, endOffset: -1n });
+        if (req.replicaId !== CONSUMER) return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+        const view = broker.topics.partition(t.topic, p.partition);
+        if (view === undefined) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        if (p.currentLeaderEpoch > view.leaderEpoch) return fail(ErrorCode.UNKNOWN_LEADER_EPOCH);
+        if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < view.leaderEpoch) return fail(ErrorCode.FENCED_LEADER_EPOCH);
+        try {
+          const r = view.endOffsetForEpoch(p.leaderEpoch);
+          return { errorCode: 0, partition: p.partition, leaderEpoch: r.epoch, endOffset: r.endOffset };
+        } catch (err) {
+          return fail(err instanceof KafkaError ? err.code : ErrorCode.KAFKA_STORAGE_ERROR);
+        }
+      }),
+    }));
+    return { throttleTimeMs: 0, topics };
+  },
+  errorResponse(req, errorCode) {
+    return {
+      throttleTimeMs: 0,
+      topics: req.topics.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ errorCode, partition: p.partition, leaderEpoch: -1, endOffset: -1n })) })),
+    };
+  },
+};
