@@ -12,13 +12,18 @@ import type { PartitionState, RlmContext } from './partition-state.js';
 import { tieringConfig } from './partition-state.js';
 import type { DeletionCause } from './segment-deletion.js';
 import { deleteRemoteSegment } from './segment-deletion.js';
-import type { TopicIdPartition } from '../metadata/remote-log-metadata/types.js';
+import type { RemoteLogSegmentMetadata, TopicIdPartition } from '../metadata/remote-log-metadata/types.js';
 
 export interface ExpirationResult {
   readonly deletedSegments: number;
   readonly deletedBytes: number;
   /** The first offset still held remotely after the run (undefined: nothing remote). */
   readonly remoteLogStartOffset: bigint | undefined;
+}
+
+export interface ExpirationCandidate {
+  readonly segment: RemoteLogSegmentMetadata;
+  readonly cause: DeletionCause;
 }
 
 /** Bytes of the local segments not (wholly) remote: what retention.bytes adds to the remote size. */
@@ -29,49 +34,53 @@ export function onlyLocalLogSegmentsSize(state: PartitionState, highestRemoteOff
   return bytes;
 }
 
-export async function expireRemoteSegments(ctx: RlmContext, state: PartitionState): Promise<ExpirationResult> {
+/** The finished remote segments total retention expires now, oldest first, each with its cause. */
+export function expirationCandidates(ctx: RlmContext, state: PartitionState): ExpirationCandidate[] {
   const tp = state.tp;
   const config = tieringConfig(state.log);
   const finished = ctx.metadata.listRemoteLogSegments(tp).filter((s) => s.state === 'COPY_SEGMENT_FINISHED');
-  const none: ExpirationResult = { deletedSegments: 0, deletedBytes: 0, remoteLogStartOffset: finished[0]?.startOffset };
-  if (finished.length === 0) return none;
-
-  const doomed: Array<{ index: number; cause: DeletionCause }> = [];
+  const doomed: ExpirationCandidate[] = [];
+  if (finished.length === 0) return doomed;
   if (config.remoteStorageEnable !== true) {
     // Tiering turned off: with remote.log.delete.on.disable the remote log goes (Kafka refuses turning it off otherwise).
-    if (config.remoteLogDeleteOnDisable !== true) return none;
-    for (let i = 0; i < finished.length; i++) doomed.push({ index: i, cause: 'tiering-disabled' });
-  } else {
-    const highest = ctx.metadata.highestRemoteOffset(tp) ?? -1n;
-    const total = ctx.metadata.remoteLogSizeBytes(tp) + onlyLocalLogSegmentsSize(state, highest);
-    let breachedBytes = config.retentionBytes >= 0 && total > config.retentionBytes ? total - config.retentionBytes : 0;
-    const cleanupUntilMs = config.retentionMs >= 0 ? ctx.clock.now() - config.retentionMs : Number.NEGATIVE_INFINITY;
-    const floor = state.logStartFloor;
-    for (let i = 0; i < finished.length; i++) {
-      const s = finished[i]!;
-      let cause: DeletionCause | undefined;
-      if (breachedBytes > 0 && breachedBytes - s.segmentSizeInBytes >= 0) {
-        breachedBytes -= s.segmentSizeInBytes;
-        cause = 'retention-bytes';
-      } else if (s.maxTimestampMs <= cleanupUntilMs) {
-        breachedBytes = Math.max(0, breachedBytes - s.segmentSizeInBytes);
-        cause = 'retention-ms';
-      } else if (floor !== undefined && s.endOffset < floor) {
-        cause = 'log-start-offset';
-      }
-      if (cause === undefined) break;
-      doomed.push({ index: i, cause });
-    }
+    if (config.remoteLogDeleteOnDisable !== true) return doomed;
+    for (const segment of finished) doomed.push({ segment, cause: 'tiering-disabled' });
+    return doomed;
   }
-  if (doomed.length === 0) return none;
+  const highest = ctx.metadata.highestRemoteOffset(tp) ?? -1n;
+  const total = ctx.metadata.remoteLogSizeBytes(tp) + onlyLocalLogSegmentsSize(state, highest);
+  let breachedBytes = config.retentionBytes >= 0 && total > config.retentionBytes ? total - config.retentionBytes : 0;
+  const cleanupUntilMs = config.retentionMs >= 0 ? ctx.clock.now() - config.retentionMs : Number.NEGATIVE_INFINITY;
+  const floor = state.logStartFloor;
+  for (const s of finished) {
+    let cause: DeletionCause | undefined;
+    if (breachedBytes > 0 && breachedBytes - s.segmentSizeInBytes >= 0) {
+      breachedBytes -= s.segmentSizeInBytes;
+      cause = 'retention-bytes';
+    } else if (s.maxTimestampMs <= cleanupUntilMs) {
+      breachedBytes = Math.max(0, breachedBytes - s.segmentSizeInBytes);
+      cause = 'retention-ms';
+    } else if (floor !== undefined && s.endOffset < floor) {
+      cause = 'log-start-offset';
+    }
+    if (cause === undefined) break;
+    doomed.push({ segment: s, cause });
+  }
+  return doomed;
+}
+
+export async function expireRemoteSegments(ctx: RlmContext, state: PartitionState): Promise<ExpirationResult> {
+  const tp = state.tp;
+  const config = tieringConfig(state.log);
+  const doomed = expirationCandidates(ctx, state);
+  if (doomed.length === 0) return { deletedSegments: 0, deletedBytes: 0, remoteLogStartOffset: ctx.metadata.earliestRemoteOffset(tp) };
 
   let deletedSegments = 0;
   let deletedBytes = 0;
   let newStart: bigint | undefined;
   try {
-    for (const { index, cause } of doomed) {
+    for (const { segment: s, cause } of doomed) {
       if (state.removed) break;
-      const s = finished[index]!;
       await deleteRemoteSegment(ctx, s, cause, state.counters, state.abort.signal);
       deletedSegments++;
       deletedBytes += s.segmentSizeInBytes;

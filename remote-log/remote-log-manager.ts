@@ -29,7 +29,7 @@ import type { TopicIdPartition } from '../metadata/remote-log-metadata/types.js'
 import { topicIdPartitionKey } from '../metadata/remote-log-metadata/types.js';
 import { ChunkCache, type ChunkCacheStats } from './chunk-cache.js';
 import { copyCandidates, copyLogSegments } from './copy-task.js';
-import { deleteRemotePartition, expireRemoteSegments, onlyLocalLogSegmentsSize } from './expiration-task.js';
+import { deleteRemotePartition, expirationCandidates, expireRemoteSegments, onlyLocalLogSegmentsSize } from './expiration-task.js';
 import { IndexCache, type IndexCacheStats } from './index-cache.js';
 import { sweepPartitionOrphans, sweepUnknownPartitions } from './orphan-sweeper.js';
 import type { PartitionCounters, RlmContext } from './partition-state.js';
@@ -114,6 +114,9 @@ export interface RemotePartitionStats extends PartitionCounters {
   readonly copyLagBytes: number;
   /** Bytes of local segments not yet remote, active segment included (retention.bytes counts them). */
   readonly onlyLocalBytes: number;
+  /** Remote segments due for deletion (expired by total retention, or whose delete started) not yet deleted. */
+  readonly deleteLagSegments: number;
+  readonly deleteLagBytes: number;
 }
 
 const DEFAULT_ORPHAN_GRACE_MS = 10 * 60_000;
@@ -130,6 +133,8 @@ export class RemoteLogManager {
   private stopped = false;
   private lastGlobalSweepMs = Number.NEGATIVE_INFINITY;
   private readonly deletions = new Map<string, Promise<void>>();
+  /** Remote reads started and not yet answered (Kafka's reader task queue; here they run concurrently). */
+  private readsInFlight = 0;
 
   private constructor(options: RemoteLogManagerOptions) {
     const c = options.config;
@@ -360,6 +365,7 @@ export class RemoteLogManager {
       deadline.passed = true;
       abort(new RemoteTimeoutError(`remote read of ${log.topic}-${log.partition} at ${fetchOffset} exceeded ${this.config.fetchMaxWaitMs} ms`));
     }, this.config.fetchMaxWaitMs);
+    this.readsInFlight++;
     try {
       const bytes: Buffer = await raceAbort(this.reader.read(state, fetchOffset, maxBytes, minOneBatch, controller.signal), controller.signal, 'remote read');
       return bytes.length === 0 ? null : bytes;
@@ -371,6 +377,7 @@ export class RemoteLogManager {
       state.counters.fetchErrors++;
       throw err;
     } finally {
+      this.readsInFlight--;
       this.ctx.scheduler.clearTimeout(timer);
       signal?.removeEventListener('abort', onCallerAbort);
       state.abort.signal.removeEventListener('abort', onPartitionAbort);
@@ -447,20 +454,29 @@ export class RemoteLogManager {
     const tp = state.tp;
     const highest = this.ctx.metadata.highestRemoteOffset(tp) ?? -1n;
     const pending = copyCandidates(this.ctx, state);
+    const segments = this.ctx.metadata.listRemoteLogSegments(tp);
+    const deleting = [...segments.filter((s) => s.state === 'DELETE_SEGMENT_STARTED'), ...expirationCandidates(this.ctx, state).map((c) => c.segment)];
     return {
       ...state.counters,
       highestRemoteOffset: highest,
       remoteLogStartOffset: this.logStartOffset(log),
       remoteLogSizeBytes: this.ctx.metadata.remoteLogSizeBytes(tp),
-      remoteSegmentCount: this.ctx.metadata.listRemoteLogSegments(tp).filter((s) => s.state === 'COPY_SEGMENT_FINISHED').length,
+      remoteSegmentCount: segments.filter((s) => s.state === 'COPY_SEGMENT_FINISHED').length,
       copyLagSegments: pending.length,
       copyLagBytes: pending.reduce((n, s) => n + s.size, 0),
       onlyLocalBytes: onlyLocalLogSegmentsSize(state, highest),
+      deleteLagSegments: deleting.length,
+      deleteLagBytes: deleting.reduce((n, s) => n + s.segmentSizeInBytes, 0),
     };
   }
 
   cacheStats(): { readonly chunks: ChunkCacheStats; readonly indexes: IndexCacheStats } {
     return { chunks: this.ctx.chunkCache.stats(), indexes: this.ctx.indexCache.stats() };
+  }
+
+  /** Remote reads in flight now (the reader queue depth). */
+  readerStats(): { readonly inFlight: number } {
+    return { inFlight: this.readsInFlight };
   }
 
   /** The last run's first failure for a partition (undefined after a clean run). */
