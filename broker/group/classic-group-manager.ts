@@ -42,6 +42,8 @@ export interface ClassicGroupManagerDeps {
 
 export class ClassicGroupManager {
   readonly groups = new Map<string, ClassicGroup>();
+  /** Completed rebalances per group since this process started (Kafka's completed-rebalance count). */
+  readonly completedRebalances = new Map<string, number>();
   private readonly config: GroupCoordinatorConfig;
   private readonly clock: Clock;
   private readonly timers: KeyedTimers;
@@ -398,6 +400,11 @@ export class ClassicGroupManager {
       this.persistInBackground(group, [groupMetadataRecord(group)]);
       return;
     }
+    this.completedRebalances.set(group.groupId, (this.completedRebalances.get(group.groupId) ?? 0) + 1);
+    this.log.info(
+      { groupId: group.groupId, generationId: group.generationId, protocol: group.protocolName, members: group.size, leaderId: group.leaderId },
+      'group rebalance completed',
+    );
     for (const m of group.allMembers()) {
       group.completeJoin(m, this.currentGenerationResult(group, m.memberId, group.isLeader(m.memberId)));
       this.rescheduleHeartbeat(group, m);

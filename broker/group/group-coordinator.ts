@@ -470,6 +470,7 @@ export class GroupCoordinator {
     const groupId = group.groupId;
     group.transitionTo('Dead', this.clock.now());
     this.manager.groups.delete(groupId);
+    this.manager.completedRebalances.delete(groupId);
     this.offsets.removeGroup(groupId);
     return this.write(groupId, [
       ...offsets.map((o) => offsetTombstone(groupId, o.topic, o.partition)),
@@ -538,6 +539,11 @@ export class GroupCoordinator {
   /** The group's state, or null when there is no such group. */
   groupState(groupId: string): GroupState | null {
     return this.manager.groups.get(groupId)?.state ?? null;
+  }
+
+  /** Rebalances each group completed since this process started (metrics). */
+  rebalanceCounts(): ReadonlyMap<string, number> {
+    return this.manager.completedRebalances;
   }
 
   /** Generation, leader and member ids of a group (tests, CLI diagnostics). */
