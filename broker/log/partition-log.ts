@@ -11,6 +11,7 @@ import { promises as fsp } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { BATCH_HEADER_SIZE, LOG_OVERHEAD, OFFSET_BATCH_LENGTH, OFFSET_RECORDS_COUNT } from '../protocol/record-batch.js';
 import { snapshotFile } from './file-names.js';
 import type { HandleBudget } from './file-handles.js';
 import { fileExists } from './file-io.js';
@@ -105,6 +106,14 @@ interface PlannedAppend {
   plan: AppendPlan | null;
   aborted: AbortedTxn[];
   result: AppendResult;
+}
+
+/** Whether every batch of `records` has no record left (all emptied by the log cleaner). */
+function holdsOnlyEmptyBatches(records: Buffer): boolean {
+  for (let at = 0; at + BATCH_HEADER_SIZE <= records.length; at += records.readInt32BE(at + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD) {
+    if (records.readInt32BE(at + OFFSET_RECORDS_COUNT) !== 0) return false;
+  }
+  return true;
 }
 
 const storageError = (what: string, cause: unknown): KafkaError =>
@@ -423,13 +432,26 @@ export class PartitionLog {
       }
       if (fetchOffset >= end || fetchOffset >= opts.maxOffset) return { records: [], firstOffset: null };
       try {
+        const found: Buffer[] = [];
+        let firstOffset: bigint | null = null;
+        let from = fetchOffset;
+        let budget = maxBytes;
         let seg = this.segments.floorSegment(fetchOffset);
         while (seg !== undefined) {
-          const r = await seg.read(fetchOffset, maxBytes, seg.size, opts.minOneBatch, opts.maxOffset);
-          if (r !== null) return r.records.length === 0 ? { records: [], firstOffset: null } : { records: [r.records], firstOffset: r.firstOffset };
+          const r = await seg.read(from, budget, seg.size, opts.minOneBatch, opts.maxOffset);
+          if (r !== null) {
+            if (r.records.length === 0) break;
+            found.push(r.records);
+            firstOffset ??= r.firstOffset;
+            // Batches the log cleaner emptied (kept for producer state or a segment's end) must not be
+            // all a fetch returns while records follow: consumers that advance on records (kafkajs) would stall.
+            budget -= r.records.length;
+            if (!holdsOnlyEmptyBatches(r.records) || budget <= 0) break;
+          }
           seg = this.segments.higherSegment(seg.baseOffset);
+          if (seg !== undefined) from = seg.baseOffset;
         }
-        return { records: [], firstOffset: null };
+        return found.length === 0 ? { records: [], firstOffset: null } : { records: found, firstOffset };
       } catch (e) {
         // Retention removed the segment under the read: look the offset up again.
         if (e instanceof SegmentClosedError && attempt < 3) continue;
