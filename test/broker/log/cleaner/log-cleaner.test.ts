@@ -74,6 +74,15 @@ describe('LogCleaner', () => {
     const fromGap = decodeRecordBatches(Buffer.concat(await readAll(log, removed))).flatMap((b) => b.records.map((x) => x.offset));
     assert.equal(fromGap[0], after.offsets.find((o) => o > removed));
 
+    // A fetch landing on a batch the cleaner emptied also returns the records that follow it.
+    const emptied = after.batches.filter((b) => b.records.length === 0);
+    assert.ok(emptied.length > 0, 'segment ends kept as bare headers');
+    for (const e of emptied) {
+      const res = await log.read(e.header.baseOffset, 1 << 20, { maxOffset: log.highWatermark, minOneBatch: true });
+      const recs = decodeRecordBatches(Buffer.concat(res.records)).flatMap((b) => b.records);
+      assert.ok(recs.length > 0, `records follow the empty batch at ${e.header.baseOffset}`);
+    }
+
     // Past delete.retention.ms (counted from that first clean) the tombstones go too.
     clock.advance(DAY + 1);
     await cleaner.cleanNow(log);
