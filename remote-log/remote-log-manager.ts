@@ -25,7 +25,7 @@ import type { PartitionLog } from '../broker/log/partition-log.js';
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
 import type { Scheduler, TimerHandle } from '../broker/scheduler.js';
 import type { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/remote-log-metadata-manager.js';
-import type { TopicIdPartition } from '../metadata/remote-log-metadata/types.js';
+import type { RemoteLogSegmentMetadata, TopicIdPartition } from '../metadata/remote-log-metadata/types.js';
 import { topicIdPartitionKey } from '../metadata/remote-log-metadata/types.js';
 import { ChunkCache, type ChunkCacheStats } from './chunk-cache.js';
 import { copyCandidates, copyLogSegments } from './copy-task.js';
@@ -472,6 +472,12 @@ export class RemoteLogManager {
 
   cacheStats(): { readonly chunks: ChunkCacheStats; readonly indexes: IndexCacheStats } {
     return { chunks: this.ctx.chunkCache.stats(), indexes: this.ctx.indexCache.stats() };
+  }
+
+  /** The partition's remote segments in offset order (every state but DELETE_SEGMENT_FINISHED); empty until its metadata is loaded. */
+  remoteSegments(log: PartitionLog): readonly RemoteLogSegmentMetadata[] {
+    const tp = topicIdPartitionOf(log);
+    return this.ctx.metadata.isReady(tp) ? this.ctx.metadata.listRemoteLogSegments(tp) : [];
   }
 
   /** Remote reads in flight now (the reader queue depth). */
