@@ -272,6 +272,33 @@ describe('LogCleaner', () => {
     await mgr.shutdown();
   });
 
+  it('a round racing DeleteRecords gives up on segments that went, and the log stays valid', async () => {
+    const { log, clock } = await openCompacted(root, { cleanupPolicy: { compact: true, delete: true } });
+    await fillKeyed(log);
+    await log.roll();
+    const cut = (log.closedSegments()[3] as { baseOffset: bigint }).baseOffset;
+    const expected = [...(await readBack(log, cut)).table].sort();
+    let deleting: Promise<bigint> | null = null;
+    // Once the first group is swapped (the hook runs under the log lock), DeleteRecords queues behind it.
+    const { cleaner } = cleanerFor(() => [log], clock, {}, () => {
+      deleting ??= log.deleteRecordsBefore(cut);
+    });
+    const outcome = await cleaner.cleanNow(log).then(
+      () => 'cleaned',
+      (e: Error) => e.name,
+    );
+    await deleting;
+    assert.ok(['CleaningAbortedError', 'SegmentClosedError'].includes(outcome), outcome);
+    assert.equal(log.isOffline, false);
+    assert.equal(log.logStartOffset, cut);
+    assert.deepEqual((await readdir(log.dir)).filter((n) => n.endsWith('.cleaned') || n.endsWith('.swap')), []);
+    const rb = await readBack(log);
+    assert.ok(isStrictlyIncreasing(rb.offsets) && (rb.offsets[0] ?? cut) >= cut);
+    assert.deepEqual([...rb.table].sort(), expected);
+    await cleaner.cleanNow(log);
+    assert.deepEqual([...(await readBack(log)).table].sort(), expected);
+  });
+
   it('stop() abandons a round and leaves no .cleaned file', async () => {
     const { log, clock } = await openCompacted(root);
     await fillKeyed(log);
