@@ -1,0 +1,117 @@
+// The cost report as the terminal table and as JSON. Pure: strings in, strings out.
+import { formatTable } from '../cli/args.js';
+import type { ComponentName, RetentionPoint, ScenarioCost, Workload } from './model.js';
+import { COMPONENT_LABELS, COMPONENT_NAMES, GIB, costOverRetention, costScenarios, retentionSeries } from './model.js';
+import type { Scenario } from './model.js';
+import type { PriceSelection } from './price-sheet.js';
+import { formatBytes, formatCount, formatDollars, formatDuration } from './units.js';
+
+export interface CostReport {
+  readonly workload: Workload;
+  readonly selection: PriceSelection;
+  readonly scenarios: readonly ScenarioCost[];
+  readonly overRetention: readonly RetentionPoint[];
+  /** Tiered scenarios dropped because their local retention is not below the total retention. */
+  readonly skipped: readonly Scenario[];
+}
+
+export function buildReport(workload: Workload, scenarios: readonly Scenario[], selection: PriceSelection): CostReport {
+  const costs = costScenarios(workload, scenarios, selection.prices);
+  const kept = new Set(costs.map((c) => c.scenario));
+  return {
+    workload,
+    selection,
+    scenarios: costs,
+    overRetention: costOverRetention(workload, scenarios, selection.prices, retentionSeries(workload.retentionMs)),
+    skipped: scenarios.filter((s) => s.localRetentionMs !== null && !kept.has(s.name)),
+  };
+}
+
+/** One line per input, as the table's preamble (and the HTML report's). */
+export function describeInputs(r: CostReport): Array<[string, string]> {
+  const w = r.workload;
+  const s = r.selection;
+  return [
+    ['ingress', `${formatBytes(w.ingressBytesPerSec)}/s (${formatBytes(w.ingressBytesPerSec * 86_400)}/day)`],
+    ['total retention', formatDuration(w.retentionMs)],
+    ['replication factor', String(w.replicationFactor)],
+    ['partitions', String(w.partitions)],
+    ['segment size', `${formatBytes(w.segmentBytes)} (segment.ms ${formatDuration(w.segmentMs)})`],
+    ['reads', `fan-out ${w.readFanout}, ${(w.remoteReadShare * 100).toFixed(1)}% of consumed bytes below the local tier, chunks of ${formatBytes(w.chunkSizeBytes)}`],
+    ['uploads', `multipart above ${formatBytes(w.multipartThresholdBytes)}, parts of ${formatBytes(w.partSizeBytes)}`],
+    ['disk headroom', `${(w.diskHeadroom * 100).toFixed(0)}% kept free`],
+    ['replica moves', `${(w.replicaMoveShare * 100).toFixed(0)}% of local replica data per month`],
+    [
+      'prices',
+      `${s.sheet.provider} ${s.sheet.region}: ${s.sheet.storageClasses[s.storageClass]?.name ?? s.storageClass}, ${s.sheet.disks[s.disk]?.name ?? s.disk} ` +
+        `(sheet ${s.sheet.id}, ${s.sheet.date}${s.overridden.length > 0 ? `; overridden: ${s.overridden.join(', ')}` : ''})`,
+    ],
+  ];
+}
+
+function money(c: ScenarioCost, k: ComponentName): string {
+  return formatDollars(c.components[k]);
+}
+
+/** The terminal report: inputs, cost per component and scenario, then the counted quantities. */
+export function formatCostTable(r: CostReport): string {
+  const inputs = describeInputs(r);
+  const width = Math.max(...inputs.map(([k]) => k.length));
+  const head = inputs.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n');
+  const costHeader = ['SCENARIO', ...COMPONENT_NAMES.map((k) => COMPONENT_LABELS[k].toUpperCase()), 'TOTAL/MONTH', 'SAVING'];
+  const costRows = r.scenarios.map((c) => [
+    c.scenario,
+    ...COMPONENT_NAMES.map((k) => money(c, k)),
+    formatDollars(c.total),
+    c.localRetentionMs === null ? '-' : `${formatDollars(c.savingVsNoTiering)} (${(c.savingShare * 100).toFixed(0)}%)`,
+  ]);
+  const qHeader = ['SCENARIO', 'LOCAL/REPLICA', 'DISK PROVISIONED', 'IN BUCKET', 'SEGMENTS/MONTH', 'PUT', 'LIST', 'DELETE', 'GET', 'CROSS-AZ'];
+  const qRows = r.scenarios.map((c) => {
+    const q = c.quantities;
+    return [
+      c.scenario,
+      formatBytes(q.localBytes),
+      formatBytes(q.provisionedDiskGiB * GIB),
+      formatBytes(q.remoteBytes),
+      formatCount(q.segmentsPerMonth),
+      formatCount(q.putRequests),
+      formatCount(q.listRequests),
+      formatCount(q.deleteRequests),
+      formatCount(q.getRequests),
+      formatBytes((q.replicationGiB + q.replicaMoveGiB) * GIB),
+    ];
+  });
+  const skipped =
+    r.skipped.length === 0 ? '' : `\nskipped (local retention not below the total retention): ${r.skipped.map((s) => s.name).join(', ')}\n`;
+  return `${head}\n\ncost per month (USD)\n${formatTable(costHeader, costRows)}\nper month\n${formatTable(qHeader, qRows)}${skipped}`;
+}
+
+/** `--json`: one object per scenario with its components and `total`, in dollars per month. */
+export function costJson(r: CostReport): unknown[] {
+  const round = (v: number): number => Math.round(v * 100) / 100;
+  return r.scenarios.map((c) => ({
+    scenario: c.scenario,
+    localRetentionMs: c.localRetentionMs,
+    components: Object.fromEntries(COMPONENT_NAMES.map((k) => [k, round(c.components[k])])),
+    total: round(c.total),
+    savingVsNoTiering: round(c.savingVsNoTiering),
+    savingPercent: Math.round(c.savingShare * 1000) / 10,
+    quantities: {
+      localBytesPerReplica: Math.round(c.quantities.localBytes),
+      provisionedDiskGiB: round(c.quantities.provisionedDiskGiB),
+      remoteBytes: Math.round(c.quantities.remoteBytes),
+      billedObjectGiBMonths: round(c.quantities.billedObjectGiBMonths),
+      segmentsPerMonth: Math.round(c.quantities.segmentsPerMonth),
+      objectsPerSegment: c.quantities.objectsPerSegment,
+      putRequests: Math.round(c.quantities.putRequests),
+      listRequests: Math.round(c.quantities.listRequests),
+      deleteRequests: Math.round(c.quantities.deleteRequests),
+      getRequests: Math.round(c.quantities.getRequests),
+      remoteReadGiB: round(c.quantities.remoteReadGiB),
+      replicationGiB: round(c.quantities.replicationGiB),
+      replicaMoveGiB: round(c.quantities.replicaMoveGiB),
+    },
+    currency: r.selection.sheet.currency,
+    priceSheet: { id: r.selection.sheet.id, date: r.selection.sheet.date, storageClass: r.selection.storageClass, disk: r.selection.disk },
+  }));
+}

@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { runCost } from '../../../broker/cli/cost.js';
+import type { CliIo } from '../../../broker/cli/args.js';
+
+function bufferIo(): CliIo & { stdout: string; stderr: string } {
+  const io = {
+    stdout: '',
+    stderr: '',
+    out(t: string) {
+      io.stdout += t;
+    },
+    err(t: string) {
+      io.stderr += t;
+    },
+  };
+  return io;
+}
+
+interface JsonScenario {
+  scenario: string;
+  localRetentionMs: number | null;
+  components: Record<string, number>;
+  total: number;
+  savingVsNoTiering: number;
+  priceSheet: { id: string; date: string; storageClass: string; disk: string };
+}
+
+describe('sediment cost', () => {
+  it('--json prints one object per scenario with its components and total in dollars per month', async () => {
+    const io = bufferIo();
+    assert.equal(await runCost(['--ingress', '20MiB/s', '--retention', '30d', '--local-retention', '12h', '--json'], io), 0, io.stderr);
+    const out = JSON.parse(io.stdout) as JsonScenario[];
+    assert.deepEqual(
+      out.map((s) => s.scenario),
+      ['no tiering', 'local 7d', 'local 12h', 'local 1d', 'local 1h'].sort((a, b) => order(a) - order(b)),
+    );
+    for (const s of out) {
+      assert.deepEqual(Object.keys(s.components), ['brokerDisk', 'objectStorage', 'putListRequests', 'getRequests', 'retrieval', 'crossAz']);
+      const sum = Object.values(s.components).reduce((a, b) => a + b, 0);
+      assert.ok(Math.abs(sum - s.total) <= 0.05, `${s.scenario}: ${sum} vs ${s.total}`);
+    }
+    assert.equal(out[0]?.localRetentionMs, null);
+    assert.equal(out[0]?.components['objectStorage'], 0);
+    assert.ok(out.slice(1).every((s) => s.savingVsNoTiering > 0));
+    assert.deepEqual(out[0]?.priceSheet, { id: 'aws-us-east-1', date: '2026-11-29', storageClass: 'standard', disk: 'gp3' });
+  });
+
+  it('prices another sheet, class and disk, with overrides', async () => {
+    const a = bufferIo();
+    await runCost(['--ingress', '20MiB/s', '--retention', '30d', '--json', '--sheet', 'gcp', '--storage-class', 'nearline', '--disk', 'pd-standard'], a);
+    const b = bufferIo();
+    await runCost(['--ingress', '20MiB/s', '--retention', '30d', '--json', '--sheet', 'gcp', '--storage-class', 'nearline', '--disk', 'pd-standard', '--price', 'disk.gbMonth=0.08'], b);
+    const diskA = (JSON.parse(a.stdout) as JsonScenario[])[0]!.components['brokerDisk']!;
+    const diskB = (JSON.parse(b.stdout) as JsonScenario[])[0]!.components['brokerDisk']!;
+    assert.ok(Math.abs(diskB / diskA - 2) < 0.001, `${diskA} -> ${diskB}`);
+    assert.equal((JSON.parse(b.stdout) as JsonScenario[])[0]?.priceSheet.storageClass, 'nearline');
+  });
+
+  it('prints the table and writes a self-contained HTML report with both charts', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'sediment-cost-'));
+    try {
+      const file = path.join(dir, 'report.html');
+      const io = bufferIo();
+      assert.equal(await runCost(['--ingress', '50MB/s', '--retention', '90d', '--html', file], io), 0, io.stderr);
+      assert.match(io.stdout, /^SCENARIO +BROKER DISK +OBJECT STORAGE +PUT\/LIST REQUESTS +GET REQUESTS +RETRIEVAL +CROSS-AZ TRAFFIC +TOTAL\/MONTH +SAVING$/m);
+      assert.match(io.stdout, /^no tiering +\$[\d,]+/m);
+      assert.match(io.stdout, /^local 1h +\$/m);
+      assert.match(io.stdout, /HTML report written to/);
+      const html = await readFile(file, 'utf8');
+      assert.match(html, /^<!doctype html>/);
+      assert.match(html, /<svg[^>]+id="chart-components"/);
+      assert.match(html, /<svg[^>]+id="chart-retention"/);
+      assert.equal((html.match(/<polyline /g) ?? []).length, 4, 'one line per scenario');
+      assert.ok(!/<script|<link |src="http/.test(html), 'nothing loaded from elsewhere');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads a price sheet from a JSON file', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'sediment-cost-'));
+    try {
+      const file = path.join(dir, 'sheet.json');
+      const io0 = bufferIo();
+      await runCost(['--list-sheets'], io0);
+      assert.match(io0.stdout, /aws-us-east-1 \(aws\)/);
+      const sheet = {
+        id: 'onprem',
+        provider: 'Our DC',
+        region: 'rack 4',
+        currency: 'USD',
+        date: '2026-01-01',
+        sources: ['https://example.invalid/quote'],
+        defaultStorageClass: 'ceph',
+        defaultDisk: 'nvme',
+        storageClasses: { ceph: { name: 'Ceph RGW', gbMonth: 0.01, putPer1000: 0, listPer1000: 0, getPer1000: 0, deletePer1000: 0, retrievalPerGB: 0, minStorageDays: 0, minObjectBytes: 0 } },
+        disks: { nvme: { name: 'NVMe', gbMonth: 0.05 } },
+        network: { crossAzPerGB: 0 },
+      };
+      await writeFile(file, JSON.stringify(sheet));
+      const io = bufferIo();
+      assert.equal(await runCost(['--ingress', '1MiB/s', '--retention', '7d', '--sheet', file, '--json'], io), 0, io.stderr);
+      const out = JSON.parse(io.stdout) as JsonScenario[];
+      assert.equal(out[0]?.priceSheet.id, 'onprem');
+      assert.equal(out[1]?.components['putListRequests'], 0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('exits 1 with a message for missing or bad options', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--retention', '7d'], /--ingress is required/],
+      [['--ingress', '1MiB/s'], /--retention is required/],
+      [['--ingress', 'lots', '--retention', '7d'], /--ingress: cannot read 'lots'/],
+      [['--ingress', '1MiB/s', '--retention', '7d', '--price', 'object.gb=1'], /unknown key 'object.gb'/],
+      [['--ingress', '1MiB/s', '--retention', '7d', '--sheet', 'oracle'], /unknown price sheet 'oracle'/],
+      [['--ingress', '1MiB/s', '--retention', '7d', '--disk-headroom', '1'], /headroom/],
+      [['--bogus'], /unknown option --bogus/],
+    ];
+    for (const [args, message] of cases) {
+      const io = bufferIo();
+      assert.equal(await runCost(args, io), 1, args.join(' '));
+      assert.match(io.stderr, message);
+    }
+  });
+});
+
+function order(name: string): number {
+  if (name === 'no tiering') return -Infinity;
+  const ms: Record<string, number> = { 'local 7d': 7 * 24, 'local 1d': 24, 'local 12h': 12, 'local 1h': 1 };
+  return -(ms[name] ?? 0);
+}
