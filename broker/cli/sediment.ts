@@ -7,6 +7,7 @@ commands:
   start [server.properties] [--override key=value]...   run a broker
   topics --bootstrap-server H:P ...                      manage topics (kafka-topics style)
   groups --bootstrap-server H:P ...                      consumer groups (kafka-consumer-groups style)
+  cost --ingress RATE --retention DURATION ...           monthly cost with and without tiered storage
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -23,6 +24,10 @@ async function main(argv: string[]): Promise<number> {
     case 'groups': {
       const { runGroups } = await import('./groups.js');
       return runGroups(rest);
+    }
+    case 'cost': {
+      const { runCost } = await import('./cost.js');
+      return runCost(rest);
     }
     case undefined:
     case '-h':
