@@ -12,19 +12,24 @@ import { parsePrometheusText, sumFirst } from './prometheus.js';
 import type { CostReport } from './report.js';
 import { formatBytes, formatCount, formatDollars, formatDuration } from './units.js';
 
-/** The counters read, each by the names it may carry (first present wins). */
+/** The counters read (broker/metrics/), each by the names it may carry (first present wins). */
 export const METRIC_NAMES = {
-  bytesIn: ['sediment_bytes_in_total', 'sediment_broker_topic_bytes_in_total', 'kafka_server_brokertopicmetrics_bytesin_total'],
-  bytesOut: ['sediment_bytes_out_total', 'sediment_broker_topic_bytes_out_total', 'kafka_server_brokertopicmetrics_bytesout_total'],
+  bytesIn: ['sediment_bytes_in_total'],
+  bytesOut: ['sediment_bytes_out_total'],
   copyBytes: ['sediment_remote_copy_bytes_total'],
+  /** Segment copies started. */
   copyRequests: ['sediment_remote_copy_requests_total'],
   fetchBytes: ['sediment_remote_fetch_bytes_total'],
   fetchRequests: ['sediment_remote_fetch_requests_total'],
+  /** Ranged GETs of data chunks (reads and read-ahead). */
+  chunkFetches: ['sediment_remote_chunk_fetches_total'],
+  /** Remote indexes fetched (GETs of index objects). */
+  indexFetches: ['sediment_remote_index_cache_misses_total'],
   startTime: ['process_start_time_seconds'],
 } as const;
 
 type Counter = Exclude<keyof typeof METRIC_NAMES, 'startTime'>;
-const COUNTERS: readonly Counter[] = ['bytesIn', 'bytesOut', 'copyBytes', 'copyRequests', 'fetchBytes', 'fetchRequests'];
+const COUNTERS: readonly Counter[] = ['bytesIn', 'bytesOut', 'copyBytes', 'copyRequests', 'fetchBytes', 'fetchRequests', 'chunkFetches', 'indexFetches'];
 
 export interface MeasuredWorkload {
   /** Seconds the rates are averaged over. */
@@ -36,6 +41,8 @@ export interface MeasuredWorkload {
   readonly copySegmentsPerSec?: number;
   readonly fetchBytesPerSec?: number;
   readonly fetchRequestsPerSec?: number;
+  /** GETs per second: data chunks plus index objects (manifests are not counted by the broker). */
+  readonly getRequestsPerSec?: number;
   /** Average size of the copied segments. */
   readonly segmentBytes?: number;
   /** Remote fetch bytes over bytes out. */
@@ -114,6 +121,8 @@ export function measuredFrom(
   if (fetchBytes !== undefined) out.fetchBytesPerSec = fetchBytes;
   const fetchRequests = rate('fetchRequests');
   if (fetchRequests !== undefined) out.fetchRequestsPerSec = fetchRequests;
+  const chunkFetches = rate('chunkFetches');
+  if (chunkFetches !== undefined) out.getRequestsPerSec = chunkFetches + (rate('indexFetches') ?? 0);
   if (copyBytes !== undefined && copySegments !== undefined && copySegments > 0) out.segmentBytes = copyBytes / copySegments;
   if (fetchBytes !== undefined && bytesOut !== undefined && bytesOut > 0) out.remoteReadShare = Math.min(1, fetchBytes / bytesOut);
   return out;
@@ -149,8 +158,11 @@ export interface MonthlyProjection {
   readonly putRequests: number;
   readonly remoteReadGiB: number;
   readonly remoteReads: number;
+  /** GETs counted by the broker (chunks and indexes). */
+  readonly getRequests: number;
   /** Dollars, at the report's prices. */
   readonly putCost: number;
+  readonly getCost: number;
   /** Bucket growth per month priced as one month of storage. */
   readonly addedStorageCost: number;
 }
@@ -163,6 +175,7 @@ export function projectMonth(p: MetricsProjection, r: CostReport): MonthlyProjec
   const perSegment = segmentUpload(segBytes, { ...DEFAULT_WORKLOAD, ...r.workload });
   const putRequests = segmentsCopied * perSegment.putRequests;
   const copiedGiB = ((m.copyBytesPerSec ?? 0) * MONTH_SECONDS) / GIB;
+  const getRequests = (m.getRequestsPerSec ?? 0) * MONTH_SECONDS;
   return {
     ingressGiB: (m.ingressBytesPerSec * MONTH_SECONDS) / GIB,
     copiedGiB,
@@ -170,7 +183,9 @@ export function projectMonth(p: MetricsProjection, r: CostReport): MonthlyProjec
     putRequests,
     remoteReadGiB: ((m.fetchBytesPerSec ?? 0) * MONTH_SECONDS) / GIB,
     remoteReads: (m.fetchRequestsPerSec ?? 0) * MONTH_SECONDS,
+    getRequests,
     putCost: (putRequests * prices['object.putPer1000']) / 1000,
+    getCost: (getRequests * prices['object.getPer1000']) / 1000,
     addedStorageCost: copiedGiB * prices['object.gbMonth'],
   };
 }
@@ -186,7 +201,8 @@ export function formatProjection(p: MetricsProjection, r: CostReport): string {
       `${m.segmentBytes === undefined ? '' : ` (average segment ${formatBytes(m.segmentBytes)})`}`,
     `  remote fetch ${rate(m.fetchBytesPerSec)}${m.remoteReadShare === undefined ? '' : ` (${(m.remoteReadShare * 100).toFixed(1)}% of bytes out)`}`,
     `projected to a month: ${formatBytes(month.ingressGiB * GIB)} in, ${formatBytes(month.copiedGiB * GIB)} copied in ${formatCount(month.segmentsCopied)} segments ` +
-      `(${formatCount(month.putRequests)} PUT requests, ${formatDollars(month.putCost)}), ${formatBytes(month.remoteReadGiB * GIB)} read back; ` +
+      `(${formatCount(month.putRequests)} PUT requests, ${formatDollars(month.putCost)}), ${formatBytes(month.remoteReadGiB * GIB)} read back ` +
+      `(${formatCount(month.getRequests)} GET requests, ${formatDollars(month.getCost)}); ` +
       `the bucket grows by ${formatBytes(month.copiedGiB * GIB)} (${formatDollars(month.addedStorageCost)} per month of keeping it)`,
   ];
   return lines.join('\n') + '\n';

@@ -16,6 +16,8 @@ function page(c: { bytesIn: number; bytesOut: number; copyBytes: number; copies:
     `sediment_remote_copy_requests_total{topic="a"} ${c.copies}`,
     `sediment_remote_fetch_bytes_total{topic="a"} ${c.fetchBytes}`,
     `sediment_remote_fetch_requests_total{topic="a"} ${c.fetches}`,
+    `sediment_remote_chunk_fetches_total ${c.fetches * 3}`,
+    `sediment_remote_index_cache_misses_total ${c.fetches}`,
     ...(c.start === undefined ? [] : [`process_start_time_seconds ${c.start}`]),
     '',
   ].join('\n');
@@ -47,6 +49,7 @@ describe('measuring the workload from metrics', () => {
     assert.equal(m.segmentBytes, 16 * MIB);
     assert.equal(m.remoteReadShare, 0.1);
     assert.equal(m.fetchRequestsPerSec, 0.4);
+    assert.equal(m.getRequestsPerSec, 1.6, 'chunk GETs plus index GETs');
     assert.equal(m.metricNames.bytesIn, 'sediment_bytes_in_total');
   });
 
@@ -73,7 +76,7 @@ describe('measuring the workload from metrics', () => {
   });
 
   it('projects a month of object store traffic at the sheet prices', () => {
-    const measured = measuredFrom({ bytesIn: 600 * MIB, copyBytes: 320 * MIB, copyRequests: 10, fetchBytes: 60 * MIB, fetchRequests: 6 }, {}, 60, {});
+    const measured = measuredFrom({ bytesIn: 600 * MIB, copyBytes: 320 * MIB, copyRequests: 10, fetchBytes: 60 * MIB, fetchRequests: 6, chunkFetches: 60, indexFetches: 6 }, {}, 60, {});
     const report = buildReport({ ...DEFAULT_WORKLOAD, ingressBytesPerSec: measured.ingressBytesPerSec, retentionMs: 7 * DAY_MS }, STANDARD_SCENARIOS, selectPrices(builtinSheet('aws')!));
     const month = projectMonth({ url: 'u', measured }, report);
     assert.equal(month.ingressGiB, (10 * MIB * MONTH_SECONDS) / GIB);
@@ -81,5 +84,7 @@ describe('measuring the workload from metrics', () => {
     // 32 MiB segments: at the threshold, one PutObject + 5 small objects.
     assert.equal(month.putRequests, month.segmentsCopied * 6);
     assert.equal(month.putCost, (month.putRequests * 0.005) / 1000);
+    assert.equal(month.getRequests, 1.1 * MONTH_SECONDS);
+    assert.equal(month.getCost, (month.getRequests * 0.0004) / 1000);
   });
 });
