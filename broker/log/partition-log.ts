@@ -11,7 +11,7 @@ import { promises as fsp } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
-import { BATCH_HEADER_SIZE, LOG_OVERHEAD, OFFSET_BATCH_LENGTH, OFFSET_RECORDS_COUNT } from '../protocol/record-batch.js';
+import { BATCH_HEADER_SIZE, LOG_OVERHEAD, OFFSET_BATCH_LENGTH, OFFSET_LAST_OFFSET_DELTA, OFFSET_RECORDS_COUNT } from '../protocol/record-batch.js';
 import { snapshotFile } from './file-names.js';
 import type { HandleBudget } from './file-handles.js';
 import { fileExists } from './file-io.js';
@@ -108,12 +108,16 @@ interface PlannedAppend {
   result: AppendResult;
 }
 
-/** Whether every batch of `records` has no record left (all emptied by the log cleaner). */
-function holdsOnlyEmptyBatches(records: Buffer): boolean {
-  for (let at = 0; at + BATCH_HEADER_SIZE <= records.length; at += records.readInt32BE(at + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD) {
-    if (records.readInt32BE(at + OFFSET_RECORDS_COUNT) !== 0) return false;
+/** The batches without records at the start of `records`: their bytes, the offset after them, the first kept base offset. */
+function leadingEmptyBatches(records: Buffer): { bytes: number; nextOffset: bigint; firstKept: bigint | null } {
+  let at = 0;
+  let nextOffset = -1n;
+  while (at + BATCH_HEADER_SIZE <= records.length) {
+    if (records.readInt32BE(at + OFFSET_RECORDS_COUNT) !== 0) return { bytes: at, nextOffset, firstKept: records.readBigInt64BE(at) };
+    nextOffset = records.readBigInt64BE(at) + BigInt(records.readInt32BE(at + OFFSET_LAST_OFFSET_DELTA)) + 1n;
+    at += records.readInt32BE(at + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD;
   }
-  return true;
+  return { bytes: at, nextOffset, firstKept: null };
 }
 
 const storageError = (what: string, cause: unknown): KafkaError =>
@@ -432,26 +436,26 @@ export class PartitionLog {
       }
       if (fetchOffset >= end || fetchOffset >= opts.maxOffset) return { records: [], firstOffset: null };
       try {
-        const found: Buffer[] = [];
-        let firstOffset: bigint | null = null;
+        // Batches the log cleaner emptied (kept for producer state or a segment's end) are stepped
+        // over: a fetch returning only those would stall consumers that advance on records (kafkajs).
+        // They are returned only when nothing but them is left below maxOffset.
+        let emptied: Buffer | null = null;
         let from = fetchOffset;
-        let budget = maxBytes;
         let seg = this.segments.floorSegment(fetchOffset);
         while (seg !== undefined) {
-          const r = await seg.read(from, budget, seg.size, opts.minOneBatch, opts.maxOffset);
-          if (r !== null) {
-            if (r.records.length === 0) break;
-            found.push(r.records);
-            firstOffset ??= r.firstOffset;
-            // Batches the log cleaner emptied (kept for producer state or a segment's end) must not be
-            // all a fetch returns while records follow: consumers that advance on records (kafkajs) would stall.
-            budget -= r.records.length;
-            if (!holdsOnlyEmptyBatches(r.records) || budget <= 0) break;
+          const r = await seg.read(from, maxBytes, seg.size, opts.minOneBatch, opts.maxOffset);
+          if (r === null) {
+            seg = this.segments.higherSegment(seg.baseOffset);
+            continue;
           }
-          seg = this.segments.higherSegment(seg.baseOffset);
-          if (seg !== undefined) from = seg.baseOffset;
+          if (r.records.length === 0) break;
+          const lead = leadingEmptyBatches(r.records);
+          if (lead.firstKept !== null) return { records: [r.records.subarray(lead.bytes)], firstOffset: lead.firstKept };
+          emptied ??= r.records;
+          from = lead.nextOffset;
+          if (from >= seg.nextOffset) seg = this.segments.higherSegment(seg.baseOffset);
         }
-        return found.length === 0 ? { records: [], firstOffset: null } : { records: found, firstOffset };
+        return emptied === null ? { records: [], firstOffset: null } : { records: [emptied], firstOffset: emptied.readBigInt64BE(0) };
       } catch (e) {
         // Retention removed the segment under the read: look the offset up again.
         if (e instanceof SegmentClosedError && attempt < 3) continue;
