@@ -53,7 +53,9 @@ export const CONSOLE_HTML = String.raw`<!doctype html>
   svg.tiers line[data-marker="log-start"] { stroke: #39404d; }
   svg.tiers line[data-marker="local-start"] { stroke: var(--local); stroke-dasharray: 3 2; }
   svg.tiers line[data-marker="high-watermark"] { stroke: var(--bad); }
-  details summary { cursor: pointer; }
+  button.toggle { border: 0; background: none; padding: 0; font: inherit; color: inherit; cursor: pointer; }
+  tr.detail > td { padding: 2px 0 10px 22px; background: #fafbfc; }
+  tr.detail table th, tr.detail table td { font-size: 13px; }
   .empty { color: var(--muted); font-style: italic; }
   .kv { display: flex; gap: 22px; flex-wrap: wrap; margin-bottom: 8px; }
   .kv div span { display: block; font-size: 11px; color: var(--muted); }
@@ -203,19 +205,28 @@ export const CONSOLE_HTML = String.raw`<!doctype html>
     if (groups.length === 0) { body.replaceChildren(h('p', { 'class': 'empty' }, 'No consumer groups.')); return; }
     var rows = [];
     groups.forEach(function (g) {
-      var details = h('details', { 'data-group': g.groupId },
-        h('summary', null, g.groupId),
-        g.partitions.length === 0 ? h('p', { 'class': 'empty' }, 'No committed offsets.') :
-          h('table', null,
-            h('thead', null, h('tr', null, h('th', null, 'Topic'), h('th', null, 'Partition'), h('th', null, 'Committed'), h('th', null, 'High watermark'), h('th', null, 'Lag'))),
-            h('tbody', null, g.partitions.map(function (p) {
-              return h('tr', { 'data-topic': p.topic, 'data-partition': p.partition },
-                td(p.topic, 'text'), td(p.partition), td(fmtInt(p.committedOffset)), td(fmtInt(p.highWatermark)), td(p.lag === null ? '-' : fmtInt(p.lag), 'lag'));
-            }))));
-      if (openGroups[g.groupId]) details.open = true;
-      details.addEventListener('toggle', function () { openGroups[g.groupId] = details.open; });
+      var open = !!openGroups[g.groupId];
+      var toggle = h('button', { 'class': 'toggle', type: 'button', 'aria-expanded': String(open), 'data-group': g.groupId },
+        (open ? '\u25be ' : '\u25b8 ') + g.groupId);
+      var detail = h('tr', { 'class': 'detail', 'data-group-detail': g.groupId },
+        h('td', { colspan: 6 },
+          g.partitions.length === 0 ? h('p', { 'class': 'empty' }, 'No committed offsets.') :
+            h('table', null,
+              h('thead', null, h('tr', null, h('th', null, 'Topic'), h('th', null, 'Partition'), h('th', null, 'Committed'), h('th', null, 'High watermark'), h('th', null, 'Lag'))),
+              h('tbody', null, g.partitions.map(function (p) {
+                return h('tr', { 'data-topic': p.topic, 'data-partition': p.partition },
+                  td(p.topic, 'text'), td(p.partition), td(fmtInt(p.committedOffset)), td(fmtInt(p.highWatermark)), td(p.lag === null ? '-' : fmtInt(p.lag), 'lag'));
+              })))));
+      detail.hidden = !open;
+      toggle.addEventListener('click', function () {
+        openGroups[g.groupId] = !openGroups[g.groupId];
+        detail.hidden = !openGroups[g.groupId];
+        toggle.setAttribute('aria-expanded', String(openGroups[g.groupId]));
+        toggle.textContent = (openGroups[g.groupId] ? '\u25be ' : '\u25b8 ') + g.groupId;
+      });
       rows.push(h('tr', { 'data-group': g.groupId },
-        h('td', { 'class': 'text' }, details), td(g.state, 'text'), td(g.members), td(g.rebalances), td(fmtInt(g.totalLag)), td(fmtInt(g.maxLag), 'max-lag')));
+        h('td', { 'class': 'text' }, toggle), td(g.state, 'text'), td(g.members), td(g.rebalances), td(fmtInt(g.totalLag)), td(fmtInt(g.maxLag), 'max-lag')));
+      rows.push(detail);
     });
     body.replaceChildren(h('table', null,
       h('thead', null, h('tr', null, h('th', null, 'Group'), h('th', { 'class': 'text' }, 'State'), h('th', null, 'Members'), h('th', null, 'Rebalances'),

@@ -13,7 +13,7 @@ import { Broker } from '../../../broker/broker.js';
 import type { BrokerContext } from '../../../broker/broker-context.js';
 import { BrokerConfig } from '../../../broker/config.js';
 import { allHandlers } from '../../../broker/handlers/index.js';
-import { startHttpServer, type HttpServerHandle } from '../../../broker/http/http-server.js';
+import { startHttpServer, type HttpRoute, type HttpServerHandle } from '../../../broker/http/http-server.js';
 import { silentLogger } from '../../../broker/logger.js';
 import { BrokerMetrics } from '../../../broker/metrics/broker-metrics.js';
 import type { BrokerParts } from '../../../broker/metrics/broker-view.js';
@@ -61,7 +61,10 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function startTestBroker(overrides: Readonly<Record<string, string>> = {}): Promise<TestBroker> {
+export async function startTestBroker(
+  overrides: Readonly<Record<string, string>> = {},
+  options: { readonly routes?: Readonly<Record<string, HttpRoute>> } = {},
+): Promise<TestBroker> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sediment-http-'));
   const log = silentLogger();
   const kafkaPort = await freePort();
@@ -88,7 +91,13 @@ export async function startTestBroker(overrides: Readonly<Record<string, string>
     const listener = new KafkaListener({ name: 'PLAINTEXT', host, port: kafkaPort }, dispatcher, config.socketRequestMaxBytes, log);
     await listener.start();
     cleanups.push(() => listener.stop());
-    const http = await startHttpServer({ ...parts, metrics, listeners: [{ host, port: 0 }], logger: log });
+    const http = await startHttpServer({
+      ...parts,
+      metrics,
+      listeners: [{ host, port: 0 }],
+      logger: log,
+      ...(options.routes === undefined ? {} : { routes: options.routes }),
+    });
     cleanups.push(() => http.stop());
     const bootstrap = `${host}:${kafkaPort}`;
     return {
