@@ -1,0 +1,293 @@
+// Shared pieces of the tiering end-to-end suites: a `sediment start` child
+// process tiering into a real MinIO (test/support/minio.ts), topics with small
+// segments, and independent views of what the broker did: the bucket listed
+// with the `minio` npm client (keys parsed here by their documented layout,
+// not by the broker's object-keys module), the partition directories on disk,
+// and ListOffsets through our own admin client (-2, -4, -5 and timestamps).
+import assert from 'node:assert/strict';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { AdminClient, type OffsetAnswer } from '../../broker/cli/admin-client.js';
+import type { MinioServer } from '../support/minio.js';
+import { startSediment, type LogLine, type SedimentProcess } from '../support/sediment.js';
+
+/** Broker settings for a broker tiering into `minio` under `prefix` (keys start with it). */
+export function tieredOverrides(minio: MinioServer, prefix: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  return {
+    'remote.log.storage.system.enable': 'true',
+    'remote.log.storage.url': `s3://${minio.bucket}/${prefix}`,
+    'rsm.config.s3.endpoint': minio.endpoint,
+    'rsm.config.s3.region': minio.region,
+    'rsm.config.s3.path.style.access': 'true',
+    'rsm.config.s3.access.key.id': minio.accessKey,
+    'rsm.config.s3.secret.access.key': minio.secretKey,
+    // A store that is down or frozen must fail a copy in seconds, not minutes.
+    'rsm.config.s3.request.timeout.ms': '5000',
+    'rsm.config.s3.connection.timeout.ms': '2000',
+    'rsm.config.s3.retry.max.attempts': '3',
+    'rsm.config.s3.retry.backoff.ms': '50',
+    'rsm.config.s3.retry.backoff.max.ms': '500',
+    'remote.log.manager.task.interval.ms': '1000',
+    'log.retention.check.interval.ms': '1000',
+    ...extra,
+  };
+}
+
+export async function startTieredBroker(
+  minio: MinioServer,
+  prefix: string,
+  options: { overrides?: Readonly<Record<string, string>>; dataDir?: string } = {},
+): Promise<SedimentProcess> {
+  const broker = await startSediment({
+    overrides: tieredOverrides(minio, prefix, options.overrides),
+    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+  });
+  broker.onUnexpectedExit = (info, logs) => {
+    console.error(`sediment exited unexpectedly (${info.code ?? info.signal}):\n${logs.tail()}`);
+  };
+  return broker;
+}
+
+/** Topic configs of a tiered topic with small segments and a short local retention. */
+export function tieredTopicConfigs(segmentBytes: number, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  return {
+    'remote.storage.enable': 'true',
+    // segment.bytes has a 1 MiB floor; internal.segment.bytes (Kafka's hidden key) goes below it.
+    ...(segmentBytes >= 1_048_576 ? { 'segment.bytes': String(segmentBytes) } : { 'internal.segment.bytes': String(segmentBytes) }),
+    'local.retention.ms': '1000',
+    'local.retention.bytes': String(2 * segmentBytes),
+    ...extra,
+  };
+}
+
+/** CreateTopics through kafkajs (an independent client), waiting for leaders. */
+export async function createTopic(bootstrap: string, topic: string, partitions: number, configs: Readonly<Record<string, string>>): Promise<void> {
+  const kafka = new Kafka({ clientId: 'tiering-e2e-admin', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const created = await admin.createTopics({
+      topics: [{ topic, numPartitions: partitions, replicationFactor: 1, configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })) }],
+      waitForLeaders: true,
+    });
+    assert.equal(created, true, `topic ${topic} created`);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+// ---- the bucket, read with the minio client ----
+
+export interface BucketObject {
+  readonly key: string;
+  readonly size: number;
+  readonly lastModified: Date;
+}
+
+/** A remote segment object, by the documented key layout `<prefix><topic>-<topicId>/<partition>/<baseOffset:20>-<segmentId>.<kind>`. */
+export interface SegmentObject extends BucketObject {
+  readonly topic: string;
+  readonly topicId: string;
+  readonly partition: number;
+  readonly baseOffset: bigint;
+  readonly segmentId: string;
+  readonly kind: string;
+}
+
+const KEY_LAYOUT = /^(.+)-([A-Za-z0-9_-]{22})\/(\d+)\/(\d{20})-([A-Za-z0-9_-]{22})\.([a-z-]+)$/;
+
+export async function listBucket(minio: MinioServer, prefix: string): Promise<BucketObject[]> {
+  const client = minio.client();
+  const out: BucketObject[] = [];
+  const stream = client.listObjectsV2(minio.bucket, prefix, true);
+  for await (const item of stream as AsyncIterable<{ name?: string; size?: number; lastModified?: Date }>) {
+    if (item.name === undefined) continue;
+    out.push({ key: item.name, size: item.size ?? 0, lastModified: item.lastModified ?? new Date(0) });
+  }
+  return out;
+}
+
+/** Every object under `prefix`, parsed; an object that does not follow the layout fails the test. */
+export async function segmentObjects(minio: MinioServer, prefix: string): Promise<SegmentObject[]> {
+  return (await listBucket(minio, prefix)).map((o) => {
+    const m = KEY_LAYOUT.exec(o.key.slice(prefix.length));
+    assert.ok(m !== null, `bucket key outside the layout: ${o.key}`);
+    const [, topic, topicId, partition, baseOffset, segmentId, kind] = m as unknown as [string, string, string, string, string, string, string];
+    return { ...o, topic, topicId, partition: Number(partition), baseOffset: BigInt(baseOffset), segmentId, kind };
+  });
+}
+
+export interface BucketSegment {
+  readonly partition: number;
+  readonly baseOffset: bigint;
+  readonly segmentId: string;
+  readonly kinds: ReadonlySet<string>;
+  /** Size of the `.log` object (-1 when absent). */
+  readonly dataSize: number;
+  readonly complete: boolean;
+}
+
+/** The objects grouped by segment; complete = manifest present (written last). */
+export function groupSegments(objects: readonly SegmentObject[], topic: string): BucketSegment[] {
+  const by = new Map<string, { partition: number; baseOffset: bigint; segmentId: string; kinds: Set<string>; dataSize: number }>();
+  for (const o of objects) {
+    if (o.topic !== topic) continue;
+    const k = `${o.partition}/${o.segmentId}`;
+    let s = by.get(k);
+    if (s === undefined) {
+      s = { partition: o.partition, baseOffset: o.baseOffset, segmentId: o.segmentId, kinds: new Set(), dataSize: -1 };
+      by.set(k, s);
+    }
+    s.kinds.add(o.kind);
+    if (o.kind === 'log') s.dataSize = o.size;
+  }
+  return [...by.values()]
+    .map((s) => ({ ...s, complete: s.kinds.has('manifest') }))
+    .sort((a, b) => a.partition - b.partition || (a.baseOffset < b.baseOffset ? -1 : a.baseOffset > b.baseOffset ? 1 : 0));
+}
+
+// ---- the local tier ----
+
+export interface LocalSegment {
+  readonly baseOffset: bigint;
+  readonly size: number;
+}
+
+/** The `.log` files of a partition directory, oldest first. */
+export function localSegments(dataDir: string, topic: string, partition: number): LocalSegment[] {
+  const dir = path.join(dataDir, `${topic}-${partition}`);
+  return readdirSync(dir)
+    .filter((f) => /^\d{20}\.log$/.test(f))
+    .map((f) => ({ baseOffset: BigInt(f.slice(0, 20)), size: statSync(path.join(dir, f)).size }))
+    .sort((a, b) => (a.baseOffset < b.baseOffset ? -1 : a.baseOffset > b.baseOffset ? 1 : 0));
+}
+
+export function localBytes(dataDir: string, topic: string, partitions: number): number {
+  let n = 0;
+  for (let p = 0; p < partitions; p++) for (const s of localSegments(dataDir, topic, p)) n += s.size;
+  return n;
+}
+
+// ---- ListOffsets through our admin client ----
+
+export const Spec = { latest: -1n, earliest: -2n, maxTimestamp: -3n, earliestLocal: -4n, latestTiered: -5n } as const;
+
+/** One ListOffsets answer per partition, in partition order; a non-zero error code fails. */
+export async function listOffsets(bootstrap: string, topic: string, partitions: number, timestamp: bigint): Promise<OffsetAnswer[]> {
+  const admin = await AdminClient.connect(bootstrap, { clientId: 'tiering-e2e' });
+  try {
+    const answers = await admin.listOffsets(Array.from({ length: partitions }, (_, partition) => ({ topic, partition, timestamp })));
+    answers.sort((a, b) => a.partition - b.partition);
+    for (const a of answers) assert.equal(a.errorCode, 0, `ListOffsets ${timestamp} ${topic}-${a.partition}: error ${a.errorCode}`);
+    return answers;
+  } finally {
+    admin.close();
+  }
+}
+
+export async function offsetsOf(bootstrap: string, topic: string, partitions: number, timestamp: bigint): Promise<bigint[]> {
+  return (await listOffsets(bootstrap, topic, partitions, timestamp)).map((a) => a.offset);
+}
+
+/** -2, -4, -5 and -1 of every partition. */
+export interface TierOffsets {
+  readonly earliest: bigint[];
+  readonly earliestLocal: bigint[];
+  readonly latestTiered: bigint[];
+  readonly latest: bigint[];
+}
+
+export async function tierOffsets(bootstrap: string, topic: string, partitions: number): Promise<TierOffsets> {
+  const [earliest, earliestLocal, latestTiered, latest] = await Promise.all(
+    [Spec.earliest, Spec.earliestLocal, Spec.latestTiered, Spec.latest].map((s) => offsetsOf(bootstrap, topic, partitions, s)),
+  );
+  return { earliest: earliest!, earliestLocal: earliestLocal!, latestTiered: latestTiered!, latest: latest! };
+}
+
+// ---- waiting ----
+
+export interface WaitOptions {
+  readonly timeoutMs: number;
+  /** Re-check at least this often (the bucket and the disk send no events). Default 250. */
+  readonly intervalMs?: number;
+  /** Re-check as soon as the broker logs a line with one of these messages. */
+  readonly broker?: SedimentProcess;
+  readonly wakeOn?: readonly string[];
+}
+
+/**
+ * Resolves with the first truthy result of `check`, re-checked when the broker
+ * logs a matching line or after `intervalMs`; fails with `what` and the last
+ * result after `timeoutMs`.
+ */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, options: WaitOptions): Promise<T> {
+  const deadline = performance.now() + options.timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const r = await check();
+      if (r !== undefined && r !== false) return r;
+      last = r;
+    } catch (e) {
+      last = e;
+    }
+    const left = deadline - performance.now();
+    if (left <= 0) {
+      const tail = options.broker === undefined ? '' : `\nbroker log tail:\n${options.broker.logs.tail(20)}`;
+      throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${what} (last: ${last instanceof Error ? last.message : String(last)})${tail}`);
+    }
+    const wakeOn = options.wakeOn;
+    const logLine: Promise<LogLine | void> =
+      options.broker !== undefined && wakeOn !== undefined ? options.broker.logs.next((l) => l.msg !== undefined && wakeOn.includes(l.msg)) : new Promise<void>(() => {});
+    let timer: NodeJS.Timeout | undefined;
+    // Bounded re-check for state with no event (bucket contents, files on disk).
+    const tick = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(left, options.intervalMs ?? 250))));
+    await Promise.race([logLine, tick]);
+    clearTimeout(timer);
+  }
+}
+
+/** The log lines that mean tiering state changed. */
+export const TIERING_EVENTS = ['remote segment copy finished', 'remote segment copy failed', 'deleting segment', 'remote segment deleted'] as const;
+
+/**
+ * Waits until every partition is fully tiered: the highest remote offset (-5) is
+ * the last offset before the active segment, and only the active segment is
+ * left on disk. Returns the -5 answers.
+ */
+export async function waitFullyTiered(broker: SedimentProcess, topic: string, partitions: number, timeoutMs: number): Promise<bigint[]> {
+  return waitFor(
+    `${topic}: every closed segment remote and gone locally`,
+    async () => {
+      const tiered = await offsetsOf(broker.bootstrap, topic, partitions, Spec.latestTiered);
+      for (let p = 0; p < partitions; p++) {
+        const local = localSegments(broker.dataDir, topic, p);
+        const active = local[local.length - 1];
+        if (local.length !== 1 || active === undefined || tiered[p] !== active.baseOffset - 1n) return undefined;
+      }
+      return tiered;
+    },
+    { timeoutMs, intervalMs: 500, broker, wakeOn: TIERING_EVENTS },
+  );
+}
+
+/** Count of broker log lines (current run) with message `msg`, over the collector's kept lines. */
+export function countLines(lines: readonly LogLine[], msg: string, filter: (l: LogLine) => boolean = () => true): number {
+  return lines.filter((l) => l.msg === msg && filter(l)).length;
+}
+
+export function uniquePrefix(name: string): string {
+  return `${name}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}/`;
+}
+
+export function elapsed(startMs: number): string {
+  return `${((performance.now() - startMs) / 1000).toFixed(1)} s`;
+}
+
+/** Whether the broker runs, and its recent warnings and errors: context for a failed client run. */
+export function brokerState(broker: SedimentProcess): string {
+  const problems = broker.logs.problems.slice(-15).map((l) => JSON.stringify(l).slice(0, 600));
+  const exit = broker.exit === null ? 'running' : `exited (${broker.exit.code ?? broker.exit.signal})`;
+  return `broker ${exit}; last warnings/errors:\n${problems.join('\n')}\nother output:\n${broker.logs.other.slice(-10).join('\n')}`;
+}
