@@ -234,17 +234,26 @@ export function segmentUpload(
   };
 }
 
-/** GETs to read `bytes` below the local tier from segments of `segmentBytes` (cold manifest and index caches). */
+/**
+ * GETs to read `bytes` below the local tier from segments of `segmentBytes`,
+ * read whole: each segment's chunks (the last one short), its manifest and its
+ * offset index (caches cold: the data is older than what they hold).
+ */
 export function remoteReadRequests(bytes: number, segmentBytes: number, chunkSizeBytes: number): number {
   if (bytes <= 0) return 0;
   const segmentsRead = bytes / segmentBytes;
-  return bytes / chunkSizeBytes + 2 * segmentsRead;
+  return segmentsRead * (Math.ceil(segmentBytes / chunkSizeBytes) + 2);
 }
 
-/** The segment size partitions really roll at: segment.bytes, or what segment.ms lets a slow partition fill. */
+/**
+ * The segment size partitions really roll at: the whole batches that fit in
+ * segment.bytes (a batch is never split), or what segment.ms lets a slow
+ * partition fill.
+ */
 export function effectiveSegmentBytes(w: Workload): number {
   const perPartition = w.ingressBytesPerSec / w.partitions;
-  return Math.max(1, Math.min(w.segmentBytes, (perPartition * w.segmentMs) / 1000));
+  const bySize = w.batchBytes <= w.segmentBytes ? Math.floor(w.segmentBytes / w.batchBytes) * w.batchBytes : w.segmentBytes;
+  return Math.max(1, Math.min(bySize, (perPartition * w.segmentMs) / 1000));
 }
 
 function quantities(w: Workload, localRetentionMs: number | null, prices: EffectivePrices): Quantities {

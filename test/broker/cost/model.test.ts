@@ -67,6 +67,8 @@ describe('reads below the local tier', () => {
     assert.equal(remoteReadRequests(GIB, GIB, MIB), 1024 + 2);
     assert.equal(remoteReadRequests(2 * GIB, GIB, 4 * MIB), 512 + 4);
     assert.equal(remoteReadRequests(0, GIB, MIB), 0);
+    // A segment of 2.5 chunks takes 3 chunk GETs.
+    assert.equal(remoteReadRequests(10 * MIB, 2.5 * MIB, MIB), 4 * (3 + 2));
   });
 });
 
@@ -128,7 +130,7 @@ describe('scenarios', () => {
     const c = costScenario(w, { name: 'local 1h', localRetentionMs: HOUR_MS }, ia, 0);
     const readBytes = 10 * MIB * MONTH_SECONDS * 2 * 0.5;
     close(c.quantities.remoteReadGiB, readBytes / GIB);
-    close(c.quantities.getRequests, readBytes / MIB + (2 * readBytes) / GIB);
+    close(c.quantities.getRequests, (readBytes / GIB) * (1024 + 2));
     close(c.components.getRequests, (c.quantities.getRequests * 0.001) / 1000);
     close(c.components.retrieval, (readBytes / GIB) * 0.01);
   });
@@ -141,6 +143,11 @@ describe('scenarios', () => {
     // Glacier IR bills 90 days for data deleted after 7, and 128 KiB for each small object.
     const ratio = glacier.quantities.billedObjectGiBMonths / std.quantities.billedObjectGiBMonths;
     assert.ok(ratio > 90 / 7 && ratio < (90 / 7) * 1.001, String(ratio));
+  });
+
+  it('fills a segment with whole batches only', () => {
+    assert.equal(effectiveSegmentBytes(workload({ segmentBytes: 1000, batchBytes: 300 })), 900);
+    assert.equal(effectiveSegmentBytes(workload({ segmentBytes: 1000, batchBytes: 3000 })), 1000);
   });
 
   it('rolls slow partitions by segment.ms: more, smaller segments', () => {
