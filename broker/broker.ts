@@ -19,6 +19,9 @@ import { GroupCoordinator } from './group/group-coordinator.js';
 import { RemoteLogManager, remoteLogManagerConfig } from '../remote-log/remote-log-manager.js';
 import { createRemoteStorage, parseRsmConfig, RSM_CONFIG_PREFIX } from '../remote-log/storage-url.js';
 import { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/index.js';
+import { BrokerMetrics } from './metrics/broker-metrics.js';
+import { startHttpServer, type HttpServerHandle } from './http/http-server.js';
+import { LogCleaner, logCleanerConfigFrom } from './log/cleaner/log-cleaner.js';
 import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 
@@ -43,11 +46,14 @@ export class Broker {
     private readonly logs: LogManager,
     private readonly groups: GroupCoordinator,
     readonly remoteLogManager: RemoteLogManager | null,
+    readonly cleaner: LogCleaner,
     private readonly log: Logger,
   ) {}
 
   /** The port of the first listener (the bound one when configured as 0). */
   port = 0;
+  /** The HTTP listener (metrics, JSON API, console); its port is `http.port`. */
+  http: HttpServerHandle | null = null;
 
   static async start(config: BrokerConfig, options: BrokerOptions): Promise<Broker> {
     const log = options.log;
@@ -131,8 +137,12 @@ export class Broker {
       coordinatorNode: () => ({ nodeId: config.nodeId, host: advertised.host, port: advertised.port }),
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
     };
-    dispatcher = new Dispatcher<BrokerContext>(allHandlers, context);
-    const broker = new Broker(config, context, topics, logs, groups, rlm, log);
+    const parts = { topics, groups, remoteLogManager: rlm };
+    const metrics = new BrokerMetrics(parts);
+    dispatcher = new Dispatcher<BrokerContext>(metrics.instrument(allHandlers), context, metrics.requestObserver);
+    const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });
+    const broker = new Broker(config, context, topics, logs, groups, rlm, cleaner, log);
+    broker.http = await startHttpServer({ ...parts, listeners: config.httpListeners, logger: log.child({ component: 'http' }), metrics });
     for (const l of config.listeners) {
       const listener = new KafkaListener({ name: l.name, host: l.host, port: l.port }, dispatcher, config.getInt('socket.request.max.bytes'), log);
       const port = await listener.start();
@@ -142,7 +152,7 @@ export class Broker {
         if (advertisedConf.port === 0 || config.advertisedListeners === config.listeners) advertised.port = port;
       }
     }
-    log.info({ listeners: config.listeners.map((l) => `${l.name}://${l.host}:${l.port}`), port: broker.port, clusterId: identity.clusterId, nodeId: config.nodeId, logDirs: config.logDirs }, 'sediment broker started');
+    log.info({ listeners: config.listeners.map((l) => `${l.name}://${l.host}:${l.port}`), port: broker.port, httpPort: broker.http.port, clusterId: identity.clusterId, nodeId: config.nodeId, logDirs: config.logDirs }, 'sediment broker started');
     return broker;
   }
 
@@ -150,6 +160,8 @@ export class Broker {
     if (this.stopped) return;
     this.stopped = true;
     for (const l of this.listeners) await l.stop();
+    await this.http?.stop();
+    await this.cleaner.stop();
     await this.groups.close();
     await this.remoteLogManager?.stop();
     await this.logs.shutdown();

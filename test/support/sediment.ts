@@ -119,7 +119,11 @@ export interface SedimentOptions {
 }
 
 /** Overrides every test broker gets unless it says otherwise: no rebalance delay. */
-export const testDefaults: Readonly<Record<string, string>> = { 'group.initial.rebalance.delay.ms': '0' };
+export const testDefaults: Readonly<Record<string, string>> = {
+  'group.initial.rebalance.delay.ms': '0',
+  // Tests run brokers side by side: never the fixed default HTTP port.
+  'http.listeners': `http://${host}:0`,
+};
 
 function overridesFor(dataDir: string, port: number, extra: Readonly<Record<string, string>> | undefined): Record<string, string> {
   return { ...testDefaults, 'log.dirs': dataDir, listeners: `PLAINTEXT://${host}:${port}`, ...extra };
