@@ -261,7 +261,8 @@ export const CONSOLE_HTML = String.raw`<!doctype html>
     body.replaceChildren(summary, table);
   }
 
-  // The cost report (served by the cost model when present): scenarios with components and a monthly total.
+  // The cost report (the cost model's JSON, when the broker serves /v1/cost): one object per scenario
+  // with its components and total in dollars per month, and the saving against no tiering.
   function renderCost(report) {
     var body = document.getElementById('cost-body');
     var scenarios = Array.isArray(report) ? report : (report && Array.isArray(report.scenarios) ? report.scenarios : null);
@@ -272,13 +273,16 @@ export const CONSOLE_HTML = String.raw`<!doctype html>
       Object.keys(comp).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); });
     });
     function money(v) { var n = num(v); return isFinite(n) ? '$' + n.toFixed(2) : '-'; }
+    var saving = scenarios.some(function (sc) { return sc.savingVsNoTiering !== undefined; });
     body.replaceChildren(h('table', null,
-      h('thead', null, h('tr', null, h('th', null, 'Scenario'), keys.map(function (k) { return h('th', null, k); }), h('th', null, 'Total / month'))),
+      h('thead', null, h('tr', null, h('th', null, 'Scenario'), keys.map(function (k) { return h('th', null, k); }), h('th', null, 'Total / month'),
+        saving ? h('th', null, 'Saving vs no tiering') : null)),
       h('tbody', null, scenarios.map(function (sc) {
         var comp = sc.components || {};
-        return h('tr', null, td(sc.name || sc.scenario || '', 'text'), keys.map(function (k) {
+        return h('tr', { 'data-scenario': sc.scenario || sc.name || '' }, td(sc.scenario || sc.name || '', 'text'), keys.map(function (k) {
           var v = comp[k]; return td(v && typeof v === 'object' ? money(v.total !== undefined ? v.total : v.cost) : money(v));
-        }), td(money(sc.total)));
+        }), td(money(sc.total), 'total'),
+          saving ? td(sc.savingVsNoTiering === undefined ? '-' : money(sc.savingVsNoTiering) + (sc.savingPercent !== undefined ? ' (' + sc.savingPercent + ' %)' : '')) : null);
       }))));
   }
 

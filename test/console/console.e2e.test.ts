@@ -35,8 +35,8 @@ const GROUP = 'console-readers';
 
 /** A fixed cost report, as the cost model would serve it, for the cost panel. */
 const COST_REPORT = [
-  { name: 'no tiering', components: { brokerDisk: 912.4, objectStorage: 0 }, total: 912.4 },
-  { name: 'local 1 day', components: { brokerDisk: 45.1, objectStorage: 120.75 }, total: 165.85 },
+  { scenario: 'no tiering', components: { brokerDisk: 912.4, objectStorage: 0 }, total: 912.4, savingVsNoTiering: 0, savingPercent: 0 },
+  { scenario: 'local 1d', components: { brokerDisk: 45.1, objectStorage: 120.75 }, total: 165.85, savingVsNoTiering: 746.55, savingPercent: 81.8 },
 ];
 
 interface PartitionJson {
@@ -137,7 +137,8 @@ describe('console in headless Chromium', () => {
     assert.deepEqual(lags, [['0', '0'], ['1', '5']]);
     // The cost panel shows the cost route's scenarios.
     await page.waitForSelector('#cost-body table', { timeout: 10_000 });
-    assert.match((await page.textContent('#cost-body')) ?? '', /local 1 day.*\$165\.85/s);
+    assert.equal((await page.textContent('#cost-body tr[data-scenario="local 1d"] td.total'))?.trim(), '$165.85');
+    assert.match((await page.textContent('#cost-body tr[data-scenario="local 1d"]')) ?? '', /\$746\.55 \(81\.8 %\)/);
   });
 
   it('after tiering, the picture shows remote segments without a reload (DOM and screenshot)', async () => {
