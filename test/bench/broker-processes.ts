@@ -63,6 +63,8 @@ export interface SedimentOptions {
   /** Directory for `--cpu-prof` output; no profiling when absent. */
   readonly cpuProfDir?: string;
   readonly overrides?: readonly string[];
+  /** SEDIMENT_LOG_LEVEL for the broker; default warn (SEDIMENT_BENCH_LOG_LEVEL overrides it). */
+  readonly logLevel?: string;
 }
 
 /**
@@ -86,7 +88,7 @@ export async function startSediment(options: SedimentOptions = {}): Promise<Benc
       '--override', 'group.initial.rebalance.delay.ms=0',
       ...(options.overrides ?? []).flatMap((o) => ['--override', o]),
     ];
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SEDIMENT_LOG_LEVEL: 'warn' } });
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SEDIMENT_LOG_LEVEL: options.logLevel ?? process.env['SEDIMENT_BENCH_LOG_LEVEL'] ?? 'warn' } });
     const output: string[] = [];
     const keep = (b: Buffer): void => {
       output.push(b.toString('utf8'));
@@ -109,6 +111,14 @@ export async function startSediment(options: SedimentOptions = {}): Promise<Benc
     const pid = child.pid ?? -1;
     const rss = new RssSampler(pid);
     let peak = 0;
+    let stopping = false;
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      // Exit code 0 without a stop: the SIGTERM/SIGINT handler's clean shutdown, i.e. some
+      // other process signalled the broker (its listener keeps the event loop alive otherwise).
+      const hint = code === 0 ? ' (a clean shutdown: something else sent SIGTERM/SIGINT)' : '';
+      process.stderr.write(`Sediment (pid ${pid}) exited unexpectedly: ${code ?? signal}${hint}\n${output.join('').slice(-6000)}\n`);
+    });
     return {
       name: 'sediment',
       bootstrap: `127.0.0.1:${port}`,
@@ -116,6 +126,7 @@ export async function startSediment(options: SedimentOptions = {}): Promise<Benc
       peakRssBytes: () => Math.max(peak, rss.sample()),
       stop: async () => {
         peak = rss.stop();
+        stopping = true;
         child.kill('SIGTERM');
         if (!(await waitExit(child, 30_000))) {
           child.kill('SIGKILL');

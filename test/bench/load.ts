@@ -80,6 +80,9 @@ export async function consume(bootstrap: string, topic: string, records: number)
   const r = await runKafkaTool(KafkaTool.consumerPerfTest, consumerArgs(bootstrap, topic, records), { timeoutMs: 300_000 });
   checkToolErrors('ConsumerPerformance', r.stderr);
   const s = parseConsumerSummary(r.stdout);
-  if (s.records < records) throw new Error(`ConsumerPerformance read ${s.records} of ${records} records from ${topic}`);
+  if (s.records < records) {
+    const why = /WARNING: [^\n]*/.exec(r.stdout)?.[0] ?? 'no reason given';
+    throw new Error(`ConsumerPerformance read ${s.records} of ${records} records from ${topic} at ${bootstrap}: ${why}\n${r.stderr.slice(-2000)}`);
+  }
   return s;
 }

@@ -37,6 +37,10 @@ test('ConsumerPerformance: the row under the header, by column name', () => {
   assert.equal(s.fetchMbPerSec, 69.3746);
   assert.equal(s.fetchRecordsPerSec, 71039.5453);
   assert.throws(() => parseConsumerSummary('nothing here'), /no ConsumerPerformance result/);
+  const timedOut = parseConsumerSummary(
+    [out.split('\n')[0], 'WARNING: Exiting before consuming the expected number of messages: timeout (30000 ms) exceeded.', '2026-11-29 07:40:19:881, 2026-11-29 07:40:34:957, 1.0000, 0.1, 1024, 68.0, 0, 15076, 0.1, 68.0'].join('\n'),
+  );
+  assert.equal(timedOut.records, 1024);
 });
 
 test('spread: median of odd and even counts, min and max', () => {

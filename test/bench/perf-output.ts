@@ -73,7 +73,8 @@ export interface ConsumerSummary {
 export function parseConsumerSummary(stdout: string): ConsumerSummary {
   const lines = stdout.split('\n').map((l) => l.trim()).filter((l) => l !== '');
   const headerAt = lines.findIndex((l) => l.startsWith('start.time,'));
-  const row = headerAt < 0 ? undefined : lines[headerAt + 1];
+  // The row starts with the start date; a WARNING (e.g. the tool's timeout) may come first.
+  const row = headerAt < 0 ? undefined : lines.slice(headerAt + 1).find((l) => /^\d{4}-\d{2}-\d{2} /.test(l));
   if (row === undefined) throw new Error(`no ConsumerPerformance result in output:\n${stdout.slice(-2000)}`);
   const names = lines[headerAt]!.split(',').map((s) => s.trim());
   const values = row.split(',').map((s) => s.trim());

@@ -86,8 +86,8 @@ function parseArgs(argv: readonly string[]): Options {
     }
   }
   o.runs = runs ?? (o.quick ? 1 : 3);
-  o.records = records ?? (o.quick ? 60_000 : 250_000);
-  o.latencySeconds = latencySeconds ?? (o.quick ? 3 : 6);
+  o.records = records ?? (o.quick ? 60_000 : 150_000);
+  o.latencySeconds = latencySeconds ?? (o.quick ? 3 : 5);
   const full = !o.quick && o.only === null && o.profileDir === null;
   if (noDoc) o.doc = null;
   else if (o.doc === null && full) o.doc = path.join(repoRoot(), 'docs', 'benchmarks.md');
