@@ -18,6 +18,9 @@ export interface RequestProcessor {
   process(frame: Buffer, ctx: FrameContext): Promise<Buffer[] | null>;
 }
 
+/** How long a closing connection may take to flush the responses already written. */
+const CLOSE_GRACE_MS = 5000;
+
 /** Thrown by a processor to ask for the connection to be closed (Kafka's answer to unparseable requests). */
 export class CloseConnectionError extends Error {}
 
@@ -46,10 +49,28 @@ export class Connection {
     socket.on('close', () => this.cleanup());
   }
 
+  /**
+   * Closes this connection. Responses already written are flushed first (as
+   * Kafka has sent every earlier answer before it reads the next request, a
+   * client must get them); nothing more is read, and the socket is destroyed
+   * once flushed, or after a grace period if the peer does not read.
+   */
   close(reason: string): void {
     if (this.closed) return;
     this.ctx.log.info({ reason }, 'closing connection');
-    this.socket.destroy();
+    const socket = this.socket;
+    socket.pause();
+    socket.removeAllListeners('data');
+    if (socket.destroyed || socket.writableLength === 0) {
+      socket.destroy();
+    } else {
+      const timer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
+      timer.unref();
+      socket.end(() => {
+        clearTimeout(timer);
+        socket.destroy();
+      });
+    }
     this.cleanup();
   }
 
