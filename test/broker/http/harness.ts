@@ -1,24 +1,18 @@
-// A real broker in this process with the HTTP listener next to it, wired as
-// broker.ts wires it: BrokerMetrics over the broker's parts, a dispatcher with
-// the instrumented handlers and the metrics' RequestObserver, and the HTTP
-// server. The broker's own Kafka listener binds an ephemeral port nobody uses;
-// the instrumented one binds the advertised port, so every client request
-// (bootstrap and after Metadata) goes through it.
+// A real broker in this process with its HTTP listener on an ephemeral port,
+// as broker.ts wires it (BrokerMetrics over the broker's parts, the dispatcher
+// observed and its Produce/Fetch handlers instrumented). With `routes`, a
+// second HTTP server over the same parts and metrics serves them too (the
+// broker's own has none), and the tests talk to that one.
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { Broker } from '../../../broker/broker.js';
-import type { BrokerContext } from '../../../broker/broker-context.js';
 import { BrokerConfig } from '../../../broker/config.js';
-import { allHandlers } from '../../../broker/handlers/index.js';
 import { startHttpServer, type HttpRoute, type HttpServerHandle } from '../../../broker/http/http-server.js';
 import { silentLogger } from '../../../broker/logger.js';
-import { BrokerMetrics } from '../../../broker/metrics/broker-metrics.js';
+import type { BrokerMetrics } from '../../../broker/metrics/broker-metrics.js';
 import type { BrokerParts } from '../../../broker/metrics/broker-view.js';
-import { Dispatcher } from '../../../broker/server/dispatcher.js';
-import { KafkaListener } from '../../../broker/server/listener.js';
 
 export const host = '127.0.0.1';
 
@@ -27,7 +21,7 @@ export interface TestBroker {
   readonly parts: BrokerParts;
   readonly metrics: BrokerMetrics;
   readonly http: HttpServerHandle;
-  /** host:port of the instrumented Kafka listener. */
+  /** host:port of the broker's Kafka listener. */
   readonly bootstrap: string;
   /** http://127.0.0.1:<port> */
   readonly baseUrl: string;
@@ -50,30 +44,16 @@ export const tieredTopicConfigs: Readonly<Record<string, string>> = {
   'local.retention.ms': '1000',
 };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 export async function startTestBroker(
   overrides: Readonly<Record<string, string>> = {},
   options: { readonly routes?: Readonly<Record<string, HttpRoute>> } = {},
 ): Promise<TestBroker> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sediment-http-'));
   const log = silentLogger();
-  const kafkaPort = await freePort();
   const config = BrokerConfig.fromProperties({
     'log.dirs': dataDir,
     listeners: `PLAINTEXT://${host}:0`,
-    'advertised.listeners': `PLAINTEXT://${host}:${kafkaPort}`,
-    // The HTTP server under test is started below, on an ephemeral port.
-    'http.listeners': '',
+    'http.listeners': `http://${host}:0`,
     'group.initial.rebalance.delay.ms': '0',
     'offsets.topic.num.partitions': '3',
     ...overrides,
@@ -85,21 +65,16 @@ export async function startTestBroker(
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
+    if (broker.http === null || broker.http.port === 0) throw new Error('the broker started no HTTP listener');
     const parts: BrokerParts = { topics: broker.topics, groups: broker.context.groups, remoteLogManager: broker.remoteLogManager };
-    const metrics = new BrokerMetrics(parts);
-    const dispatcher = new Dispatcher<BrokerContext>(metrics.instrument(allHandlers), broker.context, metrics.requestObserver);
-    const listener = new KafkaListener({ name: 'PLAINTEXT', host, port: kafkaPort }, dispatcher, config.socketRequestMaxBytes, log);
-    await listener.start();
-    cleanups.push(() => listener.stop());
-    const http = await startHttpServer({
-      ...parts,
-      metrics,
-      listeners: [{ host, port: 0 }],
-      logger: log,
-      ...(options.routes === undefined ? {} : { routes: options.routes }),
-    });
-    cleanups.push(() => http.stop());
-    const bootstrap = `${host}:${kafkaPort}`;
+    const metrics = broker.http.metrics;
+    let http: HttpServerHandle = broker.http;
+    if (options.routes !== undefined) {
+      const extra = await startHttpServer({ ...parts, metrics, listeners: [{ host, port: 0 }], logger: log, routes: options.routes });
+      cleanups.push(() => extra.stop());
+      http = extra;
+    }
+    const bootstrap = `${host}:${broker.port}`;
     return {
       broker,
       parts,
