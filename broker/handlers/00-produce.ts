@@ -4,8 +4,12 @@
 // (those versions carry message format v0/v1, which Sediment does not store).
 // Batches are validated and appended verbatim by the partition log (offsets
 // assigned in place); idempotent duplicates are acknowledged with their
-// original offsets. acks must be 0, 1 or -1; acks=0 gets no response. With
-// one broker, acks=-1 and acks=1 both mean "appended to the leader's log".
+// original offsets. As Kafka's ProduceRequest.validateRecords, a partition's
+// records must hold exactly one whole batch (INVALID_RECORD) and zstd needs v7+
+// (UNSUPPORTED_COMPRESSION_TYPE). acks must be 0, 1 or -1; acks=0 gets no
+// response, and when any partition failed the connection is closed instead
+// (Kafka does so the producer learns of the error). With one broker, acks=-1
+// and acks=1 both mean "appended to the leader's log".
 // Not implemented: transactional batches are appended, but no transaction
 // coordinator exists yet (AddPartitionsToTxn is not advertised).
 import type { ApiHandler } from './api-handler.js';
@@ -16,6 +20,33 @@ import type {
   ProduceResponsePartitionProduceResponse,
 } from '../protocol/messages/produce.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { LOG_OVERHEAD, OFFSET_ATTRIBUTES, OFFSET_BATCH_LENGTH, ATTR_COMPRESSION_MASK, BATCH_HEADER_SIZE } from '../protocol/record-batch.js';
+import { CloseConnectionError } from '../server/connection.js';
+
+const ZSTD = 4;
+
+/**
+ * Kafka's per-partition Produce v3+ framing rules, from the batch headers only:
+ * zstd needs v7+, and a second whole batch after the first is refused. Bytes
+ * that do not form a whole second batch are left for the log to trim; the
+ * batches themselves are validated by the log.
+ */
+function produceRecordsError(records: Buffer, version: number): KafkaError | null {
+  if (records.length < LOG_OVERHEAD) return null;
+  const first = records.readInt32BE(OFFSET_BATCH_LENGTH) + LOG_OVERHEAD;
+  if (first < BATCH_HEADER_SIZE || first > records.length) return null;
+  if (version < 7 && (records.readInt16BE(OFFSET_ATTRIBUTES) & ATTR_COMPRESSION_MASK) === ZSTD) {
+    return new KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `Produce requests with version ${version} are not allowed to use ZStandard compression`);
+  }
+  const rest = records.length - first;
+  if (rest >= LOG_OVERHEAD) {
+    const second = records.readInt32BE(first + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD;
+    if (second >= BATCH_HEADER_SIZE && second <= rest) {
+      return new KafkaError(ErrorCode.INVALID_RECORD, `Produce requests with version ${version} are only allowed to contain exactly one record batch per partition`);
+    }
+  }
+  return null;
+}
 
 function partitionResponse(index: number, errorCode: number, errorMessage: string | null = null): ProduceResponsePartitionProduceResponse {
   return { index, errorCode, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [], errorMessage };
@@ -39,6 +70,8 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
             if (partition === undefined) return partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
             if (broker.topics.isInternal(t.name)) return partitionResponse(p.index, ErrorCode.INVALID_TOPIC_EXCEPTION, `cannot produce to internal topic ${t.name}`);
             if (p.records === null || p.records.length === 0) return partitionResponse(p.index, ErrorCode.CORRUPT_MESSAGE, 'no records');
+            const framing = produceRecordsError(p.records, ctx.apiVersion);
+            if (framing !== null) return partitionResponse(p.index, framing.code, framing.message);
             try {
               const r = await partition.append(p.records);
               if (!r.duplicate) broker.waiters.notify(t.name, p.index);
@@ -52,11 +85,16 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
         ),
       })),
     );
-    if (req.acks === 0) return null;
+    if (req.acks === 0) {
+      const failed = responses.flatMap((t) => t.partitionResponses.filter((p) => p.errorCode !== 0).map((p) => `${t.name}-${p.index}: ${p.errorCode}`));
+      if (failed.length > 0) throw new CloseConnectionError(`acks=0 produce failed (${failed.join(', ')})`);
+      return null;
+    }
     return { responses, throttleTimeMs: 0 };
   },
   errorResponse(req, errorCode) {
-    if (req.acks === 0) return { responses: [], throttleTimeMs: 0 };
+    // acks=0 expects no response: close the connection as for any failed acks=0 produce.
+    if (req.acks === 0) throw new CloseConnectionError(`acks=0 produce failed with error ${errorCode}`);
     return {
       responses: req.topicData.map((t) => ({ name: t.name, partitionResponses: t.partitionData.map((p) => partitionResponse(p.index, errorCode)) })),
       throttleTimeMs: 0,

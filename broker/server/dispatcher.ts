@@ -81,6 +81,8 @@ export class Dispatcher<Broker> implements RequestProcessor {
     try {
       response = await handler.handle(this.broker, request, ctx);
     } catch (err) {
+      // A handler may ask for the connection to be closed (acks=0 Produce errors).
+      if (err instanceof CloseConnectionError) throw err;
       failed = true;
       const code = err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR;
       if (!(err instanceof KafkaError)) fctx.log.error({ err, apiKey: header.apiKey }, 'handler failed');
