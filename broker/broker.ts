@@ -142,7 +142,13 @@ export class Broker {
     dispatcher = new Dispatcher<BrokerContext>(metrics.instrument(allHandlers), context, metrics.requestObserver);
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });
     const broker = new Broker(config, context, topics, logs, groups, rlm, cleaner, log);
-    broker.http = await startHttpServer({ ...parts, listeners: config.httpListeners, logger: log.child({ component: 'http' }), metrics });
+    try {
+      broker.http = await startHttpServer({ ...parts, listeners: config.httpListeners, logger: log.child({ component: 'http' }), metrics });
+    } catch (err) {
+      // e.g. the HTTP port in use: stop what already runs so no timer keeps the process alive.
+      await broker.stop();
+      throw err;
+    }
     for (const l of config.listeners) {
       const listener = new KafkaListener({ name: l.name, host: l.host, port: l.port }, dispatcher, config.getInt('socket.request.max.bytes'), log);
       const port = await listener.start();
