@@ -59,7 +59,7 @@ export class JsonLineProcess {
     this.child.stderr?.setEncoding('utf8');
     this.child.stdout?.on('data', (s: string) => this.write(s));
     this.child.stderr?.on('data', (s: string) => {
-      this.stderrTail = (this.stderrTail + s).slice(-8000);
+      this.stderrTail = (this.stderrTail + s).slice(-30_000);
     });
     this.child.stdin?.on('error', () => undefined);
     this.exited = new Promise((resolve) => {
@@ -181,7 +181,7 @@ export class JsonLineProcess {
 
   diagnostics(): string {
     const last = this.events.slice(-5).map((e) => JSON.stringify(e));
-    return [`--- ${this.name} (pid ${this.pid}) last events:`, ...last, '--- text:', ...this.text.slice(-20), '--- stderr:', this.stderrTail.slice(-3000)].join('\n');
+    return [`--- ${this.name} (pid ${this.pid}) last events:`, ...last, '--- text:', ...this.text.slice(-20), '--- stderr:', this.stderrTail.slice(-6000)].join('\n');
   }
 }
 
@@ -380,4 +380,33 @@ export class Report {
   print(title: string): void {
     console.log([`\n${title}`, ...this.lines.map((l) => `  ${l}`)].join('\n'));
   }
+}
+
+/** Produces `count` keyed records (values `<prefix>-<n>`, n from `first`), acks=all, in batches of 500. */
+export async function produceKeyed(bootstrap: string, topic: string, count: number, options: { prefix?: string; first?: number; keys?: number } = {}): Promise<void> {
+  const kafka = new Kafka({ brokers: [bootstrap], clientId: 'e2e-groups-producer', logLevel: logLevel.NOTHING });
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  const first = options.first ?? 0;
+  const prefix = options.prefix ?? 'v';
+  const keys = options.keys ?? 300;
+  await producer.connect();
+  try {
+    for (let i = 0; i < count; i += 500) {
+      const n = Math.min(500, count - i);
+      await producer.send({ topic, acks: -1, messages: Array.from({ length: n }, (_, j) => ({ key: `key-${(first + i + j) % keys}`, value: `${prefix}-${first + i + j}` })) });
+    }
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+/** Waits until the group's committed offsets equal the log end; returns the log end offsets. */
+export async function waitCommittedToEnd(bootstrap: string, group: string, topic: string, partitions: number, timeoutMs = 120_000, detail?: () => string): Promise<bigint[]> {
+  const ends = await withAdmin(bootstrap, (a) => logEndOffsets(a, topic, partitions));
+  let committed: bigint[] = [];
+  await eventually(`${group}: committed offsets to reach the log end`, async () => {
+    committed = await withAdmin(bootstrap, (a) => committedOffsets(a, group, topic, partitions));
+    return committed.every((o, p) => o === ends[p]);
+  }, timeoutMs, () => `committed ${committed.join(',')} log end ${ends.join(',')}${detail === undefined ? '' : `\n${detail()}`}`);
+  return ends;
 }

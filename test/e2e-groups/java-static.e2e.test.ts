@@ -1,0 +1,267 @@
+// The Java client (kafka-clients 4.1.1, classic protocol) with
+// CooperativeStickyAssignor and static membership: three members consume a
+// six-partition topic to the end with commits; then each is restarted in turn
+// (closed without LeaveGroup, started again with the same group.instance.id)
+// while records keep arriving. The restarts cause no rebalance: every member
+// keeps the generation id it had (the clients' groupMetadata()), the others see
+// no revocation or assignment, the restarted member gets its old partitions
+// back in the same generation, the coordinator stays Stable and logs no
+// completed rebalance, and DescribeGroups shows the same instances owning the
+// same partitions (the restarted one under a new member id).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { createTopic } from '../clients/common.js';
+import { assertNoBrokerErrors } from '../e2e/helpers.js';
+import { startSediment, type SedimentProcess } from '../support/sediment.js';
+import { kafkaClasspath, repoRoot, requireTools } from '../support/tools.js';
+import {
+  assignments,
+  committedOffsets,
+  eventually,
+  JsonLineProcess,
+  logEndOffsets,
+  ownershipProblem,
+  ProcessedLedger,
+  range,
+  Report,
+  withAdmin,
+  type JsonEvent,
+} from './support.js';
+
+const topic = 'java-static';
+const group = 'g-java-static';
+const partitions = 6;
+const sessionTimeoutMs = 30_000;
+const instances = ['s-1', 's-2', 's-3'];
+
+let broker: SedimentProcess;
+let classDir: string;
+const ledger = new ProcessedLedger();
+const report = new Report();
+let produced = 0;
+
+const javaDir = path.join(repoRoot(), 'test', 'e2e-groups', 'java');
+
+/** Compiles StaticMember.java against the reference Kafka jars into a temporary directory. */
+function compileStaticMember(): string {
+  const javac = spawnSync('javac', ['-version'], { encoding: 'utf8' });
+  if (javac.status !== 0) throw new Error('missing tool: javac (a JDK 17+). Install it with: apt-get install -y openjdk-17-jdk-headless');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'e2e-groups-java-'));
+  const source = path.join(javaDir, 'StaticMember.java');
+  const r = spawnSync('javac', ['-cp', kafkaClasspath(), '-d', dir, source], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`javac ${source} failed:\n${r.stdout}${r.stderr}`);
+  return dir;
+}
+
+interface JavaMember {
+  readonly instanceId: string;
+  readonly proc: JsonLineProcess;
+  /** Rebalance callbacks (assigned/revoked/lost) in order. */
+  readonly callbacks: JsonEvent[];
+  readonly gens: Set<number>;
+  status: JsonEvent | null;
+  errors: string[];
+  /** Callbacks seen before "stop" was sent (close() itself revokes the member's own partitions). */
+  callbacksBeforeStop: number | null;
+}
+
+const running = new Map<string, JavaMember>();
+const all: JavaMember[] = [];
+
+function startMember(instanceId: string): JavaMember {
+  const m: JavaMember = {
+    instanceId,
+    callbacks: [],
+    gens: new Set(),
+    status: null,
+    errors: [],
+    callbacksBeforeStop: null,
+    proc: new JsonLineProcess(
+      `java ${instanceId}`,
+      'java',
+      [`-Dlog4j2.configurationFile=${path.join(javaDir, 'log4j2.properties')}`, '-cp', `${classDir}${path.delimiter}${kafkaClasspath()}`, 'StaticMember', broker.bootstrap, topic, group, instanceId, String(sessionTimeoutMs)],
+      (e) => {
+        switch (e.ev) {
+          case 'rec':
+            ledger.record(Number(e['p']), BigInt(Number(e['o'])), String(e['v']));
+            break;
+          case 'assigned':
+          case 'revoked':
+          case 'lost':
+            m.callbacks.push(e);
+            break;
+          case 'status':
+            m.status = e;
+            if (Number(e['gen']) > 0) m.gens.add(Number(e['gen']));
+            break;
+          case 'commit':
+            m.gens.add(Number(e['gen']));
+            break;
+          case 'error':
+            m.errors.push(String(e['error']));
+            break;
+        }
+      },
+      (e) => e.ev === 'closed' || e.ev === 'error' || e.ev === 'assigned' || e.ev === 'revoked' || e.ev === 'lost',
+    ),
+  };
+  running.set(instanceId, m);
+  all.push(m);
+  return m;
+}
+
+async function stopMember(m: JavaMember): Promise<void> {
+  m.callbacksBeforeStop = m.callbacks.length;
+  m.proc.send('stop');
+  const exit = await m.proc.waitExit(60_000);
+  assert.deepEqual(exit, { code: 0, signal: null }, m.proc.diagnostics());
+  assert.ok(m.proc.events.some((e) => e.ev === 'closed'), m.proc.diagnostics());
+  running.delete(m.instanceId);
+}
+
+async function produce(count: number): Promise<void> {
+  const kafka = new Kafka({ brokers: [broker.bootstrap], clientId: 'java-static-producer', logLevel: logLevel.NOTHING });
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  try {
+    for (let i = 0; i < count; i += 500) {
+      const n = Math.min(500, count - i);
+      await producer.send({ topic, acks: -1, messages: Array.from({ length: n }, (_, j) => ({ key: `key-${(produced + j) % 300}`, value: `j-${produced + j}` })) });
+      produced += n;
+    }
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+const sortedJson = (ps: readonly number[]): string => JSON.stringify([...ps].sort((a, b) => a - b));
+
+/** Waits for a Stable group of the running members whose own view (status) matches the coordinator's. */
+async function stableGroup(what: string): Promise<Map<string, { memberId: string; partitions: number[] }>> {
+  let last = '';
+  let out = new Map<string, { memberId: string; partitions: number[] }>();
+  await eventually(what, async () => {
+    for (const m of running.values()) if (!m.proc.alive) throw new Error(`${m.instanceId} exited while waiting for ${what}:\n${m.proc.diagnostics()}`);
+    const g = await withAdmin(broker.bootstrap, (a) => a.describeGroup(group));
+    const owned = assignments(g, topic);
+    last = `${g.state} ${JSON.stringify(g.members.map((m) => [m.groupInstanceId, m.memberId, owned.get(m.memberId)]))}; clients ${JSON.stringify([...running.values()].map((m) => m.status))}`;
+    if (g.state !== 'Stable' || g.members.length !== running.size || ownershipProblem(owned, partitions) !== null) return false;
+    const next = new Map<string, { memberId: string; partitions: number[] }>();
+    for (const gm of g.members) {
+      const m = gm.groupInstanceId === null ? undefined : running.get(gm.groupInstanceId);
+      const ps = owned.get(gm.memberId) ?? [];
+      if (m === undefined || m.status === null || m.status['memberId'] !== gm.memberId || sortedJson(m.status['partitions'] as number[]) !== sortedJson(ps)) return false;
+      next.set(m.instanceId, { memberId: gm.memberId, partitions: ps });
+    }
+    out = next;
+    return true;
+  }, 120_000, () => `${last}\n${diagnostics()}`);
+  for (const m of all) assert.deepEqual(m.errors, [], `${m.instanceId} failed`);
+  return out;
+}
+
+async function consumedToEnd(what: string): Promise<bigint[]> {
+  const ends = await withAdmin(broker.bootstrap, (a) => logEndOffsets(a, topic, partitions));
+  let committed: bigint[] = [];
+  await eventually(what, async () => {
+    committed = await withAdmin(broker.bootstrap, (a) => committedOffsets(a, group, topic, partitions));
+    return committed.every((o, p) => o === ends[p]);
+  }, 120_000, () => `committed ${committed.join(',')} log end ${ends.join(',')}`);
+  return ends;
+}
+
+/**
+ * Members started before the rolling restart saw no callback since `callbacksAt`;
+ * restarted ones were assigned exactly once, in `generation`, and saw nothing else.
+ */
+function checkNoRebalanceCallbacks(generation: number, callbacksAt: ReadonlyMap<string, number>): void {
+  for (const m of all) {
+    const original = callbacksAt.has(m.instanceId) && all.indexOf(m) < instances.length;
+    const live = m.callbacks.slice(0, m.callbacksBeforeStop ?? m.callbacks.length);
+    if (original) assert.deepEqual(live.slice(callbacksAt.get(m.instanceId)), [], `${m.instanceId} saw rebalance callbacks during the rolling restart`);
+    else assert.deepEqual(live.map((e) => [e.ev, e['gen']]), [['assigned', generation]], `restarted ${m.instanceId}: callbacks`);
+  }
+}
+
+/** The coordinator's log lines and the members' logs, for failure messages. */
+function diagnostics(): string {
+  const coordinator = broker.logs.lines.filter((l) => l['component'] === 'group-coordinator').map((l) => JSON.stringify(l));
+  return ['--- coordinator log:', ...coordinator.slice(-40), ...all.map((m) => m.proc.diagnostics())].join('\n');
+}
+
+const rebalanceLines = (): number =>
+  [...broker.previousLogs, broker.logs].flatMap((l) => l.lines).filter((l) => l.msg === 'group rebalance completed' && l['groupId'] === group).length;
+
+before(async () => {
+  requireTools(['java', 'kafka', 'kafkajs']);
+  classDir = compileStaticMember();
+  broker = await startSediment();
+  await createTopic(broker.bootstrap, topic, partitions);
+});
+
+after(async () => {
+  for (const m of running.values()) await m.proc.kill();
+  await broker?.close();
+  if (classDir !== undefined) rmSync(classDir, { recursive: true, force: true });
+  report.print('Java static members, CooperativeStickyAssignor:');
+});
+
+test('Java static members (cooperative-sticky): consume to the end; a rolling restart causes no rebalance', { timeout: 600_000 }, async () => {
+  const t0 = Date.now();
+  await produce(6000);
+  for (const id of instances) startMember(id);
+  const initial = await stableGroup('three static members to form a Stable group');
+  report.add(`stable with 3 members after ${Date.now() - t0} ms: ${[...initial].map(([id, a]) => `${id}=[${a.partitions.join(',')}]`).join(' ')}`);
+  await consumedToEnd('the first 6000 records to be committed');
+
+  const gens = new Set([...running.values()].map((m) => Number(m.status?.['gen'])));
+  assert.equal(gens.size, 1, `members disagree on the generation: ${[...gens].join(',')}`);
+  const generation = [...gens][0] as number;
+  const rebalancesBefore = rebalanceLines();
+  assert.ok(rebalancesBefore >= 1);
+  // Callback counts of the members that are not restarted at a given moment.
+  const callbacksAt = new Map([...running.values()].map((m) => [m.instanceId, m.callbacks.length]));
+
+  for (const id of instances) {
+    const old = running.get(id) as JavaMember;
+    const before = initial.get(id) as { memberId: string; partitions: number[] };
+    await produce(1000);
+    const tStop = Date.now();
+    await stopMember(old);
+    // The coordinator keeps the closed static member (no LeaveGroup): still Stable, still three.
+    const g = await withAdmin(broker.bootstrap, (a) => a.describeGroup(group));
+    assert.equal(g.state, 'Stable');
+    assert.deepEqual(g.members.map((m) => m.groupInstanceId).sort(), instances);
+    const restarted = startMember(id);
+    const first = await restarted.proc.waitFor(`${id} restarted: its assignment`, (e) => e.ev === 'assigned', 120_000);
+    assert.equal(first['gen'], generation, `${id} rejoined in generation ${String(first['gen'])}, not ${generation}`);
+    assert.equal(sortedJson(first['partitions'] as number[]), sortedJson(before.partitions), `${id} got other partitions back`);
+    assert.notEqual(first['memberId'], before.memberId, 'a restarted static member gets a new member id');
+    const now = await stableGroup(`${id} restarted: the group Stable again`);
+    assert.deepEqual(now.get(id)?.partitions, before.partitions);
+    report.add(`${id} restarted: same generation ${generation}, partitions [${before.partitions.join(',')}] back after ${Date.now() - tStop} ms`);
+    checkNoRebalanceCallbacks(generation, callbacksAt);
+  }
+
+  await produce(1000);
+  const ends = await consumedToEnd('every record to be committed after the rolling restart');
+  assert.equal(rebalanceLines(), rebalancesBefore, 'the coordinator completed a rebalance during the rolling restart');
+  checkNoRebalanceCallbacks(generation, callbacksAt);
+  for (const m of running.values()) {
+    assert.deepEqual([...m.gens], [generation], `${m.instanceId} saw another generation`);
+    assert.equal(Number(m.status?.['gen']), generation);
+  }
+  for (const p of range(partitions)) assert.equal(ledger.firstGap(p, ends[p] as bigint), null, `partition ${p}: offset never processed`);
+  assert.deepEqual(ledger.conflicts, []);
+  assert.equal(ends.reduce((a, b) => a + b, 0n), BigInt(produced));
+  for (const s of ledger.summary(partitions)) report.add(`partition ${s.partition}: log end ${ends[s.partition]}, ${s.distinct} distinct offsets processed, ${s.duplicates} redelivered`);
+  report.add(`${produced} records; wall ${Date.now() - t0} ms`);
+
+  for (const m of [...running.values()]) await stopMember(m);
+  assertNoBrokerErrors(broker.logs);
+});
