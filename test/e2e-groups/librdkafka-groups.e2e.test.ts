@@ -152,7 +152,8 @@ test('kcat -G: two members consume to the end with commits', { timeout: 600_000 
     const p = new JsonLineProcess(
       `kcat ${name}`,
       kcatPath,
-      ['-b', broker.bootstrap, '-G', group, '-J', '-q', '-X', 'auto.offset.reset=earliest', '-X', 'auto.commit.interval.ms=200', '-X', 'session.timeout.ms=10000', '-X', `client.id=kcat-${name}`, topic],
+      // -u: unbuffered output, so a record's line is out before its auto-committed offset could be.
+      ['-b', broker.bootstrap, '-G', group, '-J', '-q', '-u', '-X', 'auto.offset.reset=earliest', '-X', 'auto.commit.interval.ms=200', '-X', 'session.timeout.ms=10000', '-X', `client.id=kcat-${name}`, topic],
       (e) => {
         if (typeof e['partition'] === 'number') ledger.record(e['partition'], BigInt(Number(e['offset'])), String(e['payload']));
       },
@@ -169,9 +170,9 @@ test('kcat -G: two members consume to the end with commits', { timeout: 600_000 
   await produceKeyed(broker.bootstrap, topic, 2000, { prefix: 'kc', first: 6000 });
   ends = await waitCommittedToEnd(broker.bootstrap, group, topic, partitions);
   assert.equal(ends.reduce((x, y) => x + y, 0n), 8000n);
-  checkLedger(ledger, ends, 'kcat');
   // SIGTERM: kcat closes its consumer (final commit, LeaveGroup); the group empties.
   for (const p of [a, b]) assert.equal((await p.term()).code, 0, p.diagnostics());
+  checkLedger(ledger, ends, 'kcat');
   await eventually('the kcat group to become Empty', async () => (await withAdmin(broker.bootstrap, (adm) => adm.describeGroup(group))).state === 'Empty');
   assert.deepEqual(await waitCommittedToEnd(broker.bootstrap, group, topic, partitions, 5000), ends);
   const s = ledger.summary(partitions);
