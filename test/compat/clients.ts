@@ -1,0 +1,247 @@
+// The compatibility matrix's clients: how each is installed and run against a
+// broker. Programs in other languages print a CompatSummary JSON line last;
+// the CLI and kcat drivers build theirs here. A client that cannot be installed
+// or run throws an Error with the reason, which the matrix reports as its failure.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { kafkaClasspath, missingToolsMessage, findMissingTools, repoRoot, systemPython, type ToolName } from '../support/tools.js';
+import { runKafkaCliCompat } from './kafka-cli.js';
+import { runKcatCompat } from './kcat.js';
+import { parseCompatSummary, programArgs, type CompatRunOptions, type CompatSummary } from './summary.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+export const allCodecs = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
+
+export interface ClientSpec {
+  /** Short id: topic and group names derive from it. */
+  readonly id: string;
+  /** Row title in docs/compatibility.md. */
+  readonly title: string;
+  readonly codecs: readonly string[];
+  /** What each matrix column exercises for this client (docs/compatibility.md). */
+  readonly coverage: Readonly<Record<string, string>>;
+  readonly notes: readonly string[];
+  run(o: CompatRunOptions): Promise<CompatSummary>;
+}
+
+interface ProcessOutput {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runProcess(cmd: string, args: readonly string[], options: { timeoutMs: number; cwd?: string; env?: NodeJS.ProcessEnv }): Promise<ProcessOutput> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: options.cwd, env: options.env ?? process.env });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new Error(`cannot run ${cmd}: ${e.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+    });
+  });
+}
+
+function tail(s: string, n = 3000): string {
+  return s.length <= n ? s.trim() : `...${s.slice(-n).trim()}`;
+}
+
+/** Runs a matrix program; its last stdout line must be a CompatSummary agreeing with the exit code. */
+async function runProgram(name: string, cmd: string, args: readonly string[], timeoutMs: number, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CompatSummary> {
+  const r = await runProcess(cmd, args, { timeoutMs, ...options });
+  const summary = parseCompatSummary(r.stdout);
+  if (summary === null) {
+    const why = r.signal === 'SIGKILL' ? `killed after ${timeoutMs} ms` : `exit ${r.code ?? r.signal}`;
+    throw new Error(`${name} printed no summary (${why}):\n${tail(r.stdout, 1000)}\n${tail(r.stderr)}`);
+  }
+  if (summary.ok !== (r.code === 0)) {
+    return { ...summary, ok: false, errorCount: summary.errorCount + 1, errors: [...summary.errors, `exit code ${r.code ?? r.signal} disagrees with ok=${summary.ok}: ${tail(r.stderr, 1000)}`] };
+  }
+  return summary;
+}
+
+function requireTools(names: readonly ToolName[]): void {
+  const missing = findMissingTools(names);
+  if (missing.length > 0) throw new Error(`cannot install: ${missingToolsMessage(missing)}`);
+}
+
+/** `bash test/compat/install.sh <part>`: returns the installed path, or throws with the script's reason. */
+export async function installPart(part: 'franz-go' | 'kafka-python'): Promise<string> {
+  const script = path.join(repoRoot(), 'test', 'compat', 'install.sh');
+  const r = await runProcess('bash', [script, part], { timeoutMs: 600_000 });
+  const line = r.stdout.split('\n').find((l) => l.startsWith(`${part} `));
+  if (r.code !== 0 || line === undefined) throw new Error(`cannot install ${part}: bash test/compat/install.sh ${part} exited ${r.code ?? r.signal}:\n${tail(r.stderr, 2000)}`);
+  return line.slice(part.length + 1).trim();
+}
+
+/** The Java program, compiled with javac into a temporary directory against the reference jars. */
+async function runJava(o: CompatRunOptions): Promise<CompatSummary> {
+  requireTools(['java', 'kafka']);
+  const classes = mkdtempSync(path.join(os.tmpdir(), 'sediment-compat-java-'));
+  try {
+    const source = path.join(repoRoot(), 'test', 'compat', 'java', 'CompatClient.java');
+    const javac = await runProcess('javac', ['-d', classes, '-cp', kafkaClasspath(), source], { timeoutMs: 120_000 }).catch((e: unknown) => {
+      throw new Error(`cannot install: javac (a JDK) is needed to compile ${source}: ${String(e)}. On Debian: apt-get install -y openjdk-17-jdk-headless`);
+    });
+    if (javac.code !== 0) throw new Error(`javac failed on ${source}:\n${tail(javac.stderr)}`);
+    const log4j = path.join(repoRoot(), 'test', 'compat', 'java', 'log4j2.properties');
+    return await runProgram('java', 'java', ['-Xmx512M', `-Dlog4j2.configurationFile=${log4j}`, '-cp', `${classes}${path.delimiter}${kafkaClasspath()}`, 'CompatClient', ...programArgs(o)], o.timeoutMs + 60_000);
+  } finally {
+    rmSync(classes, { recursive: true, force: true });
+  }
+}
+
+async function runFranzGo(o: CompatRunOptions): Promise<CompatSummary> {
+  const bin = await installPart('franz-go');
+  return runProgram('franz-go', bin, programArgs(o), o.timeoutMs + 60_000);
+}
+
+async function runKafkaPython(o: CompatRunOptions): Promise<CompatSummary> {
+  const python = await installPart('kafka-python');
+  const script = path.join(repoRoot(), 'test', 'compat', 'python', 'kafka_python_compat.py');
+  return runProgram('kafka-python', python, [script, ...programArgs(o)], o.timeoutMs + 60_000);
+}
+
+async function runConfluentPython(o: CompatRunOptions): Promise<CompatSummary> {
+  requireTools(['python-confluent-kafka']);
+  const script = path.join(repoRoot(), 'test', 'compat', 'python', 'confluent_compat.py');
+  return runProgram('confluent-kafka-python', systemPython, [script, ...programArgs(o)], o.timeoutMs + 60_000);
+}
+
+async function runKafkajs(o: CompatRunOptions): Promise<CompatSummary> {
+  requireTools(['kafkajs']);
+  return runProgram('kafkajs', process.execPath, [path.join(here, 'kafkajs', 'compat.js'), ...programArgs(o)], o.timeoutMs + 60_000);
+}
+
+async function runKafkaCli(o: CompatRunOptions): Promise<CompatSummary> {
+  requireTools(['java', 'kafka']);
+  return runKafkaCliCompat(o);
+}
+
+async function runKcat(o: CompatRunOptions): Promise<CompatSummary> {
+  requireTools(['kcat', 'kafkajs']);
+  return runKcatCompat(o);
+}
+
+export const clients: readonly ClientSpec[] = [
+  {
+    id: 'java',
+    title: 'Java client (kafka-clients)',
+    codecs: allCodecs,
+    coverage: {
+      createTopic: 'Admin.createTopics',
+      produce: 'KafkaProducer, idempotent (default), acks=all, one producer per codec',
+      consumeGroup: 'KafkaConsumer.subscribe, commitSync after every poll',
+      listOffsets: 'Admin.listOffsets: earliest, latest, forTimestamp, maxTimestamp',
+      groupLag: 'Admin.listConsumerGroupOffsets vs latest; describeConsumerGroups',
+      describeTopics: 'Admin.describeTopics (leaders, replicas, ISR, topic id)',
+      describeConfigs: 'Admin.describeConfigs (topic)',
+      listOffsetsTiered: 'Admin.listOffsets: OffsetSpec.earliestLocal(), latestTiered()',
+    },
+    notes: ['Compiled with javac at test time against the reference kafka-clients jar.'],
+    run: runJava,
+  },
+  {
+    id: 'kafka-cli',
+    title: "Kafka's CLI tools",
+    codecs: allCodecs,
+    coverage: {
+      createTopic: 'kafka-topics --create',
+      produce: 'kafka-console-producer per codec, keys and headers parsed, idempotent',
+      consumeGroup: 'kafka-console-consumer --group --from-beginning (commits on exit)',
+      listOffsets: 'kafka-get-offsets --time earliest, latest, max-timestamp, timestamps',
+      groupLag: 'kafka-consumer-groups --describe',
+      describeTopic: 'kafka-topics --describe',
+      resetOffsets: 'kafka-consumer-groups --reset-offsets --to-earliest --execute, then --describe',
+    },
+    notes: [
+      "The console producer cannot pick partitions or timestamps: records are placed by the Java client's keyed partitioner (murmur2, checked) and stamped by its clock (checked against the produce window and per-partition order).",
+    ],
+    run: runKafkaCli,
+  },
+  {
+    id: 'franz-go',
+    title: 'franz-go (kgo, kadm)',
+    codecs: allCodecs,
+    coverage: {
+      createTopic: 'kadm CreateTopic',
+      produce: 'kgo ProduceSync, idempotent (default), acks=all, one client per codec',
+      consumeGroup: 'kgo ConsumerGroup (cooperative-sticky), CommitUncommittedOffsets after every poll',
+      listOffsets: 'kadm ListStartOffsets, ListEndOffsets, ListOffsetsAfterMilli, ListMaxTimestampOffsets, ListLocalLogStartOffsets',
+      groupLag: 'kadm Lag',
+      describeConfigs: 'kadm DescribeTopicConfigs',
+    },
+    notes: [],
+    run: runFranzGo,
+  },
+  {
+    id: 'confluent-python',
+    title: 'confluent-kafka-python (librdkafka)',
+    codecs: allCodecs,
+    coverage: {
+      createTopic: 'AdminClient.create_topics',
+      produce: 'Producer, enable.idempotence=true, acks=all, one producer per codec',
+      consumeGroup: 'Consumer.subscribe, commit(asynchronous=False) after every batch',
+      listOffsets: 'get_watermark_offsets (earliest, latest), offsets_for_times',
+      groupLag: 'committed() vs high watermarks; AdminClient.list_groups',
+      describeConfigs: 'AdminClient.describe_configs',
+    },
+    notes: ["Debian's python3-confluent-kafka (confluent-kafka-python 1.7.0 on librdkafka 2.0.2)."],
+    run: runConfluentPython,
+  },
+  {
+    id: 'kcat',
+    title: 'kcat (librdkafka)',
+    codecs: allCodecs,
+    coverage: {
+      createTopic: 'n/a (kcat has no admin API; topic created with kafkajs)',
+      produce: 'kcat -P per codec and partition, enable.idempotence=true',
+      consumeGroup: 'kcat -G (balanced consumer, auto commit) -e -J',
+      listOffsets: 'kcat -Q: -2 (earliest), -1 (latest), timestamps',
+      groupLag: "kcat has no group query: kcat's committed offsets read with kafkajs admin",
+    },
+    notes: ['kcat cannot set timestamps or per-record headers: records carry headers src=kcat, part=<p> and librdkafka CreateTime, checked against the produce window.'],
+    run: runKcat,
+  },
+  {
+    id: 'kafka-python',
+    title: 'kafka-python (PyPI)',
+    codecs: allCodecs,
+    coverage: {
+      createTopic: 'KafkaAdminClient.create_topics',
+      produce: 'KafkaProducer, enable_idempotence=True, acks=all, one producer per codec',
+      consumeGroup: 'KafkaConsumer.subscribe, commit() after every poll',
+      listOffsets: 'beginning_offsets, end_offsets, offsets_for_times; admin list_partition_offsets (EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL)',
+      groupLag: 'list_group_offsets vs list_partition_offsets(LATEST); describe_groups',
+      describeConfigs: 'KafkaAdminClient.describe_configs',
+    },
+    notes: ['Installed into a venv by test/compat/install.sh with python-snappy, lz4, zstandard and crc32c.'],
+    run: runKafkaPython,
+  },
+  {
+    id: 'kafkajs',
+    title: 'kafkajs',
+    codecs: ['none', 'gzip'],
+    coverage: {
+      createTopic: 'admin.createTopics',
+      produce: 'producer (idempotent), acks=-1, one producer per codec',
+      consumeGroup: 'consumer.run eachBatch, commitOffsets after every batch',
+      listOffsets: 'admin.fetchTopicOffsets (low, high), fetchTopicOffsetsByTimestamp',
+      groupLag: 'admin.fetchOffsets vs fetchTopicOffsets; describeGroups',
+    },
+    notes: ['kafkajs has only none and gzip built in; snappy, lz4 and zstd need codec plugins.'],
+    run: runKafkajs,
+  },
+];

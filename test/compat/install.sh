@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Installs the compatibility matrix's clients that come from neither Debian nor
+# npm (test/compat/README.md):
+#   franz-go      downloads the Go modules of test/compat/franz-go (go.sum pinned)
+#                 and builds the program into the cache
+#   kafka-python  a venv with test/compat/python/requirements-kafka-python.txt
+# Idempotent: each part keeps a stamp (hash of its inputs) and is skipped when
+# the stamp matches. `install.sh [franz-go|kafka-python]...` installs only those
+# parts (default: all). Prints "<part> <path>" per part on stdout.
+#
+# Where things go (test/compat/paths.ts resolves the same way):
+#   $SEDIMENT_COMPAT_CACHE                     if set
+#   /work/cache/compat                         if /work/cache exists
+#   ${XDG_CACHE_HOME:-$HOME/.cache}/sediment/compat   otherwise
+# Needs: go (1.24+) and python3 with venv (Debian: python3-venv).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [[ -n "${SEDIMENT_COMPAT_CACHE:-}" ]]; then
+  cache="$SEDIMENT_COMPAT_CACHE"
+elif [[ -d /work/cache ]]; then
+  cache="/work/cache/compat"
+else
+  cache="${XDG_CACHE_HOME:-$HOME/.cache}/sediment/compat"
+fi
+mkdir -p "$cache"
+
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+install_franz_go() {
+  local src="$here/franz-go" out="$cache/franz-go"
+  local bin="$out/compat-franz-go" stamp="$out/.installed"
+  if ! command -v go >/dev/null 2>&1; then
+    echo "install.sh: franz-go: 'go' not found on PATH (Go 1.24+ is needed)" >&2
+    return 1
+  fi
+  local sum
+  sum="$(hash_of "$src/go.mod" "$src/go.sum" "$src/main.go")-$(go env GOVERSION)"
+  if [[ -x "$bin" && -f "$stamp" && "$(cat "$stamp")" == "$sum" ]]; then
+    echo "franz-go $bin"
+    return 0
+  fi
+  echo "install.sh: franz-go: downloading modules and building into $out" >&2
+  mkdir -p "$out"
+  # Called from `||`, where errexit is off: every step checks its own status.
+  if ! (cd "$src" && GOFLAGS=-mod=mod go mod download && GOFLAGS=-mod=mod go build -o "$bin.tmp" . && mv "$bin.tmp" "$bin"); then
+    echo "install.sh: franz-go: module download or build failed (needs the Go module proxy)" >&2
+    return 1
+  fi
+  echo "$sum" > "$stamp"
+  echo "franz-go $bin"
+}
+
+install_kafka_python() {
+  local req="$here/python/requirements-kafka-python.txt"
+  local venv="$cache/kafka-python" stamp="$cache/kafka-python/.installed"
+  local python=/usr/bin/python3
+  [[ -x "$python" ]] || python="$(command -v python3 || true)"
+  if [[ -z "$python" ]]; then
+    echo "install.sh: kafka-python: python3 not found" >&2
+    return 1
+  fi
+  local sum
+  sum="$(hash_of "$req")-$("$python" -c 'import sys; print(sys.version.split()[0])')"
+  if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$sum" ]]; then
+    echo "kafka-python $venv/bin/python"
+    return 0
+  fi
+  echo "install.sh: kafka-python: creating $venv" >&2
+  rm -rf "$venv"
+  if ! "$python" -m venv "$venv" >&2; then
+    echo "install.sh: kafka-python: '$python -m venv' failed; on Debian: apt-get install -y python3-venv" >&2
+    rm -rf "$venv"
+    return 1
+  fi
+  if ! "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req" >&2; then
+    echo "install.sh: kafka-python: pip install -r $req failed (needs PyPI)" >&2
+    return 1
+  fi
+  if ! "$venv/bin/python" -c 'import kafka, kafka.codec as c; assert c.has_snappy() and c.has_lz4() and c.has_zstd(), "codec modules missing"' >&2; then
+    echo "install.sh: kafka-python: installed, but not importable with every codec" >&2
+    return 1
+  fi
+  echo "$sum" > "$stamp"
+  echo "kafka-python $venv/bin/python"
+}
+
+parts=("$@")
+if [[ ${#parts[@]} -eq 0 ]]; then parts=(franz-go kafka-python); fi
+status=0
+for part in "${parts[@]}"; do
+  case "$part" in
+    franz-go) install_franz_go || status=1 ;;
+    kafka-python) install_kafka_python || status=1 ;;
+    *) echo "install.sh: unknown part '$part' (franz-go, kafka-python)" >&2; status=2 ;;
+  esac
+done
+exit $status

@@ -1,0 +1,81 @@
+// The compatibility matrix: every client in test/compat/clients.ts runs its
+// program against one Sediment broker (a `sediment start` child process), and
+// the results are written to docs/compatibility.md. A client that fails, or
+// cannot be installed, fails its test with the reason.
+//   SEDIMENT_COMPAT_COUNT=5000   fewer records (docs/compatibility.md is then left alone)
+//   SEDIMENT_COMPAT_ONLY=java,kcat   a subset of clients (likewise)
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { defaultBaseTimestamp } from '../clients/content.js';
+import { LogLevel, startSediment, type SedimentProcess } from '../support/sediment.js';
+import { repoRoot } from '../support/tools.js';
+import { clients } from './clients.js';
+import { clientPassed, renderCompatibility, type ClientResult } from './report.js';
+
+const defaultCount = 50_000;
+const partitions = 3;
+const count = Number(process.env['SEDIMENT_COMPAT_COUNT'] ?? defaultCount);
+const only = (process.env['SEDIMENT_COMPAT_ONLY'] ?? '').split(',').filter((s) => s !== '');
+const selected = only.length === 0 ? clients : clients.filter((c) => only.includes(c.id));
+/** Per-client limit for consuming; the test's own timeout adds installs and start-up. */
+const clientTimeoutMs = 240_000;
+
+let broker: SedimentProcess;
+let unexpectedExit: string | null = null;
+const results: ClientResult[] = [];
+
+describe('compatibility matrix', () => {
+  before(async () => {
+    broker = await startSediment();
+    broker.onUnexpectedExit = (info, logs) => {
+      unexpectedExit = `broker exited (${info.code ?? info.signal}):\n${logs.tail()}`;
+    };
+  });
+
+  after(async () => {
+    await broker?.close();
+    const lines = ['', `Compatibility matrix (${count} records per client):`];
+    for (const r of results) lines.push(`  ${r.spec.id.padEnd(18)} ${clientPassed(r) ? 'pass' : 'FAIL'}  ${(r.wallMs / 1000).toFixed(1).padStart(6)} s  ${(r.summary?.operations ?? []).map((op) => `${op.name} ${op.ms} ms`).join(', ')}`);
+    lines.push(`  total ${(results.reduce((s, r) => s + r.wallMs, 0) / 1000).toFixed(1)} s`);
+    console.log(lines.join('\n'));
+    if (count === defaultCount && selected.length === clients.length && results.length === clients.length) {
+      writeFileSync(path.join(repoRoot(), 'docs', 'compatibility.md'), renderCompatibility({ count, partitions, results }));
+    }
+  });
+
+  afterEach(() => {
+    assert.equal(unexpectedExit, null);
+    const errors = broker.logs.atLeast(LogLevel.error);
+    assert.equal(errors.length, 0, `broker logged errors:\n${errors.slice(0, 10).map((l) => JSON.stringify(l)).join('\n')}`);
+  });
+
+  for (const spec of selected) {
+    test(`${spec.title}: ${count} records, ${spec.codecs.join('/')}, group, offsets, lag`, { timeout: clientTimeoutMs + 180_000 }, async () => {
+      const t0 = performance.now();
+      let result: ClientResult;
+      try {
+        const summary = await spec.run({
+          bootstrap: broker.bootstrap,
+          topic: `compat-${spec.id}`,
+          group: `compat-${spec.id}-group`,
+          count,
+          partitions,
+          codecs: spec.codecs,
+          baseTimestamp: defaultBaseTimestamp(),
+          timeoutMs: clientTimeoutMs,
+        });
+        result = { spec, summary, failure: null, wallMs: performance.now() - t0 };
+      } catch (e) {
+        result = { spec, summary: null, failure: e instanceof Error ? e.message : String(e), wallMs: performance.now() - t0 };
+      }
+      results.push(result);
+      assert.equal(result.failure, null, `${spec.title} could not run: ${result.failure}`);
+      const s = result.summary!;
+      const failedOps = s.operations.filter((op) => !op.ok).map((op) => op.name);
+      assert.ok(s.ok, `${spec.title} ${s.clientVersion}: failed ${failedOps.join(', ')}; ${s.errorCount} errors:\n${s.errors.join('\n')}`);
+      assert.ok(s.operations.length >= 5, `${spec.title}: only ${s.operations.length} operations reported`);
+    });
+  }
+});
