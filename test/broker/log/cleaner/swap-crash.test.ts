@@ -19,7 +19,7 @@ const WRITE_CONFIG: Partial<LogConfig> = { segmentBytes: 2048, indexIntervalByte
 async function build(dir: string): Promise<{ log: PartitionLog; clock: ManualClock; expected: [string, string][] }> {
   const { log, clock } = await openCompacted(dir, WRITE_CONFIG);
   clock.set(T0);
-  for (let r = 0; r < 8; r++) for (let i = 0; i < 16; i++) await appendKeyed(log, [[`k${i}`, `v${r}-${i}`]], { timestamp: T0 + r * 100 + i });
+  for (let r = 0; r < 5; r++) for (let i = 0; i < 16; i++) await appendKeyed(log, [[`k${i}`, `v${r}-${i}`]], { timestamp: T0 + r * 100 + i });
   await appendKeyed(log, [['k5', null]]);
   await log.roll();
   await appendKeyed(log, [['k0', 'in-active']]);
