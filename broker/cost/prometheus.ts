@@ -17,13 +17,14 @@ export class MetricsParseError extends Error {
 }
 
 function parseValue(text: string, line: number): number {
-  switch (text) {
-    case 'NaN':
+  // As Go's ParseFloat, which Prometheus uses: NaN and Inf in any case (prom-client writes `Nan`).
+  switch (text.toLowerCase()) {
+    case 'nan':
       return Number.NaN;
-    case '+Inf':
-    case 'Inf':
+    case '+inf':
+    case 'inf':
       return Number.POSITIVE_INFINITY;
-    case '-Inf':
+    case '-inf':
       return Number.NEGATIVE_INFINITY;
   }
   const n = Number(text);

@@ -9,12 +9,14 @@ sediment_remote_copy_bytes_total{topic="clicks",note="a \\"quoted\\" value, with
 process_start_time_seconds 1700000000
 sediment_request_latency_seconds_bucket{api="Produce",le="+Inf"} 12
 weird_gauge NaN 1700000000000
+prom_client_gauge Nan
 `;
 
 describe('Prometheus text format', () => {
   it('reads samples with labels, escaped quotes, NaN and +Inf', () => {
     const s = parsePrometheusText(PAGE);
-    assert.equal(s.length, 5);
+    assert.equal(s.length, 6);
+    assert.ok(Number.isNaN(s[5]?.value), 'prom-client writes NaN as Nan');
     assert.deepEqual(s[1]?.labels, { topic: 'clicks', note: 'a "quoted" value, with comma' });
     assert.equal(s[3]?.labels['le'], '+Inf');
     assert.ok(Number.isNaN(s[4]?.value));
