@@ -40,6 +40,8 @@ const ledger = new Ledger();
 const rng = new Prng(seed);
 const failures: string[] = [];
 const byCategory = new Map<string, { cases: number; outcomes: Map<string, number> }>();
+/** Requests left unanswered at the timeout (a long poll may legitimately wait), by source. */
+const silentBySource = new Map<string, number>();
 let healthSeq = 0;
 
 before(async () => {
@@ -74,6 +76,7 @@ after(async () => {
   await broker?.close();
   const lines = [`\nfuzz seed ${seed}: ${totalCases} cases; ${ledger.acceptedCount} produce partitions accepted; rejections by error code ${JSON.stringify([...ledger.rejectedByCode])}`];
   for (const [c, s] of [...byCategory].sort()) lines.push(`  ${c.padEnd(16)} ${String(s.cases).padStart(5)}  ${JSON.stringify(Object.fromEntries(s.outcomes))}`);
+  lines.push(`  unanswered after ${caseTimeoutMs} ms, by source: ${JSON.stringify(Object.fromEntries([...silentBySource].sort()))}`);
   console.log(lines.join('\n'));
 });
 
@@ -88,6 +91,11 @@ async function runCase(c: FrameCase): Promise<void> {
   stats.cases++;
   stats.outcomes.set(o.kind, (stats.outcomes.get(o.kind) ?? 0) + 1);
   byCategory.set(c.category, stats);
+  if (o.kind === 'silent') {
+    const source = c.what.split(':')[0] ?? c.what;
+    silentBySource.set(source, (silentBySource.get(source) ?? 0) + 1);
+    if (process.env['SEDIMENT_FUZZ_DEBUG'] !== undefined && !c.what.includes('size prefix kept')) console.log(`silent: case ${c.id} ${c.what}`);
+  }
   failures.push(...judge(c, o, ledger));
 }
 
@@ -142,6 +150,11 @@ describe(`fuzz: ${totalCases} cases in ${rounds} rounds, seed ${seed}`, () => {
       if (health !== null) throw health;
     });
   }
+
+  test('compressed batches whose payload does not decode are refused (Kafka decompresses to validate)', () => {
+    const bad = ledger.compressedPayloadAccepted;
+    assert.equal(bad.length, 0, `${bad.length} accepted:\n${bad.slice(0, 10).join('\n')}`);
+  });
 
   test('acknowledged offsets tile each partition exactly', () => {
     assert.deepEqual(ledger.checkTiling(targetPartitions), []);

@@ -34,6 +34,8 @@ export interface ProducedPartition {
   readonly records: number;
   /** Keys of those records, in order. */
   readonly keys: readonly string[];
+  /** The damage is inside a compressed payload whose CRC was fixed: only decompressing finds it. */
+  readonly insideCompressedPayload?: boolean;
 }
 
 export interface ProduceCase {
@@ -74,7 +76,7 @@ function validBatch(rng: Prng, caseId: number, tag: string, compression: Compres
   return { bytes: buildRecordBatch({ records, compression }), keys };
 }
 
-type Corruption = { what: string; expect: PartitionExpectation; apply(b: Buffer, rng: Prng): Buffer };
+type Corruption = { what: string; expect: PartitionExpectation; payload?: boolean; apply(b: Buffer, rng: Prng): Buffer };
 
 const recrc = (b: Buffer): Buffer => {
   rewriteBatchCrc(b, 0, b.length);
@@ -100,12 +102,12 @@ const corruptions: readonly Corruption[] = [
   { what: 'batchLength negative', expect: 'reject', apply: (b, rng) => (b.writeInt32BE(rng.pick([-1, -12, -0x80000000]), OFFSET_BATCH_LENGTH), b) },
   { what: 'batchLength 0x7fffffff', expect: 'reject', apply: (b) => (b.writeInt32BE(0x7fffffff, OFFSET_BATCH_LENGTH), b) },
   { what: 'batchLength below the header', expect: 'reject', apply: (b, rng) => (b.writeInt32BE(rng.int(0, BATCH_HEADER_SIZE - 13), OFFSET_BATCH_LENGTH), b) },
-  { what: 'record count off (CRC fixed)', expect: 'reject', apply: (b, rng) => {
+  { what: 'record count off (CRC fixed)', expect: 'reject', payload: true, apply: (b, rng) => {
     const n = b.readInt32BE(OFFSET_RECORDS_COUNT);
     b.writeInt32BE(rng.pick([n + 1, n - 1, 0, -1, 0x7fffffff, n + 1000]), OFFSET_RECORDS_COUNT);
     return recrc(b);
   } },
-  { what: 'lastOffsetDelta off (CRC fixed)', expect: 'reject', apply: (b, rng) => {
+  { what: 'lastOffsetDelta off (CRC fixed)', expect: 'reject', payload: true, apply: (b, rng) => {
     const d = b.readInt32BE(OFFSET_LAST_OFFSET_DELTA);
     b.writeInt32BE(rng.pick([d + 1, d + 100, -1, -0x80000000, 0x7fffffff].filter((v) => v !== d)), OFFSET_LAST_OFFSET_DELTA);
     return recrc(b);
@@ -124,7 +126,7 @@ const corruptions: readonly Corruption[] = [
     b.writeInt32BE(-1, OFFSET_BASE_SEQUENCE);
     return recrc(b);
   } },
-  { what: 'records region truncated (length and CRC fixed)', expect: 'reject', apply: (b, rng) => {
+  { what: 'records region truncated (length and CRC fixed)', expect: 'reject', payload: true, apply: (b, rng) => {
     const cut = rng.int(1, Math.max(1, b.length - BATCH_HEADER_SIZE));
     const out = Buffer.from(b.subarray(0, b.length - cut));
     out.writeInt32BE(out.length - 12, OFFSET_BATCH_LENGTH);
@@ -138,16 +140,16 @@ const corruptions: readonly Corruption[] = [
     b[BATCH_HEADER_SIZE + 3] = 0x0f;
     return recrc(b);
   } },
-  { what: 'records replaced by random bytes (CRC fixed)', expect: 'reject', apply: (b, rng) => {
+  { what: 'records replaced by random bytes (CRC fixed)', expect: 'reject', payload: true, apply: (b, rng) => {
     rng.bytes(b.length - BATCH_HEADER_SIZE).copy(b, BATCH_HEADER_SIZE);
     return recrc(b);
   } },
-  { what: 'bytes after the last record inside the batch (length and CRC fixed)', expect: 'either', apply: (b, rng) => {
+  { what: 'bytes after the last record inside the batch (length and CRC fixed)', expect: 'either', payload: true, apply: (b, rng) => {
     const out = Buffer.concat([b, rng.bytes(rng.int(1, 20))]);
     out.writeInt32BE(out.length - 12, OFFSET_BATCH_LENGTH);
     return recrc(out);
   } },
-  { what: 'flipped bit in the records (CRC fixed)', expect: 'either', apply: (b, rng) => {
+  { what: 'flipped bit in the records (CRC fixed)', expect: 'either', payload: true, apply: (b, rng) => {
     const i = rng.int(BATCH_HEADER_SIZE, b.length - 1);
     b[i] = (b[i] ?? 0) ^ (1 << rng.int(0, 7));
     return recrc(b);
@@ -180,7 +182,12 @@ function frameOf(version: number, acks: number, data: Array<{ topic: string; ind
 }
 
 /** One partition's records field: a batch (maybe corrupted), sometimes preceded by valid batches. */
-function partitionData(rng: Prng, caseId: number, p: number, version: number): { records: Buffer | null; expect: PartitionExpectation; count: number; keys: string[]; what: string } {
+function partitionData(
+  rng: Prng,
+  caseId: number,
+  p: number,
+  version: number,
+): { records: Buffer | null; expect: PartitionExpectation; count: number; keys: string[]; what: string; insideCompressedPayload?: boolean } {
   const shape = rng.int(0, 99);
   if (shape < 3) return { records: null, expect: 'reject', count: 0, keys: [], what: 'null records' };
   if (shape < 6) return { records: Buffer.alloc(0), expect: 'reject', count: 0, keys: [], what: 'empty records' };
@@ -224,7 +231,9 @@ function partitionData(rng: Prng, caseId: number, p: number, version: number): {
       what: `valid batch, then ${c.what} (${compression}, ${whole ? 'whole' : 'incomplete'})`,
     };
   }
-  return { records: bad, expect: c.expect === 'either' && zstdTooOld ? 'reject' : c.expect, count: batch.keys.length, keys: batch.keys, what: `${c.what} (${compression})` };
+  const expect = c.expect === 'either' && zstdTooOld ? 'reject' : c.expect;
+  const inside = c.payload === true && compression !== 'none' && expect === 'reject' && !zstdTooOld;
+  return { records: bad, expect, count: batch.keys.length, keys: batch.keys, what: `${c.what} (${compression})`, ...(inside ? { insideCompressedPayload: true } : {}) };
 }
 
 export function produceCase(rng: Prng, caseId: number, target: ProduceTarget): ProduceCase {
@@ -236,7 +245,7 @@ export function produceCase(rng: Prng, caseId: number, target: ProduceTarget): P
   const what: string[] = [];
   for (const index of indexes) {
     const d = partitionData(rng, caseId, index, version);
-    parts.push({ topic: target.topic, index, expect: d.expect, records: d.count, keys: d.keys });
+    parts.push({ topic: target.topic, index, expect: d.expect, records: d.count, keys: d.keys, ...(d.insideCompressedPayload === true ? { insideCompressedPayload: true } : {}) });
     data.push({ topic: target.topic, index, records: d.records });
     what.push(`p${index}: ${d.what}`);
   }
