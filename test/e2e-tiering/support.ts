@@ -5,10 +5,16 @@
 // not by the broker's object-keys module), the partition directories on disk,
 // and ListOffsets through our own admin client (-2, -4, -5 and timestamps).
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { Kafka, logLevel } from 'kafkajs';
 import { AdminClient, type OffsetAnswer } from '../../broker/cli/admin-client.js';
+import { BrokerConnection } from '../../broker/cli/broker-connection.js';
+import { apis, ZERO_UUID } from '../../broker/protocol/messages/index.js';
+import { recordHeaders, recordKey, recordValue } from '../clients/content.js';
+import { kcatPath } from '../support/tools.js';
 import type { MinioServer } from '../support/minio.js';
 import { startSediment, type LogLine, type SedimentProcess } from '../support/sediment.js';
 
@@ -216,6 +222,9 @@ export interface WaitOptions {
   readonly wakeOn?: readonly string[];
 }
 
+/** Thrown by a waitFor check: stop waiting at once (the awaited state can no longer come). */
+export class GiveUp extends Error {}
+
 /**
  * Resolves with the first truthy result of `check`, re-checked when the broker
  * logs a matching line or after `intervalMs`; fails with `what` and the last
@@ -230,6 +239,7 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
       if (r !== undefined && r !== false) return r;
       last = r;
     } catch (e) {
+      if (e instanceof GiveUp) throw e;
       last = e;
     }
     const left = deadline - performance.now();
@@ -290,4 +300,154 @@ export function brokerState(broker: SedimentProcess): string {
   const problems = broker.logs.problems.slice(-15).map((l) => JSON.stringify(l).slice(0, 600));
   const exit = broker.exit === null ? 'running' : `exited (${broker.exit.code ?? broker.exit.signal})`;
   return `broker ${exit}; last warnings/errors:\n${problems.join('\n')}\nother output:\n${broker.logs.other.slice(-10).join('\n')}`;
+}
+
+// ---- reading records back ----
+
+/** The program that produced the records (round_trip.py's headers carry it). */
+export const PYTHON_CLIENT = 'confluent-kafka-python';
+
+export interface ReadRecord {
+  readonly partition: number;
+  readonly offset: number;
+  readonly key: string | null;
+  readonly value: string | null;
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+  readonly timestamp: number;
+}
+
+/**
+ * What must be at (partition, offset) of a fresh topic filled by
+ * runPythonRoundTrip (test/clients/content.ts); null when it matches.
+ */
+export function recordMismatch(r: ReadRecord, partitions: number, baseTimestamp: number): string | null {
+  const i = r.partition + r.offset * partitions;
+  const where = `partition ${r.partition} offset ${r.offset}`;
+  if (r.key !== recordKey(i)) return `${where}: key ${JSON.stringify(r.key)}, expected ${recordKey(i)}`;
+  if (r.value !== recordValue(i)) return `${where}: value of record ${i} differs`;
+  const want = recordHeaders(i, PYTHON_CLIENT);
+  if (r.headers.length !== want.length || r.headers.some((h, k) => h[0] !== want[k]?.[0] || h[1] !== want[k]?.[1])) {
+    return `${where}: headers ${JSON.stringify(r.headers)}, expected ${JSON.stringify(want)}`;
+  }
+  if (r.timestamp !== baseTimestamp + i) return `${where}: timestamp ${r.timestamp}, expected ${baseTimestamp + i}`;
+  return null;
+}
+
+export interface KcatConsumer {
+  /** Resolves when kcat exits (at the end of the partition with `-e`, or when stopped). */
+  readonly done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
+  readonly records: number;
+  stop(): void;
+}
+
+/**
+ * `kcat -C -J` (librdkafka) on one partition from `offset`, exiting at its end
+ * (`-e`) or after `count` records; each record goes to `onRecord` as it arrives.
+ */
+export function kcatConsume(options: {
+  bootstrap: string;
+  topic: string;
+  partition: number;
+  offset: bigint;
+  count?: number;
+  exitAtEnd?: boolean;
+  timeoutMs: number;
+  /** librdkafka settings (-X). */
+  config?: Readonly<Record<string, string>>;
+  onRecord: (r: ReadRecord) => void;
+}): KcatConsumer {
+  const args = ['-C', '-b', options.bootstrap, '-t', options.topic, '-p', String(options.partition), '-o', options.offset.toString(), '-q', '-J', '-X', 'fetch.wait.max.ms=100'];
+  for (const [k, v] of Object.entries(options.config ?? {})) args.push('-X', `${k}=${v}`);
+  if (options.exitAtEnd !== false) args.push('-e');
+  if (options.count !== undefined) args.push('-c', String(options.count));
+  const child = spawn(kcatPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let records = 0;
+  const stderr: Buffer[] = [];
+  child.stderr.on('data', (b: Buffer) => stderr.push(b));
+  const lines = createInterface({ input: child.stdout });
+  lines.on('line', (line) => {
+    const e = JSON.parse(line) as { partition: number; offset: number; ts: number; headers?: string[]; key: string | null; payload: string | null };
+    const h = e.headers ?? [];
+    const headers: Array<[string, string]> = [];
+    for (let k = 0; k + 1 < h.length; k += 2) headers.push([h[k]!, h[k + 1]!]);
+    records++;
+    options.onRecord({ partition: e.partition, offset: e.offset, key: e.key, value: e.payload, headers, timestamp: e.ts });
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stderr: Buffer.concat(stderr).toString('utf8') });
+    });
+  });
+  return {
+    done,
+    get records() {
+      return records;
+    },
+    stop: () => child.kill('SIGTERM'),
+  };
+}
+
+/** Reads [offset, end of partition) with kcat and checks every record against the produced content; returns how many. */
+export async function readAndVerify(o: { bootstrap: string; topic: string; partition: number; offset: bigint; partitions: number; baseTimestamp: number; timeoutMs: number }): Promise<number> {
+  const problems: string[] = [];
+  let next = Number(o.offset);
+  const c = kcatConsume({
+    bootstrap: o.bootstrap,
+    topic: o.topic,
+    partition: o.partition,
+    offset: o.offset,
+    timeoutMs: o.timeoutMs,
+    onRecord: (r) => {
+      if (r.offset !== next) problems.push(`partition ${r.partition}: offset ${r.offset}, expected ${next}`);
+      next = r.offset + 1;
+      const m = recordMismatch(r, o.partitions, o.baseTimestamp);
+      if (m !== null) problems.push(m);
+    },
+  });
+  const end = await c.done;
+  assert.equal(end.code, 0, `kcat -C ${o.topic}-${o.partition} from ${o.offset}: exit ${end.code ?? end.signal}: ${end.stderr.slice(-2000)}`);
+  assert.deepEqual(problems.slice(0, 10), [], `${o.topic}-${o.partition} from ${o.offset}: ${problems.length} problems`);
+  return c.records;
+}
+
+// ---- one raw Fetch, to see the error code a client would get ----
+
+export interface FetchAnswer {
+  readonly errorCode: number;
+  readonly recordBytes: number;
+  readonly highWatermark: bigint;
+  readonly logStartOffset: bigint;
+  readonly elapsedMs: number;
+}
+
+export async function fetchOnce(bootstrap: string, topic: string, partition: number, offset: bigint, maxWaitMs = 100): Promise<FetchAnswer> {
+  const [host, port] = bootstrap.split(':') as [string, string];
+  const conn = await BrokerConnection.connect(host, Number(port), { clientId: 'tiering-e2e-fetch', timeoutMs: 60_000 });
+  try {
+    const started = performance.now();
+    const { body } = await conn.send(
+      apis.Fetch,
+      () => ({
+        replicaId: -1,
+        maxWaitMs,
+        minBytes: 1,
+        maxBytes: 1_048_576,
+        isolationLevel: 0,
+        sessionId: 0,
+        sessionEpoch: -1,
+        topics: [{ topic, topicId: ZERO_UUID, partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1_048_576 }] }],
+        forgottenTopicsData: [],
+        rackId: '',
+      }),
+      { max: 12 },
+    );
+    const elapsedMs = performance.now() - started;
+    const p = body.responses[0]?.partitions[0];
+    assert.ok(p !== undefined, 'a partition in the Fetch response');
+    return { errorCode: p.errorCode, recordBytes: p.records?.length ?? 0, highWatermark: p.highWatermark, logStartOffset: p.logStartOffset, elapsedMs };
+  } finally {
+    conn.close();
+  }
 }
