@@ -78,7 +78,7 @@ function requireTools(names: readonly ToolName[]): void {
 }
 
 /** `bash test/compat/install.sh <part>`: returns the installed path, or throws with the script's reason. */
-export async function installPart(part: 'franz-go' | 'kafka-python'): Promise<string> {
+export async function installPart(part: 'franz-go' | 'kafka-python' | 'kafka-python-2'): Promise<string> {
   const script = path.join(repoRoot(), 'test', 'compat', 'install.sh');
   const r = await runProcess('bash', [script, part], { timeoutMs: 600_000 });
   const line = r.stdout.split('\n').find((l) => l.startsWith(`${part} `));
@@ -108,10 +108,13 @@ async function runFranzGo(o: CompatRunOptions): Promise<CompatSummary> {
   return runProgram('franz-go', bin, programArgs(o), o.timeoutMs + 60_000);
 }
 
-async function runKafkaPython(o: CompatRunOptions): Promise<CompatSummary> {
-  const python = await installPart('kafka-python');
-  const script = path.join(repoRoot(), 'test', 'compat', 'python', 'kafka_python_compat.py');
-  return runProgram('kafka-python', python, [script, ...programArgs(o)], o.timeoutMs + 60_000);
+/** One program for both kafka-python venvs; it adapts to the 2.0 API itself. */
+function kafkaPython(part: 'kafka-python' | 'kafka-python-2'): (o: CompatRunOptions) => Promise<CompatSummary> {
+  return async (o) => {
+    const python = await installPart(part);
+    const script = path.join(repoRoot(), 'test', 'compat', 'python', 'kafka_python_compat.py');
+    return runProgram(part, python, [script, ...programArgs(o)], o.timeoutMs + 60_000);
+  };
 }
 
 async function runConfluentPython(o: CompatRunOptions): Promise<CompatSummary> {
@@ -149,6 +152,9 @@ export const clients: readonly ClientSpec[] = [
       describeTopics: 'Admin.describeTopics (leaders, replicas, ISR, topic id)',
       describeConfigs: 'Admin.describeConfigs (topic)',
       listOffsetsTiered: 'Admin.listOffsets: OffsetSpec.earliestLocal(), latestTiered()',
+      consumerOffsets: 'KafkaConsumer beginningOffsets, endOffsets, committed, offsetsForTimes (no subscription)',
+      listGroups: 'Admin.listGroups',
+      describeCluster: 'Admin.describeCluster, describeConfigs (broker)',
     },
     notes: ['Compiled with javac at test time against the reference kafka-clients jar.'],
     run: runJava,
@@ -228,7 +234,24 @@ export const clients: readonly ClientSpec[] = [
       describeConfigs: 'KafkaAdminClient.describe_configs',
     },
     notes: ['Installed into a venv by test/compat/install.sh with python-snappy, lz4, zstandard and crc32c.'],
-    run: runKafkaPython,
+    run: kafkaPython('kafka-python'),
+  },
+  {
+    id: 'kafka-python-2',
+    title: 'kafka-python 2.0 (PyPI)',
+    codecs: allCodecs,
+    coverage: {
+      createTopic: 'KafkaAdminClient.create_topics (NewTopic), describe_topics until every partition has a leader',
+      produce: 'KafkaProducer, acks=all, one request in flight, one producer per codec',
+      consumeGroup: 'KafkaConsumer.subscribe, commit() after every poll',
+      listOffsets: 'beginning_offsets, end_offsets, offsets_for_times',
+      groupLag: 'list_consumer_group_offsets vs end_offsets; describe_consumer_groups',
+      describeConfigs: 'KafkaAdminClient.describe_configs (raw response)',
+    },
+    notes: [
+      'kafka-python 2.0.2 has no idempotent producer and guesses the broker release from the ApiVersions ranges; same program as kafka-python 3, in its own venv.',
+    ],
+    run: kafkaPython('kafka-python-2'),
   },
   {
     id: 'kafkajs',

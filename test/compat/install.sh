@@ -3,9 +3,10 @@
 # npm (test/compat/README.md):
 #   franz-go      downloads the Go modules of test/compat/franz-go (go.sum pinned)
 #                 and builds the program into the cache
-#   kafka-python  a venv with test/compat/python/requirements-kafka-python.txt
+#   kafka-python    a venv with test/compat/python/requirements-kafka-python.txt (3.0.x)
+#   kafka-python-2  a venv with test/compat/python/requirements-kafka-python-2.txt (2.0.2)
 # Idempotent: each part keeps a stamp (hash of its inputs) and is skipped when
-# the stamp matches. `install.sh [franz-go|kafka-python]...` installs only those
+# the stamp matches. `install.sh [franz-go|kafka-python|kafka-python-2]...` installs only those
 # parts (default: all). Prints "<part> <path>" per part on stdout.
 #
 # Where things go (test/compat/paths.ts resolves the same way):
@@ -51,48 +52,50 @@ install_franz_go() {
   echo "franz-go $bin"
 }
 
+# install_kafka_python <part name>: a venv at $cache/<part> from requirements-<part>.txt
 install_kafka_python() {
-  local req="$here/python/requirements-kafka-python.txt"
-  local venv="$cache/kafka-python" stamp="$cache/kafka-python/.installed"
+  local part="$1"
+  local req="$here/python/requirements-$part.txt"
+  local venv="$cache/$part" stamp="$cache/$part/.installed"
   local python=/usr/bin/python3
   [[ -x "$python" ]] || python="$(command -v python3 || true)"
   if [[ -z "$python" ]]; then
-    echo "install.sh: kafka-python: python3 not found" >&2
+    echo "install.sh: $part: python3 not found" >&2
     return 1
   fi
   local sum
   sum="$(hash_of "$req")-$("$python" -c 'import sys; print(sys.version.split()[0])')"
   if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$sum" ]]; then
-    echo "kafka-python $venv/bin/python"
+    echo "$part $venv/bin/python"
     return 0
   fi
-  echo "install.sh: kafka-python: creating $venv" >&2
+  echo "install.sh: $part: creating $venv" >&2
   rm -rf "$venv"
   if ! "$python" -m venv "$venv" >&2; then
-    echo "install.sh: kafka-python: '$python -m venv' failed; on Debian: apt-get install -y python3-venv" >&2
+    echo "install.sh: $part: '$python -m venv' failed; on Debian: apt-get install -y python3-venv" >&2
     rm -rf "$venv"
     return 1
   fi
   if ! "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req" >&2; then
-    echo "install.sh: kafka-python: pip install -r $req failed (needs PyPI)" >&2
+    echo "install.sh: $part: pip install -r $req failed (needs PyPI)" >&2
     return 1
   fi
   if ! "$venv/bin/python" -c 'import kafka, kafka.codec as c; assert c.has_snappy() and c.has_lz4() and c.has_zstd(), "codec modules missing"' >&2; then
-    echo "install.sh: kafka-python: installed, but not importable with every codec" >&2
+    echo "install.sh: $part: installed, but not importable with every codec" >&2
     return 1
   fi
   echo "$sum" > "$stamp"
-  echo "kafka-python $venv/bin/python"
+  echo "$part $venv/bin/python"
 }
 
 parts=("$@")
-if [[ ${#parts[@]} -eq 0 ]]; then parts=(franz-go kafka-python); fi
+if [[ ${#parts[@]} -eq 0 ]]; then parts=(franz-go kafka-python kafka-python-2); fi
 status=0
 for part in "${parts[@]}"; do
   case "$part" in
     franz-go) install_franz_go || status=1 ;;
-    kafka-python) install_kafka_python || status=1 ;;
-    *) echo "install.sh: unknown part '$part' (franz-go, kafka-python)" >&2; status=2 ;;
+    kafka-python | kafka-python-2) install_kafka_python "$part" || status=1 ;;
+    *) echo "install.sh: unknown part '$part' (franz-go, kafka-python, kafka-python-2)" >&2; status=2 ;;
   esac
 done
 exit $status

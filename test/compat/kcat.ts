@@ -117,7 +117,7 @@ async function query(o: CompatRunOptions, at: number): Promise<Map<number, numbe
 
 export async function runKcatCompat(o: CompatRunOptions): Promise<CompatSummary> {
   const version = await kcat(['-V'], null, 10_000);
-  const clientVersion = `${/Version (\S+)/.exec(version.stdout + version.stderr)?.[1] ?? '?'} (librdkafka ${/librdkafka version (\S+)/.exec(version.stdout + version.stderr)?.[1] ?? '?'})`;
+  const clientVersion = `${/Version (\S+)/.exec(version.stdout + version.stderr)?.[1] ?? '?'} (librdkafka ${/librdkafka (\d\S*)/.exec(version.stdout + version.stderr)?.[1] ?? '?'})`;
   const report = new OperationReport(client, clientVersion, o.codecs, true, o.count);
   const placement = Placement.modulo(o.count, o.partitions);
   const headersOf = (i: number): Array<[string, string]> => [

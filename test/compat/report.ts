@@ -58,7 +58,7 @@ export function renderCompatibility(run: MatrixRun): string {
     `Each client below ran against one Sediment broker (\`sediment start\`, default configuration) in \`npm test\`. ` +
       `For each client one program creates a topic of ${run.partitions} partitions, produces ${run.count.toLocaleString('en-US')} keyed records ` +
       'with headers under every compression codec the client supports (one contiguous slice of the records per codec, ' +
-      'idempotent producers), consumes them back in a consumer group with commits and verifies every key, value, header, ' +
+      'idempotent producers where the client has them), consumes them back in a consumer group with commits and verifies every key, value, header, ' +
       'timestamp and the per-partition order, lists offsets (earliest, latest, by timestamp) and checks the group\'s lag. ' +
       'A client that fails, or cannot be installed, fails the test.',
     '',

@@ -9,7 +9,10 @@
 //     poll, verifying every key, value, header, timestamp and the per-partition order;
 //   - lists offsets: earliest, latest, by timestamp, max timestamp, and Kafka 4.x's
 //     earliestLocal() and latestTiered();
-//   - describes the group's lag (listConsumerGroupOffsets against latest offsets).
+//   - describes the group's lag (listConsumerGroupOffsets against latest offsets,
+//     describeConsumerGroups, listGroups) and reads the same offsets through the
+//     consumer API (beginningOffsets, endOffsets, offsetsForTimes, committed);
+//   - describes the cluster (describeCluster, broker describeConfigs).
 // Content rules are test/clients/content.ts's (record i: partition i % P, key
 // "k-<i>", value "v-<i>-"+filler, headers idx, src, and empty every 5th, CreateTime
 // base + i). Prints one JSON summary line last; exit code 0 only when all passed.
@@ -17,11 +20,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -32,6 +37,8 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -41,10 +48,12 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
@@ -394,6 +403,63 @@ public final class CompatClient {
         return "total lag " + total + " over " + committed.size() + " partitions, group " + state;
     }
 
+    String consumerOffsets() throws Exception {
+        Properties p = common();
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        List<TopicPartition> tps = new ArrayList<>();
+        for (int q = 0; q < partitions; q++) tps.add(new TopicPartition(topic, q));
+        // Never subscribes: the offset look-ups and committed() need no membership.
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
+            Map<TopicPartition, Long> begin = consumer.beginningOffsets(tps, Duration.ofSeconds(30));
+            Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofSeconds(30));
+            Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(tps), Duration.ofSeconds(30));
+            int mid = count / 2;
+            Map<TopicPartition, Long> query = new HashMap<>();
+            for (TopicPartition tp : tps) query.put(tp, baseTimestamp + mid);
+            Map<TopicPartition, OffsetAndTimestamp> byTime = consumer.offsetsForTimes(query, Duration.ofSeconds(30));
+            for (TopicPartition tp : tps) {
+                int q = tp.partition();
+                if (begin.get(tp) == null || begin.get(tp) != 0) error("beginningOffsets " + q + ": " + begin.get(tp));
+                if (end.get(tp) == null || end.get(tp) != partitionCount(q)) error("endOffsets " + q + ": " + end.get(tp) + ", expected " + partitionCount(q));
+                OffsetAndMetadata c = committed.get(tp);
+                if (c == null || c.offset() != partitionCount(q)) error("committed " + q + ": " + c + ", expected " + partitionCount(q));
+                OffsetAndTimestamp t = byTime.get(tp);
+                long want = expectedOffsetForTimestamp(mid, q);
+                if (t == null || t.offset() != want) error("offsetsForTimes(" + (baseTimestamp + mid) + ") " + q + ": " + t + ", expected " + want);
+                else if (t.timestamp() != baseTimestamp + q + t.offset() * partitions) error("offsetsForTimes " + q + ": timestamp " + t.timestamp());
+            }
+        }
+        return "consumer beginningOffsets, endOffsets, committed, offsetsForTimes";
+    }
+
+    String describeCluster(Admin admin) throws Exception {
+        DescribeClusterResult r = admin.describeCluster();
+        String clusterId = r.clusterId().get(30, TimeUnit.SECONDS);
+        Collection<Node> nodes = r.nodes().get(30, TimeUnit.SECONDS);
+        Node controller = r.controller().get(30, TimeUnit.SECONDS);
+        if (clusterId == null || clusterId.isEmpty()) error("no cluster id");
+        if (nodes.size() != 1) error(nodes.size() + " nodes: " + nodes);
+        if (controller == null || controller.isEmpty()) error("no controller");
+        Node node = nodes.iterator().next();
+        if (!bootstrap.equals(node.host() + ":" + node.port())) error("node " + node + " is not at " + bootstrap);
+        ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(node.id()));
+        Config config = admin.describeConfigs(List.of(broker)).all().get(30, TimeUnit.SECONDS).get(broker);
+        for (String name : List.of("log.retention.hours", "num.partitions", "message.max.bytes", "auto.create.topics.enable")) {
+            if (config == null || config.get(name) == null) error("broker config has no " + name);
+        }
+        return "1 node, controller " + (controller == null ? "?" : controller.id()) + ", broker configs: " + (config == null ? 0 : config.entries().size()) + " entries";
+    }
+
+    String listGroups(Admin admin) throws Exception {
+        Collection<GroupListing> groups = admin.listGroups().all().get(30, TimeUnit.SECONDS);
+        GroupListing mine = groups.stream().filter(g -> g.groupId().equals(group)).findFirst().orElse(null);
+        if (mine == null) error("group " + group + " not listed among " + groups.size());
+        else if (!mine.protocol().equals("consumer")) error("group protocol type " + mine.protocol());
+        return groups.size() + " groups listed, " + group + (mine == null ? " missing" : " " + mine.groupState().map(Object::toString).orElse("?"));
+    }
+
     // ---- main ------------------------------------------------------------------
     void run() {
         Properties ap = common();
@@ -407,6 +473,9 @@ public final class CompatClient {
             op("listOffsets", () -> listOffsets(admin));
             op("listOffsetsTiered", () -> listTieredOffsets(admin));
             op("groupLag", () -> groupLag(admin));
+            op("consumerOffsets", this::consumerOffsets);
+            op("listGroups", () -> listGroups(admin));
+            op("describeCluster", () -> describeCluster(admin));
         }
     }
 

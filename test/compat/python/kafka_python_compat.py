@@ -9,6 +9,12 @@ test/compat/install.sh builds. Against one broker it:
     admin client's list_partition_offsets (earliest, latest, max timestamp,
     earliest local);
   - describes the group's lag (list_group_offsets against end offsets).
+Also runs kafka-python 2.0.2 (a second venv), which predates most of that
+admin API and the idempotent producer: there it creates the topic with
+NewTopic objects, reads configs from the raw DescribeConfigs response, lists
+offsets with the consumer only, reads the group with list_consumer_group_offsets
+and describe_consumer_groups, and produces without idempotence (one request in
+flight, so retries cannot reorder).
 Prints one JSON summary line last (see compat_common.py).
 """
 import os
@@ -19,25 +25,50 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import kafka  # noqa: E402
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
-from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, OffsetSpec  # noqa: E402
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient  # noqa: E402
 
 from compat_common import (  # noqa: E402
     Report, Verifier, expected_offset_for_timestamp, parse_args, partition_count, record_headers,
     record_key, record_value, slices, timestamp_samples)
 
 CLIENT = 'kafka-python'
+# kafka-python before 2.1 has neither the idempotent producer nor the newer admin calls.
+LEGACY = tuple(int(x) for x in kafka.__version__.split('.')[:2]) < (2, 1)
 
 
 def create_topic(admin, args, report):
-    admin.create_topics({args.topic: {'num_partitions': args.partitions, 'replication_factor': 1}},
-                        timeout_ms=30000, wait_for_metadata=True)
-    return '%d partitions' % args.partitions
+    if not LEGACY:
+        admin.create_topics({args.topic: {'num_partitions': args.partitions, 'replication_factor': 1}},
+                            timeout_ms=30000, wait_for_metadata=True)
+        return '%d partitions' % args.partitions
+    from kafka.admin import NewTopic
+    admin.create_topics([NewTopic(name=args.topic, num_partitions=args.partitions, replication_factor=1)], timeout_ms=30000)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        described = admin.describe_topics([args.topic])
+        parts = described[0]['partitions'] if described and described[0]['error_code'] == 0 else []
+        if len(parts) == args.partitions and all(pm['leader'] >= 0 for pm in parts):
+            return '%d partitions (NewTopic, then describe_topics until every partition has a leader)' % args.partitions
+        time.sleep(0.1)
+    report.error('no leader for every partition after 30 s')
+    return ''
 
 
 def describe_configs(admin, args, report):
-    result = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, args.topic)], config_filter='all')
-    # {resource type: {resource name: {key: {'value': ..., 'config_source': ...}}}}
-    configs = next((by_name[args.topic] for by_name in result.values() if args.topic in by_name), None)
+    if LEGACY:
+        # A list of DescribeConfigsResponse; resources are (error_code, error_message,
+        # resource_type, resource_name, [(name, value, read_only, source, is_sensitive, ...)]).
+        configs = None
+        for response in admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, args.topic)]):
+            for resource in response.resources:
+                if resource[3] == args.topic:
+                    if resource[0] != 0:
+                        report.error('error %d: %s' % (resource[0], resource[1]))
+                    configs = {entry[0]: {'value': entry[1]} for entry in resource[4]}
+    else:
+        result = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, args.topic)], config_filter='all')
+        # {resource type: {resource name: {key: {'value': ..., 'config_source': ...}}}}
+        configs = next((by_name[args.topic] for by_name in result.values() if args.topic in by_name), None)
     if configs is None:
         report.error('no configs for %s in %r' % (args.topic, result))
         return ''
@@ -53,15 +84,19 @@ def describe_configs(admin, args, report):
 def produce(args, report):
     parts = []
     for codec, start, end in slices(args):
-        producer = KafkaProducer(
+        conf = dict(
             bootstrap_servers=args.bootstrap,
             client_id='sediment-compat-kafka-python',
             compression_type=None if codec == 'none' else codec,
             acks='all',
-            enable_idempotence=True,
             linger_ms=5,
             batch_size=64 * 1024,
         )
+        if LEGACY:
+            conf['max_in_flight_requests_per_connection'] = 1
+        else:
+            conf['enable_idempotence'] = True
+        producer = KafkaProducer(**conf)
         futures = []
         try:
             for i in range(start, end):
@@ -78,7 +113,7 @@ def produce(args, report):
         finally:
             producer.close(timeout=30)
         parts.append('%s %d' % (codec, end - start))
-    return '%d records (%s), idempotent' % (args.count, ', '.join(parts))
+    return '%d records (%s)%s' % (args.count, ', '.join(parts), '' if LEGACY else ', idempotent')
 
 
 def consume(args, report):
@@ -140,6 +175,9 @@ def list_offsets(admin, args, report):
         expect('offsets_for_times(after end)', consumer.offsets_for_times({tp: after for tp in tps}), lambda p: None)
     finally:
         consumer.close()
+    if LEGACY:
+        return 'beginning, end, %d timestamps + after end' % len(timestamp_samples(args))
+    from kafka.admin import OffsetSpec
     expect_admin = [
         (OffsetSpec.EARLIEST, lambda p: 0),
         (OffsetSpec.LATEST, lambda p: partition_count(args, p)),
@@ -158,9 +196,18 @@ def list_offsets(admin, args, report):
 
 
 def group_lag(admin, args, report):
-    committed = admin.list_group_offsets({args.group: None}).get(args.group, {})
     tps = [TopicPartition(args.topic, p) for p in range(args.partitions)]
-    latest = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps})
+    if LEGACY:
+        committed = admin.list_consumer_group_offsets(args.group)
+        consumer = KafkaConsumer(bootstrap_servers=args.bootstrap, client_id='sediment-compat-kafka-python')
+        try:
+            latest = {tp: type('End', (), {'offset': end})() for tp, end in consumer.end_offsets(tps).items()}
+        finally:
+            consumer.close()
+    else:
+        from kafka.admin import OffsetSpec
+        committed = admin.list_group_offsets({args.group: None}).get(args.group, {})
+        latest = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps})
     total = 0
     for tp in tps:
         c = committed.get(tp)
@@ -174,8 +221,12 @@ def group_lag(admin, args, report):
         if lag != 0:
             report.error('partition %d: lag %d, expected 0' % (tp.partition, lag))
         total += lag
-    described = admin.describe_groups([args.group]).get(args.group, {})
-    state = described.get('group_state', described.get('state', '?'))
+    if LEGACY:
+        info = admin.describe_consumer_groups([args.group])
+        state = info[0].state if info else '?'
+    else:
+        described = admin.describe_groups([args.group]).get(args.group, {})
+        state = described.get('group_state', described.get('state', '?'))
     if state != 'Empty':
         report.error('group state %r after the consumer left, expected Empty' % state)
     return 'total lag %d over %d partitions, group %s' % (total, len(committed), state)
@@ -183,7 +234,7 @@ def group_lag(admin, args, report):
 
 def main():
     args = parse_args(__doc__.split('\n')[0])
-    report = Report(CLIENT, kafka.__version__, args, True)
+    report = Report(CLIENT, kafka.__version__, args, not LEGACY)
     admin = KafkaAdminClient(bootstrap_servers=args.bootstrap, client_id='sediment-compat-kafka-python-admin')
     try:
         report.op('createTopic', lambda: create_topic(admin, args, report))
