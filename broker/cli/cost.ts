@@ -7,7 +7,8 @@
 // store traffic projected to a month next to the model's prediction.
 import { readFile, writeFile } from 'node:fs/promises';
 import { renderHtmlReport } from '../cost/html-report.js';
-import { measureFromMetrics, formatProjection, projectionJson, type MetricsProjection } from '../cost/from-metrics.js';
+import { MetricsUnavailableError, measureFromMetrics, formatProjection, projectionJson, type MetricsProjection } from '../cost/from-metrics.js';
+import { MetricsParseError } from '../cost/prometheus.js';
 import type { Scenario, Workload } from '../cost/model.js';
 import { DEFAULT_WORKLOAD, STANDARD_SCENARIOS, WorkloadError } from '../cost/model.js';
 import type { PriceKey, PriceSheet } from '../cost/price-sheet.js';
@@ -195,7 +196,14 @@ export async function runCost(args: readonly string[], io: CliIo = processIo, fe
     }
     return 0;
   } catch (e) {
-    if (e instanceof UsageError || e instanceof UnitError || e instanceof WorkloadError || e instanceof PriceSheetError) {
+    if (
+      e instanceof UsageError ||
+      e instanceof UnitError ||
+      e instanceof WorkloadError ||
+      e instanceof PriceSheetError ||
+      e instanceof MetricsUnavailableError ||
+      e instanceof MetricsParseError
+    ) {
       io.err(`sediment cost: ${e.message}\n`);
       return 1;
     }

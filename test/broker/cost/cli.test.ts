@@ -112,6 +112,47 @@ describe('sediment cost', () => {
     }
   });
 
+  it('--from-metrics measures the workload from a broker and shows the projection', async () => {
+    const start = Math.floor(Date.now() / 1000) - 1000;
+    const page = [
+      `sediment_bytes_in_total{topic="t"} ${1000 * 2 * 1024 * 1024}`,
+      `sediment_bytes_out_total{topic="t"} ${1000 * 4 * 1024 * 1024}`,
+      `sediment_remote_copy_bytes_total{topic="t"} ${10 * 64 * 1024 * 1024}`,
+      `sediment_remote_copy_requests_total{topic="t"} 10`,
+      `sediment_remote_fetch_bytes_total{topic="t"} ${1000 * 1024 * 1024}`,
+      `sediment_remote_fetch_requests_total{topic="t"} 500`,
+      'sediment_remote_chunk_fetches_total 1000',
+      'sediment_remote_index_cache_misses_total 10',
+      `process_start_time_seconds ${start}`,
+      '',
+    ].join('\n');
+    const urls: string[] = [];
+    const fetchImpl = (async (u: string | URL | Request) => {
+      urls.push(String(u));
+      return new Response(page, { status: 200 });
+    }) as typeof fetch;
+    const table = bufferIo();
+    assert.equal(await runCost(['--from-metrics', 'http://127.0.0.1:9644/metrics', '--retention', '30d'], table, fetchImpl), 0, table.stderr);
+    assert.deepEqual(urls, ['http://127.0.0.1:9644/metrics']);
+    assert.match(table.stdout, /^measured from http:\/\/127.0.0.1:9644\/metrics over /m);
+    assert.match(table.stdout, /bytes in 2.00 MiB\/s, bytes out 4.00 MiB\/s/);
+    assert.match(table.stdout, /average segment 64.0 MiB/);
+    assert.match(table.stdout, /25.0% of bytes out/);
+    assert.match(table.stdout, /^segment size +64.0 MiB/m, 'the measured segment size feeds the model');
+    const json = bufferIo();
+    assert.equal(await runCost(['--from-metrics', 'http://127.0.0.1:9644/metrics', '--retention', '30d', '--segment-size', '1GiB', '--json'], json, fetchImpl), 0, json.stderr);
+    const out = JSON.parse(json.stdout) as { scenarios: JsonScenario[]; measured: { ingressBytesPerSec: number; month: { putRequests: number } } };
+    assert.ok(Math.abs(out.measured.ingressBytesPerSec / (2 * 1024 * 1024) - 1) < 0.01);
+    assert.equal(out.scenarios[0]?.scenario, 'no tiering');
+    assert.ok(out.measured.month.putRequests > 0);
+    const down = bufferIo();
+    const refused = (async () => {
+      throw new TypeError('fetch failed');
+    }) as typeof fetch;
+    assert.equal(await runCost(['--from-metrics', 'http://127.0.0.1:9/metrics', '--retention', '30d'], down, refused), 1);
+    assert.match(down.stderr, /cannot reach http:\/\/127.0.0.1:9\/metrics/);
+  });
+
   it('exits 1 with a message for missing or bad options', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['--retention', '7d'], /--ingress is required/],
