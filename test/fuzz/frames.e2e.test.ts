@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { BrokerConnection } from '../../broker/cli/broker-connection.js';
 import { apis } from '../../broker/protocol/messages/index.js';
+import { ZERO_UUID } from '../../broker/protocol/reader.js';
 import { runProcess } from '../clients/common.js';
 import { kcatPath, requireTools } from '../support/tools.js';
 import { LogLevel, startSediment, type SedimentProcess } from '../support/sediment.js';
@@ -107,6 +108,42 @@ async function runRound(cases: FrameCase[]): Promise<void> {
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
+/**
+ * Well-behaved traffic while a round runs: kafkajs produces to the health topic
+ * and the long-lived raw connection asks for Metadata, one request at a time,
+ * until `stop` resolves. Returns how many of each succeeded and the first errors.
+ */
+async function backgroundTraffic(stop: Promise<void>): Promise<{ produced: number; metadata: number; errors: string[] }> {
+  let stopped = false;
+  void stop.then(() => (stopped = true));
+  const result = { produced: 0, metadata: 0, errors: [] as string[] };
+  const produceLoop = async (): Promise<void> => {
+    while (!stopped) {
+      try {
+        const [m] = await producer.send({ topic: healthTopic, acks: -1, messages: [{ key: `bg-${++healthSeq}`, value: 'during a round' }] });
+        if (m?.errorCode === 0) result.produced++;
+        else result.errors.push(`kafkajs produce error ${m?.errorCode}`);
+      } catch (e) {
+        result.errors.push(`kafkajs produce: ${String(e)}`);
+      }
+    }
+  };
+  const metadataLoop = async (): Promise<void> => {
+    while (!stopped) {
+      try {
+        const { body } = await keepalive.send(apis.Metadata, () => ({ topics: [{ topicId: ZERO_UUID, name: targetTopic }], allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false }));
+        if (body.topics[0]?.errorCode === 0) result.metadata++;
+        else result.errors.push(`metadata error ${body.topics[0]?.errorCode}`);
+      } catch (e) {
+        result.errors.push(`keepalive metadata: ${String(e)}`);
+        return;
+      }
+    }
+  };
+  await Promise.all([produceLoop(), metadataLoop()]);
+  return result;
+}
+
 async function endOffsets(): Promise<number[]> {
   const { body } = await keepalive.send(apis.ListOffsets, () => ({
     replicaId: -1,
@@ -142,7 +179,13 @@ describe(`fuzz: ${totalCases} cases in ${rounds} rounds, seed ${seed}`, () => {
       const firstId = r * Math.floor(totalCases / rounds) + Math.min(r, totalCases % rounds);
       const cases = Array.from({ length: n }, (_, k) => generateCase(ctx, rng, firstId + k));
       const before = failures.length;
+      let roundDone!: () => void;
+      const traffic = backgroundTraffic(new Promise<void>((resolve) => (roundDone = resolve)));
       await runRound(cases);
+      roundDone();
+      const bg = await traffic;
+      assert.deepEqual(bg.errors.slice(0, 5), [], 'well-behaved clients during the round');
+      assert.ok(bg.produced > 0 && bg.metadata > 0, `well-behaved clients were served during the round: ${JSON.stringify(bg)}`);
       const mine = failures.slice(before);
       let health: unknown = null;
       await checkHealth(`after round ${r + 1}`).catch((e: unknown) => (health = e));
