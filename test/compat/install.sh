@@ -13,7 +13,7 @@
 #   $SEDIMENT_COMPAT_CACHE                     if set
 #   /work/cache/compat                         if /work/cache exists
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/sediment/compat   otherwise
-# Needs: go (1.24+) and python3 with venv (Debian: python3-venv).
+# Needs: go (1.26+, as franz-go v1.22 requires) and python3 with venv (Debian: python3-venv).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -32,7 +32,7 @@ install_franz_go() {
   local src="$here/franz-go" out="$cache/franz-go"
   local bin="$out/compat-franz-go" stamp="$out/.installed"
   if ! command -v go >/dev/null 2>&1; then
-    echo "install.sh: franz-go: 'go' not found on PATH (Go 1.24+ is needed)" >&2
+    echo "install.sh: franz-go: 'go' not found on PATH (Go 1.26+ is needed)" >&2
     return 1
   fi
   local sum
@@ -44,8 +44,9 @@ install_franz_go() {
   echo "install.sh: franz-go: downloading modules and building into $out" >&2
   mkdir -p "$out"
   # Called from `||`, where errexit is off: every step checks its own status.
-  if ! (cd "$src" && GOFLAGS=-mod=mod go mod download && GOFLAGS=-mod=mod go build -o "$bin.tmp" . && mv "$bin.tmp" "$bin"); then
-    echo "install.sh: franz-go: module download or build failed (needs the Go module proxy)" >&2
+  # GOTOOLCHAIN=local: franz-go v1.22 needs Go 1.26; an older go says so instead of fetching a toolchain.
+  if ! (cd "$src" && export GOFLAGS=-mod=mod GOTOOLCHAIN=local && go mod download && go build -o "$bin.tmp" . && mv "$bin.tmp" "$bin"); then
+    echo "install.sh: franz-go: module download or build failed (needs Go 1.26+ and the Go module proxy)" >&2
     return 1
   fi
   echo "$sum" > "$stamp"

@@ -35,10 +35,12 @@ describe('compatibility matrix', () => {
   });
 
   after(async () => {
+    const warnings = broker?.logs.atLeast(LogLevel.warn) ?? [];
     await broker?.close();
     const lines = ['', `Compatibility matrix (${count} records per client):`];
     for (const r of results) lines.push(`  ${r.spec.id.padEnd(18)} ${clientPassed(r) ? 'pass' : 'FAIL'}  ${(r.wallMs / 1000).toFixed(1).padStart(6)} s  ${(r.summary?.operations ?? []).map((op) => `${op.name} ${op.ms} ms`).join(', ')}`);
     lines.push(`  total ${(results.reduce((s, r) => s + r.wallMs, 0) / 1000).toFixed(1)} s`);
+    if (warnings.length > 0) lines.push(`  broker warnings: ${warnings.length}`, ...warnings.slice(0, 10).map((l) => `    ${JSON.stringify(l).slice(0, 400)}`));
     console.log(lines.join('\n'));
     if (count === defaultCount && selected.length === clients.length && results.length === clients.length) {
       writeFileSync(path.join(repoRoot(), 'docs', 'compatibility.md'), renderCompatibility({ count, partitions, results }));

@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ClientSpec } from './clients.js';
+import { clientPassed, renderCompatibility, type ClientResult } from './report.js';
+import type { CompatSummary, Operation } from './summary.js';
+
+const spec = (id: string): ClientSpec => ({
+  id,
+  title: `client ${id}`,
+  codecs: ['none', 'gzip'],
+  coverage: { createTopic: 'admin create', produce: 'producer', extra: 'an extra call' },
+  notes: ['a note'],
+  run: () => Promise.reject(new Error('not run here')),
+});
+
+const op = (name: string, ok: boolean, detail = 'done'): Operation => ({ name, ok, detail, ms: 1 });
+
+const summary = (ok: boolean, operations: Operation[], errors: string[] = []): CompatSummary => ({
+  client: 'x', clientVersion: '1.2.3', ok, codecs: ['none', 'gzip'], idempotent: true, count: 10,
+  operations, notes: [], errorCount: errors.length, errors,
+});
+
+test('renderCompatibility: one row per client, pass/FAIL/n/a/not run cells, failures listed', () => {
+  const all = ['createTopic', 'produce', 'consumeGroup', 'listOffsets', 'groupLag'];
+  const results: ClientResult[] = [
+    { spec: spec('a'), summary: summary(true, [...all.map((n) => op(n, true)), op('extra', true)]), failure: null, wallMs: 1 },
+    { spec: spec('b'), summary: summary(false, [op('createTopic', true, 'n/a: no admin API'), op('produce', false)], ['produce: boom']), failure: null, wallMs: 1 },
+    { spec: spec('c'), summary: null, failure: 'cannot install c: no compiler', wallMs: 1 },
+  ];
+  assert.deepEqual(results.map(clientPassed), [true, false, false]);
+  const md = renderCompatibility({ count: 10, partitions: 3, results });
+  assert.match(md, /\| client a \| 1\.2\.3 \| pass \| pass: none, gzip \(idempotent\) \| pass \| pass \| pass \| extra pass \| \*\*pass\*\* \|/);
+  assert.match(md, /\| client b \| 1\.2\.3 \| n\/a \| \*\*FAIL\*\*: none, gzip \(idempotent\) \| \*\*FAIL\*\* \(not reached\) \|/);
+  assert.match(md, /\| client c \| \? \| not run \| not run \|.*\*\*FAIL\*\*: could not run \|/);
+  assert.match(md, /## Failures[\s\S]*### client b[\s\S]*- produce: boom[\s\S]*### client c[\s\S]*cannot install c: no compiler/);
+  assert.doesNotMatch(md, /### client a\n\n```/);
+  assert.match(md, /- extra: an extra call — pass/);
+});
