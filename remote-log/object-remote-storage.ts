@@ -229,7 +229,11 @@ export class ObjectRemoteStorage implements RemoteStorage {
     // Manifest first: from then on the segment is incomplete and never served.
     await this.store.delete(this.key(ref, 'manifest'), signal);
     const rest: ObjectKind[] = ['log', 'index', 'timeindex', 'txnindex', 'snapshot', 'leader-epoch-checkpoint'];
-    const settled = await Promise.allSettled(rest.map((k) => this.store.delete(this.key(ref, k), signal)));
+    const settled = await Promise.allSettled([
+      ...rest.map((k) => this.store.delete(this.key(ref, k), signal)),
+      // A copy killed mid-upload (a crash) may have left the data object's multipart upload open.
+      ...(this.store.abortUploads === undefined ? [] : [this.store.abortUploads(this.key(ref, 'log'), signal)]),
+    ]);
     const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failure !== undefined) throw this.wrap(failure.reason, `delete of ${describeRef(ref)}`);
   }

@@ -40,6 +40,12 @@ export interface ObjectStore {
   delete(key: string, signal?: AbortSignal): Promise<void>;
   /** Every object whose key starts with `prefix`, in key order. */
   list(prefix: string, signal?: AbortSignal): Promise<ObjectInfo[]>;
+  /**
+   * Abandons the uploads still open for exactly `key` (a writer that died in
+   * the middle of a multipart upload leaves invisible parts that cost storage);
+   * resolves with how many. Stores without multipart uploads omit it.
+   */
+  abortUploads?(key: string, signal?: AbortSignal): Promise<number>;
   close(): Promise<void>;
 }
 

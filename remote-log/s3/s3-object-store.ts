@@ -3,9 +3,16 @@
 // aborted on any failure so no invisible parts linger and cost money); reads
 // are ranged GETs.
 import type { S3Client } from '@aws-sdk/client-s3';
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore } from '../object-store.js';
-import { RemoteStorageError, throwIfAborted } from '../remote-storage.js';
+import { RemoteResourceNotFoundError, RemoteStorageError, throwIfAborted } from '../remote-storage.js';
 import type { RetryPolicy, TransportOptions } from '../retry.js';
 import { DEFAULT_RETRY_POLICY, validatePolicy, withRetries } from '../retry.js';
 import { classifyS3Error, s3Crc32c } from './s3-client.js';
@@ -139,6 +146,46 @@ export class S3ObjectStore implements ObjectStore {
       token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
     } while (token !== undefined);
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /** Lists the multipart uploads open for `key` (exactly; MinIO lists by exact key only) and aborts each. */
+  async abortUploads(key: string, signal?: AbortSignal): Promise<number> {
+    const uploadIds: string[] = [];
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    do {
+      const page = await withRetries(
+        `LIST UPLOADS ${this.url(key)}`,
+        (s) =>
+          this.client.send(
+            new ListMultipartUploadsCommand({
+              Bucket: this.bucket,
+              Prefix: key,
+              ...(keyMarker === undefined ? {} : { KeyMarker: keyMarker }),
+              ...(uploadIdMarker === undefined ? {} : { UploadIdMarker: uploadIdMarker }),
+            }),
+            { abortSignal: s },
+          ),
+        this.transport,
+        signal,
+      );
+      for (const u of page.Uploads ?? []) if (u.Key === key && u.UploadId !== undefined) uploadIds.push(u.UploadId);
+      const more = page.IsTruncated === true;
+      keyMarker = more ? page.NextKeyMarker : undefined;
+      uploadIdMarker = more ? page.NextUploadIdMarker : undefined;
+    } while (keyMarker !== undefined);
+    for (const uploadId of uploadIds) {
+      await withRetries(
+        `ABORT MULTIPART ${this.url(key)}`,
+        (s) => this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }), { abortSignal: s }),
+        this.transport,
+        signal,
+      ).catch((e: unknown) => {
+        // NoSuchUpload (404): already completed or aborted by someone else, nothing left to abandon.
+        if (!(e instanceof RemoteResourceNotFoundError)) throw e;
+      });
+    }
+    return uploadIds.length;
   }
 
   async close(): Promise<void> {
