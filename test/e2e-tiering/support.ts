@@ -13,6 +13,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { AdminClient, type OffsetAnswer } from '../../broker/cli/admin-client.js';
 import { BrokerConnection } from '../../broker/cli/broker-connection.js';
 import { apis, ZERO_UUID } from '../../broker/protocol/messages/index.js';
+import { deserializeRemoteLogMetadata, type RemoteLogMetadataEvent } from '../../metadata/remote-log-metadata/index.js';
 import { recordHeaders, recordKey, recordValue } from '../clients/content.js';
 import { kcatPath } from '../support/tools.js';
 import type { MinioServer } from '../support/minio.js';
@@ -450,4 +451,68 @@ export async function fetchOnce(bootstrap: string, topic: string, partition: num
   } finally {
     conn.close();
   }
+}
+
+// ---- the remote log metadata topic, read by kafkajs ----
+
+export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
+
+export interface MetadataRecord {
+  readonly partition: number;
+  readonly offset: string;
+  readonly event: RemoteLogMetadataEvent;
+}
+
+/** Every record of `__remote_log_metadata` up to the current end, decoded (Kafka's RemoteLogMetadataSerde format). */
+export async function readRemoteLogMetadata(bootstrap: string): Promise<MetadataRecord[]> {
+  const kafka = new Kafka({ clientId: 'tiering-e2e-metadata', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = new Map<number, bigint>();
+  try {
+    for (const p of await admin.fetchTopicOffsets(REMOTE_LOG_METADATA_TOPIC)) if (BigInt(p.high) > BigInt(p.low)) ends.set(p.partition, BigInt(p.high));
+  } finally {
+    await admin.disconnect();
+  }
+  const out: MetadataRecord[] = [];
+  if (ends.size === 0) return out;
+  const consumer = kafka.consumer({ groupId: `tiering-e2e-metadata-${Date.now()}-${Math.random()}` });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic: REMOTE_LOG_METADATA_TOPIC, fromBeginning: true });
+    const remaining = new Set(ends.keys());
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`reading ${REMOTE_LOG_METADATA_TOPIC} timed out; partitions left: ${[...remaining].join(',')}`)), 60_000);
+      consumer
+        .run({
+          eachMessage: async ({ partition, message }) => {
+            if (message.value !== null) out.push({ partition, offset: message.offset, event: deserializeRemoteLogMetadata(message.value) });
+            if (BigInt(message.offset) + 1n >= (ends.get(partition) ?? 0n)) remaining.delete(partition);
+            if (remaining.size === 0) {
+              clearTimeout(timer);
+              resolve();
+            }
+          },
+        })
+        .catch(reject);
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return out;
+}
+
+/** Each segment's states in metadata order, by segment id, for one topic. */
+export function segmentHistories(records: readonly MetadataRecord[], topic: string): Map<string, { partition: number; startOffset: bigint; endOffset: bigint; states: string[] }> {
+  const sorted = [...records].sort((a, b) => a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)));
+  const out = new Map<string, { partition: number; startOffset: bigint; endOffset: bigint; states: string[] }>();
+  for (const { event } of sorted) {
+    if (event.type === 'segment' && event.metadata.remoteLogSegmentId.topicIdPartition.topic === topic) {
+      const m = event.metadata;
+      out.set(m.remoteLogSegmentId.id, { partition: m.remoteLogSegmentId.topicIdPartition.partition, startOffset: m.startOffset, endOffset: m.endOffset, states: [m.state] });
+    } else if (event.type === 'segmentUpdate' && event.update.remoteLogSegmentId.topicIdPartition.topic === topic) {
+      out.get(event.update.remoteLogSegmentId.id)?.states.push(event.update.state);
+    }
+  }
+  return out;
 }
