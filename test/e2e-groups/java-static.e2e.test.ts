@@ -9,28 +9,24 @@
 // completed rebalance, and DescribeGroups shows the same instances owning the
 // same partitions (the restarted one under a new member id).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { createTopic } from '../clients/common.js';
 import { assertNoBrokerErrors } from '../e2e/helpers.js';
 import { startSediment, type SedimentProcess } from '../support/sediment.js';
-import { kafkaClasspath, repoRoot, requireTools } from '../support/tools.js';
+import { requireTools } from '../support/tools.js';
+import { compileGroupMember, JavaMember } from './java-member.js';
 import {
   assignments,
-  committedOffsets,
   eventually,
   JsonLineProcess,
-  logEndOffsets,
   ownershipProblem,
   ProcessedLedger,
+  produceKeyed,
   range,
   Report,
+  waitCommittedToEnd,
   withAdmin,
-  type JsonEvent,
 } from './support.js';
 
 const topic = 'java-static';
@@ -45,98 +41,24 @@ const ledger = new ProcessedLedger();
 const report = new Report();
 let produced = 0;
 
-const javaDir = path.join(repoRoot(), 'test', 'e2e-groups', 'java');
-
-/** Compiles StaticMember.java against the reference Kafka jars into a temporary directory. */
-function compileStaticMember(): string {
-  const javac = spawnSync('javac', ['-version'], { encoding: 'utf8' });
-  if (javac.status !== 0) throw new Error('missing tool: javac (a JDK 17+). Install it with: apt-get install -y openjdk-17-jdk-headless');
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'e2e-groups-java-'));
-  const source = path.join(javaDir, 'StaticMember.java');
-  const r = spawnSync('javac', ['-cp', kafkaClasspath(), '-d', dir, source], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`javac ${source} failed:\n${r.stdout}${r.stderr}`);
-  return dir;
-}
-
-interface JavaMember {
-  readonly instanceId: string;
-  readonly proc: JsonLineProcess;
-  /** Rebalance callbacks (assigned/revoked/lost) in order. */
-  readonly callbacks: JsonEvent[];
-  readonly gens: Set<number>;
-  status: JsonEvent | null;
-  errors: string[];
-  /** Callbacks seen before "stop" was sent (close() itself revokes the member's own partitions). */
-  callbacksBeforeStop: number | null;
-}
-
 const running = new Map<string, JavaMember>();
 const all: JavaMember[] = [];
 
 function startMember(instanceId: string): JavaMember {
-  const m: JavaMember = {
-    instanceId,
-    callbacks: [],
-    gens: new Set(),
-    status: null,
-    errors: [],
-    callbacksBeforeStop: null,
-    proc: new JsonLineProcess(
-      `java ${instanceId}`,
-      'java',
-      [`-Dlog4j2.configurationFile=${path.join(javaDir, 'log4j2.properties')}`, '-cp', `${classDir}${path.delimiter}${kafkaClasspath()}`, 'StaticMember', broker.bootstrap, topic, group, instanceId, String(sessionTimeoutMs)],
-      (e) => {
-        switch (e.ev) {
-          case 'rec':
-            ledger.record(Number(e['p']), BigInt(Number(e['o'])), String(e['v']));
-            break;
-          case 'assigned':
-          case 'revoked':
-          case 'lost':
-            m.callbacks.push(e);
-            break;
-          case 'status':
-            m.status = e;
-            if (Number(e['gen']) > 0) m.gens.add(Number(e['gen']));
-            break;
-          case 'commit':
-            m.gens.add(Number(e['gen']));
-            break;
-          case 'error':
-            m.errors.push(String(e['error']));
-            break;
-        }
-      },
-      (e) => e.ev === 'closed' || e.ev === 'error' || e.ev === 'assigned' || e.ev === 'revoked' || e.ev === 'lost',
-    ),
-  };
+  const m = new JavaMember({ classDir, bootstrap: broker.bootstrap, topic, group, instanceId, sessionTimeoutMs, ledger });
   running.set(instanceId, m);
   all.push(m);
   return m;
 }
 
 async function stopMember(m: JavaMember): Promise<void> {
-  m.callbacksBeforeStop = m.callbacks.length;
-  m.proc.send('stop');
-  const exit = await m.proc.waitExit(60_000);
-  assert.deepEqual(exit, { code: 0, signal: null }, m.proc.diagnostics());
-  assert.ok(m.proc.events.some((e) => e.ev === 'closed'), m.proc.diagnostics());
-  running.delete(m.instanceId);
+  await m.stop();
+  running.delete(m.name);
 }
 
 async function produce(count: number): Promise<void> {
-  const kafka = new Kafka({ brokers: [broker.bootstrap], clientId: 'java-static-producer', logLevel: logLevel.NOTHING });
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await producer.connect();
-  try {
-    for (let i = 0; i < count; i += 500) {
-      const n = Math.min(500, count - i);
-      await producer.send({ topic, acks: -1, messages: Array.from({ length: n }, (_, j) => ({ key: `key-${(produced + j) % 300}`, value: `j-${produced + j}` })) });
-      produced += n;
-    }
-  } finally {
-    await producer.disconnect();
-  }
+  await produceKeyed(broker.bootstrap, topic, count, { prefix: 'j', first: produced });
+  produced += count;
 }
 
 const sortedJson = (ps: readonly number[]): string => JSON.stringify([...ps].sort((a, b) => a - b));
@@ -146,7 +68,7 @@ async function stableGroup(what: string): Promise<Map<string, { memberId: string
   let last = '';
   let out = new Map<string, { memberId: string; partitions: number[] }>();
   await eventually(what, async () => {
-    for (const m of running.values()) if (!m.proc.alive) throw new Error(`${m.instanceId} exited while waiting for ${what}:\n${m.proc.diagnostics()}`);
+    for (const m of running.values()) if (!m.proc.alive) throw new Error(`${m.name} exited while waiting for ${what}:\n${m.proc.diagnostics()}`);
     const g = await withAdmin(broker.bootstrap, (a) => a.describeGroup(group));
     const owned = assignments(g, topic);
     last = `${g.state} ${JSON.stringify(g.members.map((m) => [m.groupInstanceId, m.memberId, owned.get(m.memberId)]))}; clients ${JSON.stringify([...running.values()].map((m) => m.status))}`;
@@ -156,24 +78,16 @@ async function stableGroup(what: string): Promise<Map<string, { memberId: string
       const m = gm.groupInstanceId === null ? undefined : running.get(gm.groupInstanceId);
       const ps = owned.get(gm.memberId) ?? [];
       if (m === undefined || m.status === null || m.status['memberId'] !== gm.memberId || sortedJson(m.status['partitions'] as number[]) !== sortedJson(ps)) return false;
-      next.set(m.instanceId, { memberId: gm.memberId, partitions: ps });
+      next.set(m.name, { memberId: gm.memberId, partitions: ps });
     }
     out = next;
     return true;
   }, 120_000, () => `${last}\n${diagnostics()}`);
-  for (const m of all) assert.deepEqual(m.errors, [], `${m.instanceId} failed`);
+  for (const m of all) assert.deepEqual(m.errors, [], `${m.name} failed`);
   return out;
 }
 
-async function consumedToEnd(what: string): Promise<bigint[]> {
-  const ends = await withAdmin(broker.bootstrap, (a) => logEndOffsets(a, topic, partitions));
-  let committed: bigint[] = [];
-  await eventually(what, async () => {
-    committed = await withAdmin(broker.bootstrap, (a) => committedOffsets(a, group, topic, partitions));
-    return committed.every((o, p) => o === ends[p]);
-  }, 120_000, () => `committed ${committed.join(',')} log end ${ends.join(',')}`);
-  return ends;
-}
+const consumedToEnd = (): Promise<bigint[]> => waitCommittedToEnd(broker.bootstrap, group, topic, partitions, 120_000, diagnostics);
 
 /**
  * Members started before the rolling restart saw no callback since `callbacksAt`;
@@ -181,10 +95,10 @@ async function consumedToEnd(what: string): Promise<bigint[]> {
  */
 function checkNoRebalanceCallbacks(generation: number, callbacksAt: ReadonlyMap<string, number>): void {
   for (const m of all) {
-    const original = callbacksAt.has(m.instanceId) && all.indexOf(m) < instances.length;
+    const original = callbacksAt.has(m.name) && all.indexOf(m) < instances.length;
     const live = m.callbacks.slice(0, m.callbacksBeforeStop ?? m.callbacks.length);
-    if (original) assert.deepEqual(live.slice(callbacksAt.get(m.instanceId)), [], `${m.instanceId} saw rebalance callbacks during the rolling restart`);
-    else assert.deepEqual(live.map((e) => [e.ev, e['gen']]), [['assigned', generation]], `restarted ${m.instanceId}: callbacks`);
+    if (original) assert.deepEqual(live.slice(callbacksAt.get(m.name)), [], `${m.name} saw rebalance callbacks during the rolling restart`);
+    else assert.deepEqual(live.map((e) => [e.ev, e['gen']]), [['assigned', generation]], `restarted ${m.name}: callbacks`);
   }
 }
 
@@ -199,7 +113,7 @@ const rebalanceLines = (): number =>
 
 before(async () => {
   requireTools(['java', 'kafka', 'kafkajs']);
-  classDir = compileStaticMember();
+  classDir = compileGroupMember();
   broker = await startSediment();
   await createTopic(broker.bootstrap, topic, partitions);
 });
@@ -217,7 +131,7 @@ test('Java static members (cooperative-sticky): consume to the end; a rolling re
   for (const id of instances) startMember(id);
   const initial = await stableGroup('three static members to form a Stable group');
   report.add(`stable with 3 members after ${Date.now() - t0} ms: ${[...initial].map(([id, a]) => `${id}=[${a.partitions.join(',')}]`).join(' ')}`);
-  await consumedToEnd('the first 6000 records to be committed');
+  await consumedToEnd();
 
   const gens = new Set([...running.values()].map((m) => Number(m.status?.['gen'])));
   assert.equal(gens.size, 1, `members disagree on the generation: ${[...gens].join(',')}`);
@@ -225,7 +139,7 @@ test('Java static members (cooperative-sticky): consume to the end; a rolling re
   const rebalancesBefore = rebalanceLines();
   assert.ok(rebalancesBefore >= 1);
   // Callback counts of the members that are not restarted at a given moment.
-  const callbacksAt = new Map([...running.values()].map((m) => [m.instanceId, m.callbacks.length]));
+  const callbacksAt = new Map([...running.values()].map((m) => [m.name, m.callbacks.length]));
 
   for (const id of instances) {
     const old = running.get(id) as JavaMember;
@@ -249,11 +163,11 @@ test('Java static members (cooperative-sticky): consume to the end; a rolling re
   }
 
   await produce(1000);
-  const ends = await consumedToEnd('every record to be committed after the rolling restart');
+  const ends = await consumedToEnd();
   assert.equal(rebalanceLines(), rebalancesBefore, 'the coordinator completed a rebalance during the rolling restart');
   checkNoRebalanceCallbacks(generation, callbacksAt);
   for (const m of running.values()) {
-    assert.deepEqual([...m.gens], [generation], `${m.instanceId} saw another generation`);
+    assert.deepEqual([...m.gens], [generation], `${m.name} saw another generation`);
     assert.equal(Number(m.status?.['gen']), generation);
   }
   for (const p of range(partitions)) assert.equal(ledger.firstGap(p, ends[p] as bigint), null, `partition ${p}: offset never processed`);

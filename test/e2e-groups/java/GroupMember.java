@@ -1,10 +1,10 @@
 // A Java consumer (kafka-clients, classic group protocol) with
-// CooperativeStickyAssignor and static membership, for the consumer-group
-// end-to-end suite. Compiled by the test with javac against the reference
-// Kafka jars; run as
-//   java -cp <dir>:<kafka libs>/* StaticMember <bootstrap> <topic> <group> <instanceId> <sessionTimeoutMs>
+// CooperativeStickyAssignor, static (group.instance.id) or dynamic, for the
+// consumer-group end-to-end suite. Compiled by the test with javac against the
+// reference Kafka jars; run as
+//   java -cp <dir>:<kafka libs>/* GroupMember <bootstrap> <topic> <group> <instanceId|-> <sessionTimeoutMs>
 // stdout, one JSON object a line:
-//   {"ev":"assigned"|"revoked"|"lost","gen":G,"memberId":"...","partitions":[...]}
+//   {"ev":"assigned"|"revoked"|"lost","gen":G,"memberId":"...","partitions":[...],"t":"<System.nanoTime()>"}
 //   {"ev":"rec","p":0,"o":12,"v":"..."}            (before its offset is committed)
 //   {"ev":"commit","gen":G,"offsets":{"0":13,...}}  (after commitSync returned)
 //   {"ev":"commit-failed","error":"..."}  (refused during a rebalance; retried while the partition stays owned)
@@ -35,7 +35,7 @@ import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
-public final class StaticMember {
+public final class GroupMember {
   private static final PrintStream OUT = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
   private static volatile boolean stopping = false;
 
@@ -62,7 +62,7 @@ public final class StaticMember {
 
   public static void main(String[] args) throws Exception {
     if (args.length < 5) {
-      System.err.println("usage: StaticMember <bootstrap> <topic> <group> <instanceId> <sessionTimeoutMs>");
+      System.err.println("usage: GroupMember <bootstrap> <topic> <group> <instanceId|-> <sessionTimeoutMs>");
       System.exit(2);
     }
     String bootstrap = args[0];
@@ -70,8 +70,9 @@ public final class StaticMember {
     Properties props = new Properties();
     props.put("bootstrap.servers", bootstrap);
     props.put("group.id", args[2]);
-    props.put("group.instance.id", args[3]);
-    props.put("client.id", "static-" + args[3]);
+    boolean isStatic = !args[3].equals("-");
+    if (isStatic) props.put("group.instance.id", args[3]);
+    props.put("client.id", isStatic ? "static-" + args[3] : "dynamic-member");
     props.put("group.protocol", "classic");
     props.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
     props.put("session.timeout.ms", args[4]);
@@ -80,6 +81,8 @@ public final class StaticMember {
     props.put("auto.offset.reset", "earliest");
     props.put("max.poll.records", "200");
     props.put("fetch.max.wait.ms", "200");
+    // Partitions added to the topic are noticed within a second or two (then the client rejoins).
+    props.put("metadata.max.age.ms", "1000");
     props.put("key.deserializer", StringDeserializer.class.getName());
     props.put("value.deserializer", StringDeserializer.class.getName());
 
@@ -104,7 +107,7 @@ public final class StaticMember {
     consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
       private void event(String ev, Collection<TopicPartition> tps) {
         if (!ev.equals("assigned")) pending.keySet().removeAll(tps);
-        emit("{\"ev\":\"" + ev + "\",\"gen\":" + consumer.groupMetadata().generationId() + ",\"memberId\":" + quote(consumer.groupMetadata().memberId()) + ",\"partitions\":" + partitions(tps) + "}");
+        emit("{\"ev\":\"" + ev + "\",\"gen\":" + consumer.groupMetadata().generationId() + ",\"memberId\":" + quote(consumer.groupMetadata().memberId()) + ",\"partitions\":" + partitions(tps) + ",\"t\":\"" + System.nanoTime() + "\"}");
       }
       @Override public void onPartitionsAssigned(Collection<TopicPartition> tps) { event("assigned", tps); }
       @Override public void onPartitionsRevoked(Collection<TopicPartition> tps) { event("revoked", tps); }
