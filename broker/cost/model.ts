@@ -9,7 +9,8 @@
 //     + CompleteMultipartUpload), offset index, time index, transaction index
 //     (only when the segment has aborted transactions), producer snapshot,
 //     leader-epoch checkpoint, and last the manifest;
-//   expiration of one segment: 7 DELETEs (manifest first, then every kind);
+//   expiration of one segment: 7 DELETEs (manifest first, then every kind) and
+//     a ListMultipartUploads of the data key (uploads a crash left open are aborted);
 //   orphan sweep: every 5 minutes a LIST of each partition's prefix, plus one of
 //     the whole bucket (1,000 keys per LIST page);
 //   remote read: one ranged GET per rsm.config.chunk.size.bytes chunk, plus the
@@ -29,6 +30,8 @@ export const DAY_MS = 24 * HOUR_MS;
 export const LIST_PAGE_KEYS = 1000;
 /** Objects of a segment the expiration deletes (every kind, present or not). */
 export const DELETES_PER_EXPIRED_SEGMENT = 7;
+/** The ListMultipartUploads of the data key with which a deletion aborts uploads left open. */
+export const UPLOAD_LISTS_PER_EXPIRED_SEGMENT = 1;
 /** Offset index entry: 4-byte relative offset + 4-byte position. */
 export const OFFSET_INDEX_ENTRY_BYTES = 8;
 /** Time index entry: 8-byte timestamp + 4-byte relative offset. */
@@ -302,7 +305,7 @@ function quantities(w: Workload, localRetentionMs: number | null, prices: Effect
   const objectsPerPartition = (storedSegments / w.partitions) * objectsPerSegment;
   const pagesPerPartition = Math.max(1, Math.ceil(objectsPerPartition / LIST_PAGE_KEYS));
   const bucketPages = Math.max(1, Math.ceil((objectsPerPartition * w.partitions) / LIST_PAGE_KEYS));
-  const listRequests = sweepsPerMonth * (w.partitions * pagesPerPartition + bucketPages);
+  const listRequests = sweepsPerMonth * (w.partitions * pagesPerPartition + bucketPages) + segmentsPerMonth * UPLOAD_LISTS_PER_EXPIRED_SEGMENT;
   const remoteReadBytes = monthBytes * w.readFanout * w.remoteReadShare;
   return {
     localBytes,
