@@ -58,22 +58,32 @@ install_kafka_python() {
   local part="$1"
   local req="$here/python/requirements-$part.txt"
   local venv="$cache/$part" stamp="$cache/$part/.installed"
-  local python=/usr/bin/python3
-  [[ -x "$python" ]] || python="$(command -v python3 || true)"
-  if [[ -z "$python" ]]; then
-    echo "install.sh: $part: python3 not found" >&2
-    return 1
-  fi
   local sum
-  sum="$(hash_of "$req")-$("$python" -c 'import sys; print(sys.version.split()[0])')"
-  if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$sum" ]]; then
+  sum="$(hash_of "$req")"
+  # Up to date: same requirements, and the venv's interpreter still imports kafka.
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$sum" ]] && "$venv/bin/python" -c 'import kafka' >/dev/null 2>&1; then
     echo "$part $venv/bin/python"
     return 0
   fi
+  # Debian's interpreter first (python3-venv), then whichever python3 is on PATH.
+  local candidates=() python made=""
+  [[ -x /usr/bin/python3 ]] && candidates+=(/usr/bin/python3)
+  python="$(command -v python3 || true)"
+  [[ -n "$python" && "$python" != /usr/bin/python3 ]] && candidates+=("$python")
+  if [[ ${#candidates[@]} -eq 0 ]]; then
+    echo "install.sh: $part: python3 not found" >&2
+    return 1
+  fi
   echo "install.sh: $part: creating $venv" >&2
-  rm -rf "$venv"
-  if ! "$python" -m venv "$venv" >&2; then
-    echo "install.sh: $part: '$python -m venv' failed; on Debian: apt-get install -y python3-venv" >&2
+  for python in "${candidates[@]}"; do
+    rm -rf "$venv"
+    if "$python" -m venv "$venv" >&2; then
+      made="$python"
+      break
+    fi
+  done
+  if [[ -z "$made" ]]; then
+    echo "install.sh: $part: 'python3 -m venv' failed with ${candidates[*]}; on Debian: apt-get install -y python3-venv" >&2
     rm -rf "$venv"
     return 1
   fi
