@@ -261,7 +261,8 @@ export class ContinuousProducer {
     private readonly options: { keys?: number; batch?: number; pauseMs?: number } = {},
   ) {
     const kafka = new Kafka({ brokers: [bootstrap], clientId: 'e2e-groups-producer', logLevel: logLevel.NOTHING });
-    this.producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+    // A short metadata age: partitions added to the topic get records within a second.
+    this.producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false, metadataMaxAge: 1000 });
   }
 
   async start(): Promise<void> {
