@@ -3,6 +3,7 @@
 //   golden-mutation  captured client requests with 1-4 byte mutations
 //   garbage-header   a captured request whose header fields are replaced
 //   garbage-body     a valid header for a supported API and version, random body
+//   odd-values       a captured request re-encoded with edge values in a few fields
 //   produce-corrupt  a valid Produce request carrying corrupted record batches
 //   produce-acks0    the same with acks=0 (no response; Kafka closes the connection on error)
 //   random-frame     random size and bytes
@@ -15,12 +16,14 @@ import { ApiKey, requestHeaderVersion } from '../../broker/protocol/messages/ind
 import { framed, mutate } from './mutations.js';
 import { produceAcks0Case, produceCase, type ProduceCase, type ProduceTarget } from './produce-cases.js';
 import type { GoldenRequest } from './golden-frames.js';
+import { semanticVariant } from './semantic.js';
 import type { Prng } from './prng.js';
 
 export type Category =
   | 'golden-mutation'
   | 'garbage-header'
   | 'garbage-body'
+  | 'odd-values'
   | 'produce-corrupt'
   | 'produce-acks0'
   | 'random-frame'
@@ -31,11 +34,13 @@ export type Category =
 
 /**
  * close: the broker closes without answering (after `correlationIds` answers, if given);
+ * answer-or-wait: a well-formed request: answered with its correlation id, or still
+ *      waiting at the timeout (a long poll), never a closed connection;
  * response: it answers each of `correlationIds`, in order;
  * any: it answers, closes or waits (a request may legitimately wait), but an
  *      answer carries the request's correlation id.
  */
-export type Expect = 'close' | 'response' | 'any';
+export type Expect = 'close' | 'response' | 'answer-or-wait' | 'any';
 
 export interface FrameCase {
   readonly id: number;
@@ -67,10 +72,11 @@ export interface CaseContext {
 }
 
 const weights: ReadonlyArray<readonly [Category, number]> = [
-  ['golden-mutation', 30],
+  ['golden-mutation', 26],
   ['garbage-header', 10],
-  ['garbage-body', 14],
-  ['produce-corrupt', 25],
+  ['garbage-body', 10],
+  ['odd-values', 14],
+  ['produce-corrupt', 21],
   ['produce-acks0', 3],
   ['random-frame', 6],
   ['oversize', 4],
@@ -241,6 +247,11 @@ export function generateCase(ctx: CaseContext, rng: Prng, id: number): FrameCase
       return garbageHeader(ctx, rng, id);
     case 'garbage-body':
       return garbageBody(ctx, rng, id);
+    case 'odd-values': {
+      const v = semanticVariant(ctx.golden, rng, nextCorrelationId++, (k, ver) => isSupported(ctx, k, ver));
+      if (v === null) return garbageBody(ctx, rng, id);
+      return { id, category, what: v.what, chunks: [v.frame], expect: 'answer-or-wait', correlationIds: [v.correlationId], apiKey: v.apiKey, apiVersion: v.apiVersion };
+    }
     case 'produce-corrupt': {
       const p = produceCase(rng, id, ctx.produceTarget);
       return { id, category, what: p.what, chunks: [p.frame], expect: 'response', correlationIds: [p.correlationId], apiKey: ApiKey.Produce, apiVersion: p.version, produce: p };

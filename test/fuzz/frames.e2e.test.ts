@@ -8,7 +8,10 @@
 // work and the log must hold exactly the accepted records.
 //   SEDIMENT_FUZZ_SEED=<n>   another deterministic run (default below)
 //   SEDIMENT_FUZZ_CASES=<n>  total cases (default 3000)
+//   SEDIMENT_FUZZ_DEBUG=<file>  append every case and its outcome to <file>
 import assert from 'node:assert/strict';
+import { appendFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { BrokerConnection } from '../../broker/cli/broker-connection.js';
@@ -81,13 +84,17 @@ after(async () => {
   console.log(lines.join('\n'));
 });
 
+const debugLog = process.env['SEDIMENT_FUZZ_DEBUG'];
+
 async function runCase(c: FrameCase): Promise<void> {
+  if (debugLog !== undefined) appendFileSync(debugLog, `${Date.now()} start ${c.id} [${c.category}] ${c.what}\n`);
   const o = await exchange(broker.port, c.chunks, {
     timeoutMs: caseTimeoutMs,
     expectFrames: c.expect === 'close' ? 0 : Math.max(1, c.correlationIds.length),
     ...(c.halfClose === true ? { halfClose: true } : {}),
     ...(c.separateWrites === true ? { separateWrites: true } : {}),
   });
+  if (debugLog !== undefined) appendFileSync(debugLog, `${Date.now()} end ${c.id} ${o.kind} ${Math.round(o.ms)} ms\n`);
   const stats = byCategory.get(c.category) ?? { cases: 0, outcomes: new Map<string, number>() };
   stats.cases++;
   stats.outcomes.set(o.kind, (stats.outcomes.get(o.kind) ?? 0) + 1);
@@ -95,7 +102,6 @@ async function runCase(c: FrameCase): Promise<void> {
   if (o.kind === 'silent') {
     const source = c.what.split(':')[0] ?? c.what;
     silentBySource.set(source, (silentBySource.get(source) ?? 0) + 1);
-    if (process.env['SEDIMENT_FUZZ_DEBUG'] !== undefined && !c.what.includes('size prefix kept')) console.log(`silent: case ${c.id} ${c.what}`);
   }
   failures.push(...judge(c, o, ledger));
 }
@@ -221,6 +227,19 @@ describe(`fuzz: ${totalCases} cases in ${rounds} rounds, seed ${seed}`, () => {
         if (a.keys !== undefined) assert.equal(key, a.keys[k], `partition ${a.partition} offset ${a.baseOffset + k} (case ${a.caseId})`);
       }
     }
+  });
+
+  test('odd topic names created nothing outside the log directory and no illegal partition directories', () => {
+    const legal = /^[a-zA-Z0-9._-]{1,249}-\d+$/;
+    const known = new Set(['meta.properties', 'topics', 'producer-ids', 'cleaner-offset-checkpoint']);
+    const odd = readdirSync(broker.dataDir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !legal.test(e.name) && !known.has(e.name) && e.name !== 'remote')
+      .map((e) => e.name);
+    assert.deepEqual(odd, [], 'directories that are not <legal topic>-<partition>');
+    const partitionDirs = readdirSync(broker.dataDir).filter((n) => legal.test(n));
+    assert.ok(partitionDirs.every((n) => !/^\.\.?-\d+$/.test(n)), 'no "." or ".." topics');
+    const siblings = readdirSync(path.dirname(broker.dataDir)).filter((n) => /^(escape|b)-\d+$/.test(n));
+    assert.deepEqual(siblings, [], 'nothing created next to the log directory');
   });
 
   test('the broker logged no internal errors', () => {

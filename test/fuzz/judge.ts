@@ -80,6 +80,10 @@ export function judge(c: FrameCase, o: Outcome, ledger: Ledger): string[] {
       if (o.kind !== 'response') say('expected an answer');
       else if (ids.some((id, k) => id !== c.correlationIds[k])) say(`expected correlation ids [${c.correlationIds.join(',')}]`);
       break;
+    case 'answer-or-wait':
+      if (o.kind === 'closed') say('a well-formed request closed the connection');
+      else if (o.kind === 'response' && ids[0] !== c.correlationIds[0]) say(`answer carries correlation id ${ids[0]}, request had ${c.correlationIds[0]}`);
+      break;
     case 'any':
       if (o.frames.length > 0 && c.correlationIds.length > 0 && ids[0] !== c.correlationIds[0]) say(`answer carries correlation id ${ids[0]}, request had ${c.correlationIds[0]}`);
       if (o.frames.length > 1) say('more than one answer to one request');
