@@ -127,7 +127,9 @@ export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
     for (;;) {
       const result = await readOnce(broker, req, ctx.signal);
       const remaining = deadline - broker.clock.now();
-      if (result.bytes >= req.minBytes || result.errors || remaining <= 0 || ctx.signal.aborted) return result.response;
+      // Nothing to wait for (no partitions named): answer now, as Kafka does. Waiting on no
+      // keys would return at once and turn this loop into a busy spin until the deadline.
+      if (keys.length === 0 || result.bytes >= req.minBytes || result.errors || remaining <= 0 || ctx.signal.aborted) return result.response;
       await broker.waiters.wait(keys, remaining, ctx.signal);
       if (broker.clock.now() >= deadline || ctx.signal.aborted) {
         return (await readOnce(broker, req, ctx.signal)).response;
