@@ -22,6 +22,7 @@ import { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/index.
 import { BrokerMetrics } from './metrics/broker-metrics.js';
 import { startHttpServer, type HttpServerHandle } from './http/http-server.js';
 import { LogCleaner, logCleanerConfigFrom } from './log/cleaner/log-cleaner.js';
+import { createLiveCostRoute, liveTopicsFrom } from './cost/live-cost.js';
 import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 
@@ -67,6 +68,7 @@ export class Broker {
     let rlm: RemoteLogManager | null = null;
     const rsmConfig = Object.fromEntries(Object.entries(config.rsmConfig).map(([k, v]) => [RSM_CONFIG_PREFIX + k, v]));
     const storage = config.remoteLogStorageSystemEnable ? createRemoteStorage(config.remoteLogStorageUrl, rsmConfig) : null;
+    const rsm = parseRsmConfig(rsmConfig);
     const logs = await LogManager.startup({
       logDirs: config.logDirs,
       clock,
@@ -112,7 +114,7 @@ export class Broker {
         scheduler,
         logger: log.child({ component: 'remote-log-manager' }),
         brokerId: config.nodeId,
-        config: remoteLogManagerConfig(config, parseRsmConfig(rsmConfig)),
+        config: remoteLogManagerConfig(config, rsm),
       });
       topics.attachTiering(rlm, rlm);
       await rlm.start();
@@ -143,7 +145,13 @@ export class Broker {
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });
     const broker = new Broker(config, context, topics, logs, groups, rlm, cleaner, log);
     try {
-      broker.http = await startHttpServer({ ...parts, listeners: config.httpListeners, logger: log.child({ component: 'http' }), metrics });
+      const costRoute = createLiveCostRoute({
+        metricsText: () => metrics.registry.metrics(),
+        topics: () => liveTopicsFrom(store.list(), (n) => store.logConfig(n), (n) => topics.isInternal(n)),
+        rsm: { chunkSizeBytes: rsm.chunkSizeBytes, multipartThresholdBytes: rsm.s3.multipartThresholdBytes, partSizeBytes: rsm.s3.partSizeBytes },
+        clock,
+      });
+      broker.http = await startHttpServer({ ...parts, listeners: config.httpListeners, logger: log.child({ component: 'http' }), metrics, routes: { '/v1/cost': costRoute } });
     } catch (err) {
       // e.g. the HTTP port in use: stop what already runs so no timer keeps the process alive.
       await broker.stop();
