@@ -319,7 +319,11 @@ export class RemoteLogManager {
       await step('copy', () => copyLogSegments(this.ctx, state, { detectUncompressedBatches: this.detectUncompressed }));
       await step('expire', () => expireRemoteSegments(this.ctx, state));
       const now = this.ctx.clock.now();
-      if (now - state.lastSweepMs >= (this.config.orphanSweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS)) {
+      // A partition that is not tiered and has nothing remote can only have
+      // leftovers the bucket-wide sweep finds; listing it every interval would
+      // cost a LIST per partition (internal topics included) for nothing.
+      const sweepable = tieringConfig(state.log).remoteStorageEnable === true || this.ctx.metadata.segmentCount(state.tp) > 0;
+      if (sweepable && now - state.lastSweepMs >= (this.config.orphanSweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS)) {
         await step('sweep', async () => {
           await sweepPartitionOrphans(this.ctx, state.tp, state.counters, state.abort.signal);
           state.lastSweepMs = now;
