@@ -320,9 +320,14 @@ export class LogManager {
   }
 }
 
-/** Renames to `<dir>.<id>-delete` (atomic: a restart never loads it), then removes it. */
+/**
+ * Renames to `<dir>.<id>-delete` (atomic: a restart never loads it), then removes it.
+ * The name is cut to fit NAME_MAX (255): a 249-character topic's directory is already
+ * 251 characters (Kafka's logDeleteDirName truncates the same way).
+ */
 async function removeDir(dir: string): Promise<void> {
-  const doomed = `${dir}.${randomUUID().replace(/-/g, '')}${DELETE_DIR_SUFFIX}`;
+  const suffix = `.${randomUUID().replace(/-/g, '')}${DELETE_DIR_SUFFIX}`;
+  const doomed = path.join(path.dirname(dir), path.basename(dir).slice(0, 255 - suffix.length) + suffix);
   await fsp.rename(dir, doomed);
   await fsp.rm(doomed, { recursive: true, force: true });
 }
