@@ -210,7 +210,7 @@ describe(`fuzz: ${totalCases} cases in ${rounds} rounds, seed ${seed}`, () => {
   });
 
   test(`${targetTopic} serves exactly the accepted records (kcat)`, async () => {
-    const r = await runProcess(kcatPath, ['-C', '-b', broker.bootstrap, '-t', targetTopic, '-o', 'beginning', '-e', '-q', '-f', '%p %o %k\n'], { timeoutMs: 60_000 });
+    const r = await runProcess(kcatPath, ['-C', '-b', broker.bootstrap, '-t', targetTopic, '-o', 'beginning', '-e', '-q', '-f', '%p %o %k\n'], { timeoutMs: 30_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr.trim(), '', 'kcat reports no errors (a corrupt batch would)');
     const got = new Map<string, string>();
