@@ -61,6 +61,7 @@ async function settle(step: string, live: readonly JavaMember[]): Promise<void> 
     const owned = assignments(g, topic);
     last = `${g.state} ${JSON.stringify([...owned])}; members say ${JSON.stringify(live.map((m) => [m.status?.['memberId'], m.partitions]))}`;
     if (g.state !== 'Stable' || g.members.length !== live.length || ownershipProblem(owned, partitions) !== null) return false;
+    if (new Set(live.map((m) => m.status?.['gen'])).size !== 1) return false;
     return live.every((m) => {
       const id = m.status?.['memberId'];
       return typeof id === 'string' && JSON.stringify(owned.get(id)) === JSON.stringify(m.partitions);

@@ -73,6 +73,8 @@ async function stableGroup(what: string): Promise<Map<string, { memberId: string
     const owned = assignments(g, topic);
     last = `${g.state} ${JSON.stringify(g.members.map((m) => [m.groupInstanceId, m.memberId, owned.get(m.memberId)]))}; clients ${JSON.stringify([...running.values()].map((m) => m.status))}`;
     if (g.state !== 'Stable' || g.members.length !== running.size || ownershipProblem(owned, partitions) !== null) return false;
+    // Status lines come every 500 ms: wait until every member reports the same generation.
+    if (new Set([...running.values()].map((m) => m.status?.['gen'])).size !== 1) return false;
     const next = new Map<string, { memberId: string; partitions: number[] }>();
     for (const gm of g.members) {
       const m = gm.groupInstanceId === null ? undefined : running.get(gm.groupInstanceId);
@@ -178,4 +180,33 @@ test('Java static members (cooperative-sticky): consume to the end; a rolling re
 
   for (const m of [...running.values()]) await stopMember(m);
   assertNoBrokerErrors(broker.logs);
+});
+
+test('a second process with the same group.instance.id fences the first (FENCED_INSTANCE_ID), no rebalance', { timeout: 300_000 }, async () => {
+  const fenceGroup = 'g-java-fence';
+  const fenceLedger = new ProcessedLedger();
+  const opts = { classDir, bootstrap: broker.bootstrap, topic, group: fenceGroup, instanceId: 'f-1', sessionTimeoutMs, ledger: fenceLedger };
+  const first = new JavaMember({ ...opts, name: 'f-1 (first)' });
+  const assigned = await first.proc.waitFor('the first f-1 process: its assignment', (e) => e.ev === 'assigned', 120_000);
+  const rebalances = (): number => broker.logs.lines.filter((l) => l.msg === 'group rebalance completed' && l['groupId'] === fenceGroup).length;
+  const before = rebalances();
+  const second = new JavaMember({ ...opts, name: 'f-1 (second)' });
+  try {
+    const taken = await second.proc.waitFor('the second f-1 process: its assignment', (e) => e.ev === 'assigned', 120_000);
+    // The newcomer replaces the known instance: same generation, same partitions, new member id.
+    assert.equal(taken['gen'], assigned['gen']);
+    assert.deepEqual(taken['partitions'], assigned['partitions']);
+    assert.notEqual(taken['memberId'], assigned['memberId']);
+    // The first process learns it was fenced at its next heartbeat, fetch or commit.
+    const exit = await first.proc.waitExit(60_000);
+    assert.equal(exit.code, 1, first.proc.diagnostics());
+    assert.match(first.errors.join('\n'), /FencedInstanceIdException/);
+    const g = await withAdmin(broker.bootstrap, (a) => a.describeGroup(fenceGroup));
+    assert.deepEqual([g.state, g.members.map((m) => [m.groupInstanceId, m.memberId])], ['Stable', [['f-1', taken['memberId']]]]);
+    assert.equal(rebalances(), before, 'replacing the static member rebalanced the group');
+    await second.stop();
+  } finally {
+    for (const p of [first.proc, second.proc]) if (p.alive) await p.kill();
+  }
+  report.add(`fencing: the second f-1 took generation ${String(assigned['gen'])} and partitions [${(assigned['partitions'] as number[]).join(',')}]; the first failed with FencedInstanceIdException`);
 });
