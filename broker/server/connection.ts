@@ -1,7 +1,20 @@
-// One client connection: framing, strictly sequential processing (Kafka mutes a
-// channel while one of its requests is in flight, so requests on a connection
-// are handled one at a time and answered in order), and the close rules:
-// an oversized or malformed frame closes this connection only.
+// One client connection: framing, processing in arrival order with answers
+// strictly in request order, and the close rules: an oversized or malformed
+// frame closes this connection only.
+//
+// Kafka mutes a channel while one of its requests is in flight, so requests on a
+// connection are handled one at a time; so are they here, with one exception:
+// up to MAX_PIPELINED_PRODUCE consecutive Produce requests are in flight at once.
+// A producer keeps several Produce requests outstanding on its one connection
+// (max.in.flight.requests.per.connection, 5 by default); handling them one at a
+// time idles that connection for every append's file I/O, which in Node runs on
+// the threadpool. Appends keep arrival order because Dispatcher.process and the
+// Produce handler call PartitionLog.append synchronously, before their first
+// await (the log groups concurrent appends in that order), so idempotent
+// sequence checks see batches as Kafka would. Any other request waits for the
+// Produce requests before it, and holds back the requests after it, as before.
+// A Produce pipelined behind one that closes the connection may already have
+// been appended, unanswered, as with any request in flight when a connection drops.
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { FrameSplitter, FrameTooLargeError, InvalidFrameSizeError } from './frame-splitter.js';
@@ -21,12 +34,24 @@ export interface RequestProcessor {
 /** How long a closing connection may take to flush the responses already written. */
 const CLOSE_GRACE_MS = 5000;
 
+const PRODUCE_API_KEY = 0;
+/** Produce requests one connection may have in flight (the Java producer's max.in.flight default). */
+export const MAX_PIPELINED_PRODUCE = 5;
+
+type Settled = { readonly ok: true; readonly out: Buffer[] | null } | { readonly ok: false; readonly err: unknown };
+
+interface InFlight {
+  readonly produce: boolean;
+  readonly result: Promise<Settled>;
+}
+
 /** Thrown by a processor to ask for the connection to be closed (Kafka's answer to unparseable requests). */
 export class CloseConnectionError extends Error {}
 
 export class Connection {
   private readonly splitter: FrameSplitter;
   private readonly queue: Buffer[] = [];
+  private readonly inFlight: InFlight[] = [];
   private processing = false;
   private closed = false;
   private readonly abort = new AbortController();
@@ -100,25 +125,61 @@ export class Connection {
     // Back-pressure: stop reading while requests queue up behind a slow one.
     if (this.queue.length > 64) this.socket.pause();
     if (!this.processing) void this.drain();
+    else this.pump();
   }
 
+  /**
+   * Starts the request at the head of the queue if nothing is in flight, or if
+   * it is a Produce request and only (fewer than MAX_PIPELINED_PRODUCE) Produce
+   * requests are. Returns whether it started one.
+   */
+  private startNext(): boolean {
+    const frame = this.queue[0];
+    if (frame === undefined || this.closed) return false;
+    const produce = frame.length >= 2 && frame.readInt16BE(0) === PRODUCE_API_KEY;
+    if (this.inFlight.length > 0 && (!produce || this.inFlight.length >= MAX_PIPELINED_PRODUCE || !this.inFlight.every((f) => f.produce))) {
+      return false;
+    }
+    this.queue.shift();
+    let pending: Promise<Buffer[] | null>;
+    try {
+      pending = this.processor.process(frame, this.ctx);
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    const result = pending.then(
+      (out): Settled => ({ ok: true, out }),
+      (err: unknown): Settled => ({ ok: false, err }),
+    );
+    this.inFlight.push({ produce, result });
+    return true;
+  }
+
+  private pump(): void {
+    while (this.startNext()) {
+      // one more request started
+    }
+    if (this.queue.length < 16 && this.socket.isPaused()) this.socket.resume();
+  }
+
+  /** Answers the requests in flight in request order, starting queued ones as the rules allow. */
   private async drain(): Promise<void> {
     this.processing = true;
     try {
       while (!this.closed) {
-        const frame = this.queue.shift();
-        if (frame === undefined) break;
-        if (this.queue.length < 16 && this.socket.isPaused()) this.socket.resume();
-        let out: Buffer[] | null;
-        try {
-          out = await this.processor.process(frame, this.ctx);
-        } catch (err) {
+        this.pump();
+        const head = this.inFlight[0];
+        if (head === undefined) break;
+        const settled = await head.result;
+        this.inFlight.shift();
+        if (!settled.ok) {
+          const err = settled.err;
           const reason = err instanceof CloseConnectionError ? err.message : `internal error: ${(err as Error).message}`;
           if (!(err instanceof CloseConnectionError)) this.ctx.log.error({ err }, 'request processing failed');
           this.close(reason);
           return;
         }
-        if (out !== null && !this.closed) this.write(out);
+        if (settled.out !== null && !this.closed) this.write(settled.out);
       }
     } finally {
       this.processing = false;

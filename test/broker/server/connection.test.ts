@@ -1,0 +1,192 @@
+// Connection's processing rules over a real loopback socket with a scripted
+// processor: up to MAX_PIPELINED_PRODUCE consecutive Produce requests in flight,
+// every other request alone, answers always in request order, and a failing
+// request closing the connection after the answers before it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { CloseConnectionError, Connection, MAX_PIPELINED_PRODUCE, type FrameContext, type RequestProcessor } from '../../../broker/server/connection.js';
+import { silentLogger } from '../../../broker/logger.js';
+
+const PRODUCE = 0;
+const METADATA = 3;
+
+/** A request frame: size prefix, api key, version 0, correlation id. */
+function requestFrame(apiKey: number, correlationId: number): Buffer {
+  const b = Buffer.alloc(12);
+  b.writeInt32BE(8, 0);
+  b.writeInt16BE(apiKey, 4);
+  b.writeInt16BE(0, 6);
+  b.writeInt32BE(correlationId, 8);
+  return b;
+}
+
+function responseFrame(correlationId: number): Buffer[] {
+  const b = Buffer.alloc(8);
+  b.writeInt32BE(4, 0);
+  b.writeInt32BE(correlationId, 4);
+  return [b];
+}
+
+interface Started {
+  readonly correlationId: number;
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+/** Records which requests have started and lets the test finish each one. */
+class ScriptedProcessor implements RequestProcessor {
+  readonly started: Started[] = [];
+  private waiters: Array<() => void> = [];
+
+  process(frame: Buffer, _ctx: FrameContext): Promise<Buffer[] | null> {
+    const correlationId = frame.readInt32BE(4);
+    return new Promise((resolve, reject) => {
+      this.started.push({ correlationId, resolve: () => resolve(responseFrame(correlationId)), reject });
+      for (const w of this.waiters.splice(0)) w();
+    });
+  }
+
+  async startedCount(n: number): Promise<void> {
+    while (this.started.length < n) await new Promise<void>((r) => this.waiters.push(r));
+  }
+
+  get(correlationId: number): Started {
+    const s = this.started.find((x) => x.correlationId === correlationId);
+    if (s === undefined) throw new Error(`request ${correlationId} has not started`);
+    return s;
+  }
+
+  ids(): number[] {
+    return this.started.map((s) => s.correlationId);
+  }
+}
+
+/** The client end: sends frames, collects answered correlation ids, notices the close. */
+class Client {
+  readonly answered: number[] = [];
+  closed = false;
+  private buf = Buffer.alloc(0);
+  private waiters: Array<() => void> = [];
+
+  constructor(readonly socket: net.Socket) {
+    socket.on('data', (d: Buffer) => {
+      this.buf = Buffer.concat([this.buf, d]);
+      while (this.buf.length >= 8) {
+        this.answered.push(this.buf.readInt32BE(4));
+        this.buf = this.buf.subarray(8);
+      }
+      this.wake();
+    });
+    socket.on('close', () => {
+      this.closed = true;
+      this.wake();
+    });
+  }
+
+  private wake(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  send(...frames: Buffer[]): void {
+    this.socket.write(Buffer.concat(frames));
+  }
+
+  async answers(n: number): Promise<number[]> {
+    while (this.answered.length < n && !this.closed) await new Promise<void>((r) => this.waiters.push(r));
+    return [...this.answered];
+  }
+
+  async waitClosed(): Promise<void> {
+    while (!this.closed) await new Promise<void>((r) => this.waiters.push(r));
+  }
+}
+
+async function connected(processor: RequestProcessor): Promise<{ client: Client; done: () => Promise<void> }> {
+  const server = net.createServer((socket) => {
+    new Connection(socket, 1, 1 << 20, processor, silentLogger(), () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  const socket = await new Promise<net.Socket>((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1', () => resolve(s));
+    s.once('error', reject);
+  });
+  return {
+    client: new Client(socket),
+    done: async () => {
+      socket.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** Lets pending socket reads and microtasks run, to show that something did not start. */
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50));
+
+test(`up to ${MAX_PIPELINED_PRODUCE} Produce requests are in flight at once, answered in request order`, async () => {
+  const p = new ScriptedProcessor();
+  const { client, done } = await connected(p);
+  const ids = Array.from({ length: MAX_PIPELINED_PRODUCE + 1 }, (_, i) => i + 1);
+  client.send(...ids.map((id) => requestFrame(PRODUCE, id)));
+  await p.startedCount(MAX_PIPELINED_PRODUCE);
+  await settle();
+  assert.deepEqual(p.ids(), ids.slice(0, MAX_PIPELINED_PRODUCE), 'started in arrival order, the sixth waits');
+  // Finished last to first: nothing is answered before request 1.
+  for (const id of ids.slice(1, MAX_PIPELINED_PRODUCE).reverse()) p.get(id).resolve();
+  await settle();
+  assert.deepEqual(client.answered, []);
+  p.get(1).resolve();
+  await p.startedCount(MAX_PIPELINED_PRODUCE + 1);
+  assert.deepEqual(await client.answers(MAX_PIPELINED_PRODUCE), ids.slice(0, MAX_PIPELINED_PRODUCE));
+  p.get(MAX_PIPELINED_PRODUCE + 1).resolve();
+  assert.deepEqual(await client.answers(ids.length), ids);
+  await done();
+});
+
+test('any other request waits for the Produce requests before it and holds back those after it', async () => {
+  const p = new ScriptedProcessor();
+  const { client, done } = await connected(p);
+  client.send(requestFrame(PRODUCE, 1), requestFrame(PRODUCE, 2), requestFrame(METADATA, 3), requestFrame(PRODUCE, 4));
+  await p.startedCount(2);
+  await settle();
+  assert.deepEqual(p.ids(), [1, 2]);
+  p.get(1).resolve();
+  await settle();
+  assert.deepEqual(p.ids(), [1, 2], 'Metadata starts only once every Produce before it is answered');
+  p.get(2).resolve();
+  await p.startedCount(3);
+  await settle();
+  assert.deepEqual(p.ids(), [1, 2, 3], 'the Produce after Metadata waits for it');
+  p.get(3).resolve();
+  await p.startedCount(4);
+  p.get(4).resolve();
+  assert.deepEqual(await client.answers(4), [1, 2, 3, 4]);
+  await done();
+});
+
+test('a pipelined Produce arriving while others are in flight starts at once', async () => {
+  const p = new ScriptedProcessor();
+  const { client, done } = await connected(p);
+  client.send(requestFrame(PRODUCE, 1));
+  await p.startedCount(1);
+  client.send(requestFrame(PRODUCE, 2));
+  await p.startedCount(2);
+  p.get(2).resolve();
+  p.get(1).resolve();
+  assert.deepEqual(await client.answers(2), [1, 2]);
+  await done();
+});
+
+test('a failing request closes the connection after the answers before it; later results are not sent', async () => {
+  const p = new ScriptedProcessor();
+  const { client, done } = await connected(p);
+  client.send(requestFrame(PRODUCE, 1), requestFrame(PRODUCE, 2), requestFrame(PRODUCE, 3));
+  await p.startedCount(3);
+  p.get(3).resolve();
+  p.get(2).reject(new CloseConnectionError('malformed produce'));
+  p.get(1).resolve();
+  await client.waitClosed();
+  assert.deepEqual(client.answered, [1]);
+  await done();
+});
