@@ -6,8 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { freePort, startKafkaReference, waitForKafka } from '../support/kafka-reference.js';
-import { repoRoot } from '../support/tools.js';
 import { parseProcStatusMemory } from './perf-output.js';
 
 export type BrokerName = 'sediment' | 'kafka';
@@ -63,18 +63,24 @@ export interface SedimentOptions {
   /** Directory for `--cpu-prof` output; no profiling when absent. */
   readonly cpuProfDir?: string;
   readonly overrides?: readonly string[];
+  /** Work directory (log dir inside); a fresh temporary one, removed by stop(), when absent. */
+  readonly dir?: string;
   /** SEDIMENT_LOG_LEVEL for the broker; default warn (SEDIMENT_BENCH_LOG_LEVEL overrides it). */
   readonly logLevel?: string;
 }
 
 /**
- * Starts Sediment on a fresh log dir with its default flush policy (no fsync per
+ * Starts Sediment on a fresh log dir (or options.dir, kept) with its default flush policy (no fsync per
  * message, like Kafka), log level warn, no HTTP listener, and the same
  * group.initial.rebalance.delay.ms=0 the Kafka reference uses.
  */
 export async function startSediment(options: SedimentOptions = {}): Promise<BenchBroker> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'sediment-bench-'));
-  const cli = path.join(repoRoot(), 'dist', 'broker', 'cli', 'sediment.js');
+  const dir = options.dir ?? mkdtempSync(path.join(os.tmpdir(), 'sediment-bench-'));
+  const removeDir = (): void => {
+    if (options.dir === undefined) rmSync(dir, { recursive: true, force: true });
+  };
+  // The broker compiled alongside this file (dist/ for npm run bench; another outDir for a scratch build).
+  const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'broker', 'cli', 'sediment.js');
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const nodeFlags = options.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`];
@@ -105,7 +111,7 @@ export async function startSediment(options: SedimentOptions = {}): Promise<Benc
       await waitExit(child, 10_000);
       // The free port may have been taken between probe and bind: one more try.
       if (attempt < 2 && output.join('').includes('EADDRINUSE')) continue;
-      rmSync(dir, { recursive: true, force: true });
+      removeDir();
       throw err;
     }
     const pid = child.pid ?? -1;
@@ -132,7 +138,7 @@ export async function startSediment(options: SedimentOptions = {}): Promise<Benc
           child.kill('SIGKILL');
           await waitExit(child, 10_000);
         }
-        rmSync(dir, { recursive: true, force: true });
+        removeDir();
         if (child.exitCode !== 0) throw new Error(`Sediment did not shut down cleanly (${child.exitCode ?? child.signalCode}):\n${output.join('').slice(-3000)}`);
       },
     };

@@ -13,10 +13,11 @@
 // fresh log dir, after an unmeasured warm-up produce). Each figure is the
 // median of N runs with the min-max spread. Full two-broker runs write
 // docs/benchmarks.md (only the generated section; text around it is kept).
-// --profile DIR runs only Sediment's peak produce phase under `node --cpu-prof`
-// and prints where the time goes.
+// --profile DIR runs Sediment alone under `node --cpu-prof`: one process for the
+// peak produce of every workload, a second one (same log dir) serving the
+// consumes, and prints where the time goes in each.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { kafkaVersion, repoRoot, requireTools } from '../support/tools.js';
@@ -228,25 +229,51 @@ function report(o: Options, rate: number, rateSource: string, sediment: BrokerRe
   ].join('\n');
 }
 
-async function profileMode(o: Options, dir: string): Promise<void> {
-  mkdirSync(dir, { recursive: true });
-  const before = new Set(readdirSync(dir));
-  const res = emptyResults();
-  const runs = { ...o, runs: 1 };
-  await withBroker(() => startSediment({ cpuProfDir: dir }), async (b) => {
-    const topics = WORKLOADS.map((w) => topicName('peak', w, 1));
-    await createTopics(b.bootstrap, topics);
-    for (const w of WORKLOADS) {
-      const s = await produce(b.bootstrap, { topic: topicName('peak', w, 1), records: runs.records, recordSize: RECORD_SIZE, throughput: -1, compression: w.compression, acks: w.acks, batchSize: BATCH_SIZE, lingerMs: LINGER_MS });
-      record(res.peak, workloadLabel(w), s);
-      log(`sediment (profiled) produce ${workloadLabel(w)}: ${s.mbPerSec.toFixed(1)} MB/s`);
-    }
-  }, res);
+/** The .cpuprofile `node --cpu-prof` wrote into `dir` that is not in `before`. */
+function newProfile(dir: string, before: Set<string>): string {
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile') && !before.has(f));
   if (file === undefined) throw new Error(`no new .cpuprofile in ${dir}`);
-  const full = path.join(dir, file);
-  console.log(`profile: ${full}\n`);
-  console.log(formatSummary(summarizeProfile(JSON.parse(readFileSync(full, 'utf8')) as CpuProfile), 30));
+  before.add(file);
+  return path.join(dir, file);
+}
+
+function printProfile(title: string, file: string): void {
+  console.log(`\n### ${title}\n\nprofile: ${file}\n`);
+  console.log(formatSummary(summarizeProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile), 30));
+}
+
+/**
+ * Two profiled Sediment processes on one log dir: the first takes the peak
+ * produce of every workload, the second (after a clean restart) serves one
+ * consume per codec, so each profile shows one side.
+ */
+async function profileMode(o: Options, profDir: string): Promise<void> {
+  mkdirSync(profDir, { recursive: true });
+  const before = new Set(readdirSync(profDir));
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sediment-bench-prof-'));
+  const res = emptyResults();
+  try {
+    await withBroker(() => startSediment({ cpuProfDir: profDir, dir: dataDir }), async (b) => {
+      await createTopics(b.bootstrap, WORKLOADS.map((w) => topicName('peak', w, 1)));
+      for (const w of WORKLOADS) {
+        const s = await produce(b.bootstrap, { topic: topicName('peak', w, 1), records: o.records, recordSize: RECORD_SIZE, throughput: -1, compression: w.compression, acks: w.acks, batchSize: BATCH_SIZE, lingerMs: LINGER_MS });
+        record(res.peak, workloadLabel(w), s);
+        log(`sediment (profiled) produce ${workloadLabel(w)}: ${s.mbPerSec.toFixed(1)} MB/s`);
+      }
+    }, res);
+    const produceProfile = newProfile(profDir, before);
+    await withBroker(() => startSediment({ cpuProfDir: profDir, dir: dataDir }), async (b) => {
+      for (const c of COMPRESSIONS) {
+        const s = await consume(b.bootstrap, topicName('peak', { compression: c, acks: '1' }, 1), o.records);
+        log(`sediment (profiled) consume ${c}: ${s.fetchMbPerSec.toFixed(1)} MB/s`);
+      }
+    }, res);
+    const consumeProfile = newProfile(profDir, before);
+    printProfile(`produce (${WORKLOADS.length} workloads x ${o.records} records)`, produceProfile);
+    printProfile(`consume (${COMPRESSIONS.join(', ')} x ${o.records} records)`, consumeProfile);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }
 
 async function main(): Promise<void> {
