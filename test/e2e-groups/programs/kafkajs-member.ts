@@ -1,7 +1,8 @@
 // One kafkajs group member in its own process, so a test can SIGKILL it (the
 // coordinator then only learns of its death by the session timeout).
-//   node kafkajs-member.js <bootstrap> <group> <topic> <clientId> [sessionTimeoutMs] [autoCommitIntervalMs]
-// Without autoCommitIntervalMs kafkajs commits after every batch; with it, the
+//   node kafkajs-member.js --bootstrap H:P --group G --topic T --client-id C
+//     [--session-timeout MS] [--rebalance-timeout MS] [--commit-interval MS]
+// Without --commit-interval kafkajs commits after every batch; with it, the
 // member commits what it processed on that timer instead (kafkajs 2 would still
 // commit after each batch with its own autoCommitInterval), so a kill leaves
 // processed but uncommitted records behind.
@@ -10,28 +11,54 @@
 //   {"ev":"join","memberId":...,"leader":true,"partitions":[...]}
 //   {"ev":"rec","p":0,"o":"12","k":"key-3","v":"77"}
 //   {"ev":"commit","gen":4,"p":0,"o":"13"}  (offsets kafkajs committed)
-//   {"ev":"crash","error":"..."}  {"ev":"left"}
-// SIGTERM: disconnect (LeaveGroup) and exit 0.
+//   {"ev":"blocked"} {"ev":"unblocked"}  {"ev":"crash","error":"..."}  {"ev":"left"}
+// stdin: "block MS" makes the next message's processing take MS (no heartbeats
+// meanwhile: kafkajs heartbeats between messages). SIGTERM: disconnect
+// (LeaveGroup) and exit 0.
 import { writeSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 
-const [bootstrap, groupId, topic, clientId, sessionTimeoutArg, commitIntervalArg] = process.argv.slice(2);
-if (bootstrap === undefined || groupId === undefined || topic === undefined || clientId === undefined) {
-  process.stderr.write('usage: kafkajs-member <bootstrap> <group> <topic> <clientId> [sessionTimeoutMs] [autoCommitIntervalMs]\n');
+const { values: opts } = parseArgs({
+  options: {
+    bootstrap: { type: 'string' },
+    group: { type: 'string' },
+    topic: { type: 'string' },
+    'client-id': { type: 'string', default: 'kafkajs-member' },
+    'session-timeout': { type: 'string', default: '6000' },
+    'rebalance-timeout': { type: 'string', default: '30000' },
+    'commit-interval': { type: 'string' },
+  },
+});
+const { bootstrap, group: groupId, topic } = opts;
+if (bootstrap === undefined || groupId === undefined || topic === undefined) {
+  process.stderr.write('usage: kafkajs-member --bootstrap H:P --group G --topic T [--client-id C] [--session-timeout MS] [--rebalance-timeout MS] [--commit-interval MS]\n');
   process.exit(2);
 }
-const sessionTimeout = Number(sessionTimeoutArg ?? '6000');
-const autoCommitInterval = commitIntervalArg === undefined ? null : Number(commitIntervalArg);
+const autoCommitInterval = opts['commit-interval'] === undefined ? null : Number(opts['commit-interval']);
 
 function emit(o: Record<string, unknown>): void {
   writeSync(1, `${JSON.stringify(o)}\n`);
 }
 
-const kafka = new Kafka({ brokers: [bootstrap], clientId, logLevel: logLevel.NOTHING, retry: { retries: 10 } });
-const consumer = kafka.consumer({ groupId, sessionTimeout, heartbeatInterval: 500, maxWaitTimeInMs: 250, rebalanceTimeout: 30_000 });
+const kafka = new Kafka({ brokers: [bootstrap], clientId: opts['client-id'], logLevel: logLevel.NOTHING, retry: { retries: 10 } });
+const consumer = kafka.consumer({
+  groupId,
+  sessionTimeout: Number(opts['session-timeout']),
+  rebalanceTimeout: Number(opts['rebalance-timeout']),
+  heartbeatInterval: 500,
+  maxWaitTimeInMs: 250,
+});
 
 // Timer commits: next offset per partition processed since the last commit.
 const pending = new Map<number, string>();
+let blockMs = 0;
+
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const m = /^block (\d+)$/.exec(line.trim());
+  if (m !== null) blockMs = Number(m[1]);
+});
 
 consumer.on(consumer.events.GROUP_JOIN, (e) => {
   const partitions = [...(e.payload.memberAssignment[topic] ?? [])].sort((a, b) => a - b);
@@ -74,6 +101,13 @@ await consumer.subscribe({ topic, fromBeginning: true });
 await consumer.run({
   autoCommit: autoCommitInterval === null,
   eachMessage: async ({ partition, message }) => {
+    if (blockMs > 0) {
+      const ms = blockMs;
+      blockMs = 0;
+      emit({ ev: 'blocked', ms });
+      await new Promise((r) => setTimeout(r, ms));
+      emit({ ev: 'unblocked' });
+    }
     emit({ ev: 'rec', p: partition, o: message.offset, k: message.key?.toString('utf8') ?? null, v: message.value?.toString('utf8') ?? null });
     if (autoCommitInterval !== null) pending.set(partition, String(BigInt(message.offset) + 1n));
   },
