@@ -57,7 +57,10 @@ export function validateRecords(records: Buffer, config: LogConfig, isFromClient
     if (batches.length > 0 && (remaining < LOG_OVERHEAD || remaining < records.readInt32BE(pos + OFFSET_BATCH_LENGTH) + LOG_OVERHEAD)) break;
     const b = validateBatchForAppend(records, pos, config.maxMessageBytes, {
       origin: isFromClient ? 'client' : 'internal',
-      level: config.validationLevel ?? 'records',
+      // Client batches are decompressed and every record walked, as Kafka's
+      // LogValidator does: a compressed payload that does not parse (with a CRC
+      // recomputed over it) would otherwise be stored and stall every consumer.
+      level: config.validationLevel ?? (isFromClient ? 'deep' : 'records'),
       logAppendTimeTopic: config.messageTimestampType === 'LogAppendTime',
       // cleanup.policy=compact: a producer's record without a key is INVALID_RECORD, as in Kafka.
       ...(isFromClient && config.cleanupPolicy?.compact === true ? { compacted: true } : {}),

@@ -504,7 +504,10 @@ export class PartitionLog {
     let best: LogSegment | null = null;
     for (const seg of this.segments.all()) if (best === null || seg.maxTimestampSoFar > best.maxTimestampSoFar) best = seg;
     if (best === null || best.maxTimestampSoFar < 0n) return { timestamp: -1n, offset: -1n, leaderEpoch: -1 };
-    const found = await best.findOffsetByTimestamp(best.maxTimestampSoFar, this.localLogStartOffset);
+    // From the segment's own base: the record carrying the largest timestamp may
+    // sit below a log start offset DeleteRecords moved into this segment, and
+    // Kafka still answers that record's offset.
+    const found = await best.findOffsetByTimestamp(best.maxTimestampSoFar, best.baseOffset);
     return found ?? { timestamp: best.maxTimestampSoFar, offset: best.offsetOfMaxTimestampSoFar, leaderEpoch: this.epochCache.latestEpoch() ?? -1 };
   }
 
