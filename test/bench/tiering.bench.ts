@@ -1,0 +1,529 @@
+// `npm run bench:tiering`: tiered storage on a real MinIO, each figure next to
+// what a plain S3 client gets from the same MinIO for the same bytes, in the
+// same run.
+//
+//   npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N]
+//                            [--partitions N] [--doc PATH | --no-doc] [--profile DIR]
+//
+// Each round has its own topic (64 MiB segments by default), and each broker
+// figure is taken between two runs of its plain-client baseline, so load from
+// elsewhere on the machine hits both; the report gives medians over rounds.
+// 1. kcat produces random 12 KiB records while the copy task is idle (task
+//    interval one hour); kcat reads the closed segments from disk (reference).
+// 2. Upload: every closed segment file is PUT (readFile + one PutObject each,
+//    one segment at a time per partition, partitions in parallel) to a scratch
+//    prefix by the leanest AWS SDK client (no checksum, unsigned payload); the
+//    copy task runs for every partition (RemoteLogManager.runPartition:
+//    metadata records, data, indexes, manifest); the raw PUT runs again.
+//    Upload ratio = copy MiB/s over the mean of the two raw runs.
+// 3. Reads, after local.retention.ms is lowered (local copies deleted) and the
+//    broker restarted (empty caches): ranged GETs of the chunk size (1 MiB by
+//    default) of the round's data objects (three in flight per partition, like
+//    a chunk read plus two of read-ahead),
+//    one kcat consumer per partition reading every tiered record from offset 0
+//    (cold), the raw GETs again, then the same consumers again (warm: chunk cache
+//    hit rate). Cold ratio = consumer MiB/s over the mean of the two raw runs.
+// The broker runs in this process (Broker.start), so the cache counters are read
+// directly and --profile DIR records V8 CPU profiles of the first round's copy
+// and cold read (written to DIR and summarised). Results go to
+// docs/tiering-benchmarks.md (the generated section; text around it is kept).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Kafka, logLevel } from 'kafkajs';
+import { AdminClient } from '../../broker/cli/admin-client.js';
+import type { PartitionLog } from '../../broker/log/partition-log.js';
+import { startMinio, type MinioServer } from '../support/minio.js';
+import { startSedimentInProcess, type InProcessSediment } from '../support/sediment.js';
+import { kcatPath, repoRoot, requireTools } from '../support/tools.js';
+import { spliceGenerated } from './bench-report.js';
+import { formatSummary, summarizeProfile, type CpuProfile } from './cpu-profile-summary.js';
+
+interface Options {
+  rounds: number;
+  /** rsm.config.chunk.size.bytes in MiB, and the raw GETs' range size. */
+  chunkMb: number;
+  mbPerPartition: number;
+  segmentMb: number;
+  partitions: number;
+  doc: string | null;
+  profileDir: string | null;
+}
+
+const RECORD_BYTES = 12 * 1024;
+const GETS_IN_FLIGHT = 3;
+const TOPIC = 'tiering-bench';
+const UPLOAD_TARGET = 0.9;
+const COLD_TARGET = 0.8;
+
+function usage(msg: string): never {
+  console.error(`tiering.bench: ${msg}`);
+  console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--doc PATH | --no-doc] [--profile DIR]');
+  process.exit(2);
+}
+
+function parseArgs(argv: readonly string[]): Options {
+  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null };
+  const num = (v: string | undefined, name: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0) usage(`${name} wants a positive integer`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--rounds') o.rounds = num(argv[++i], a);
+    else if (a === '--chunk-mb') o.chunkMb = num(argv[++i], a);
+    else if (a === '--mb-per-partition') o.mbPerPartition = num(argv[++i], a);
+    else if (a === '--segment-mb') o.segmentMb = num(argv[++i], a);
+    else if (a === '--partitions') o.partitions = num(argv[++i], a);
+    else if (a === '--doc') o.doc = argv[++i] ?? usage('--doc wants a path');
+    else if (a === '--no-doc') o.doc = null;
+    else if (a === '--profile') o.profileDir = argv[++i] ?? usage('--profile wants a directory');
+    else usage(`unknown argument ${a}`);
+  }
+  if (o.mbPerPartition <= o.segmentMb) usage('--mb-per-partition must exceed --segment-mb (at least one closed segment)');
+  return o;
+}
+
+const mib = (bytes: number): string => (bytes / 1_048_576).toFixed(1);
+const rate = (bytes: number, ms: number): number => bytes / 1_048_576 / (ms / 1000);
+
+// ---- load ----
+
+/** kcat -P into one partition: random records of RECORD_BYTES until `bytes`. */
+async function produce(bootstrap: string, topic: string, partition: number, bytes: number): Promise<void> {
+  const args = ['-P', '-b', bootstrap, '-t', topic, '-p', String(partition), '-X', 'linger.ms=20', '-X', 'batch.size=1000000', '-X', 'queue.buffering.max.kbytes=131072'];
+  const child = spawn(kcatPath, args, { stdio: ['pipe', 'ignore', 'pipe'] });
+  const stderr: Buffer[] = [];
+  child.stderr.on('data', (b: Buffer) => stderr.push(b));
+  const done = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  // base64 of random bytes: printable (no newline inside a record), barely compressible.
+  const lineChars = RECORD_BYTES;
+  for (let written = 0; written < bytes; ) {
+    const lines: string[] = [];
+    for (let k = 0; k < 64; k++) lines.push(randomBytes((lineChars * 3) / 4).toString('base64').slice(0, lineChars));
+    const chunk = lines.join('\n') + '\n';
+    written += chunk.length;
+    if (!child.stdin.write(chunk)) await new Promise<void>((r) => child.stdin.once('drain', () => r()));
+  }
+  child.stdin.end();
+  const code = await done;
+  if (code !== 0) throw new Error(`kcat -P partition ${partition} exited ${code}: ${Buffer.concat(stderr).toString('utf8').slice(-2000)}`);
+}
+
+/** One kcat consumer per partition from offset 0 for `counts[p]` records; resolves with the wall time. */
+async function consume(bootstrap: string, topic: string, counts: readonly bigint[]): Promise<number> {
+  const started = performance.now();
+  await Promise.all(
+    counts.map(
+      (n, p) =>
+        new Promise<void>((resolve, reject) => {
+          const child = spawn(kcatPath, ['-C', '-b', bootstrap, '-t', topic, '-p', String(p), '-o', '0', '-c', n.toString(), '-q', '-f', '%o\n'], { stdio: ['ignore', 'pipe', 'pipe'] });
+          let lines = 0;
+          child.stdout.on('data', (b: Buffer) => {
+            for (const c of b) if (c === 10) lines++;
+          });
+          const stderr: Buffer[] = [];
+          child.stderr.on('data', (b: Buffer) => stderr.push(b));
+          child.on('close', (code) => {
+            if (code === 0 && BigInt(lines) === n) resolve();
+            else reject(new Error(`kcat -C partition ${p}: exit ${code}, ${lines} of ${n} records: ${Buffer.concat(stderr).toString('utf8').slice(-2000)}`));
+          });
+        }),
+    ),
+  );
+  return performance.now() - started;
+}
+
+// ---- the plain S3 client ----
+
+/**
+ * The leanest plain client: no checksums computed or validated and unsigned
+ * payloads, so a PUT costs no hashing at all (the copy task still sends a
+ * CRC-32C the server verifies) - the strictest baseline.
+ */
+function rawClient(minio: MinioServer): S3Client {
+  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+  const agent = { keepAlive: true, maxSockets: 64 };
+  const client = new S3Client({
+    endpoint: minio.endpoint,
+    region: minio.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey },
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    requestHandler: { httpAgent: agent, httpsAgent: agent },
+  });
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { method?: string; headers?: Record<string, string> };
+      if (request.method === 'PUT' && request.headers !== undefined) request.headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
+      return next(args);
+    },
+    { step: 'build', name: 'benchUnsignedPayload' },
+  );
+  return client;
+}
+
+/** readFile + PutObject of each file, in order per group, groups in parallel; resolves with the wall time. */
+async function rawPut(s3: S3Client, bucket: string, prefix: string, groups: ReadonlyArray<readonly string[]>): Promise<number> {
+  const started = performance.now();
+  await Promise.all(
+    groups.map(async (files, g) => {
+      for (const [k, file] of files.entries()) {
+        const body = await readFile(file);
+        await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${prefix}${g}/${k}.log`, Body: body, ContentLength: body.length }));
+      }
+    }),
+  );
+  return performance.now() - started;
+}
+
+async function readBody(body: AsyncIterable<Uint8Array>, size: number): Promise<number> {
+  let n = 0;
+  for await (const piece of body) n += piece.length;
+  if (n !== size) throw new Error(`short ranged GET: ${n} of ${size} bytes`);
+  return n;
+}
+
+/** Ranged GETs of `rangeBytes` of each object, in order per group with GETS_IN_FLIGHT in flight, groups in parallel. */
+async function rawGet(s3: S3Client, bucket: string, groups: ReadonlyArray<ReadonlyArray<{ key: string; size: number }>>, rangeBytes: number): Promise<number> {
+  const started = performance.now();
+  await Promise.all(
+    groups.map(async (objects) => {
+      const ranges = objects.flatMap((o) => Array.from({ length: Math.ceil(o.size / rangeBytes) }, (_, i) => ({ key: o.key, start: i * rangeBytes, end: Math.min(o.size, (i + 1) * rangeBytes) - 1 })));
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next < ranges.length) {
+          const r = ranges[next++]!;
+          const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: r.key, Range: `bytes=${r.start}-${r.end}` }));
+          await readBody(res.Body as AsyncIterable<Uint8Array>, r.end - r.start + 1);
+        }
+      };
+      await Promise.all(Array.from({ length: GETS_IN_FLIGHT }, worker));
+    }),
+  );
+  return performance.now() - started;
+}
+
+// ---- profiling ----
+
+async function profiled<T>(dir: string | null, name: string, fn: () => Promise<T>): Promise<{ result: T; summary: string | null }> {
+  if (dir === null) return { result: await fn(), summary: null };
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  try {
+    const result = await fn();
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `${name}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    return { result, summary: `${name} (${file}):\n${formatSummary(summarizeProfile(profile as unknown as CpuProfile), 15)}` };
+  } finally {
+    session.disconnect();
+  }
+}
+
+// ---- the run ----
+
+/** One round: its own topic, measured against the plain client right before and after. */
+interface Round {
+  readonly topic: string;
+  readonly closedBytes: number;
+  readonly segments: number;
+  readonly produceMs: number;
+  readonly localReadMs: number;
+  /** Raw PUT right before and right after the copy task. */
+  readonly rawPutMs: [number, number];
+  readonly copyMs: number;
+  /** Raw ranged GETs right before and right after the cold read. */
+  rawGetMs: [number, number];
+  coldMs: number;
+  warmMs: number;
+  coldFetches: number;
+  cold: { hits: number; inFlightHits: number; misses: number };
+  warm: { hits: number; inFlightHits: number; misses: number };
+}
+
+interface Results {
+  readonly rounds: Round[];
+  readonly profiles: string[];
+}
+
+function brokerOverrides(minio: MinioServer, chunkCacheBytes: number, chunkBytes: number): Record<string, string> {
+  return {
+    'rsm.config.chunk.size.bytes': String(chunkBytes),
+    'remote.log.storage.system.enable': 'true',
+    'remote.log.storage.url': `s3://${minio.bucket}/sediment/`,
+    'rsm.config.s3.endpoint': minio.endpoint,
+    'rsm.config.s3.region': minio.region,
+    'rsm.config.s3.path.style.access': 'true',
+    'rsm.config.s3.access.key.id': minio.accessKey,
+    'rsm.config.s3.secret.access.key': minio.secretKey,
+    // Big enough for one round's topic, so its second read can hit.
+    'rsm.config.chunk.cache.size.bytes': String(chunkCacheBytes),
+    // The copy task runs when the bench says so.
+    'remote.log.manager.task.interval.ms': '3600000',
+    'log.retention.check.interval.ms': '500',
+  };
+}
+
+async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    // Polled: local deletion and metadata replay announce themselves only in logs.
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function createTopic(bootstrap: string, topic: string, o: Options): Promise<void> {
+  const kafka = new Kafka({ clientId: 'tiering-bench', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({
+      topics: [
+        {
+          topic,
+          numPartitions: o.partitions,
+          replicationFactor: 1,
+          configEntries: [
+            { name: 'remote.storage.enable', value: 'true' },
+            { name: 'segment.bytes', value: String(o.segmentMb * 1_048_576) },
+            // Kept until the second raw PUT has read the files; lowered to 1 s after.
+            { name: 'local.retention.ms', value: '3600000' },
+            { name: 'retention.ms', value: '-1' },
+          ],
+        },
+      ],
+      waitForLeaders: true,
+    });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+async function setLocalRetention(bootstrap: string, topic: string, ms: number): Promise<void> {
+  const admin = await AdminClient.connect(bootstrap, { clientId: 'tiering-bench' });
+  try {
+    const r = await admin.incrementalAlterTopicConfigs(topic, [{ name: 'local.retention.ms', op: 'set', value: String(ms) }]);
+    if (r.errorCode !== 0) throw new Error(`setting local.retention.ms of ${topic}: error ${r.errorCode} ${r.errorMessage ?? ''}`);
+  } finally {
+    admin.close();
+  }
+}
+
+async function run(o: Options, minio: MinioServer): Promise<Results> {
+  const chunkCacheBytes = (o.mbPerPartition * o.partitions + 64) * 1_048_576;
+  let broker: InProcessSediment = await startSedimentInProcess({ overrides: brokerOverrides(minio, chunkCacheBytes, o.chunkMb * 1_048_576), logLevel: 'warn' });
+  const profiles: string[] = [];
+  const rounds: Round[] = [];
+  const counts = new Map<string, bigint[]>();
+  const logsOf = (topic: string): PartitionLog[] => Array.from({ length: o.partitions }, (_, p) => broker.broker.topics.partitionLog(topic, p)!);
+  const s3 = rawClient(minio);
+  try {
+    // Upload, round by round: produce, read locally, raw PUT, copy task, raw PUT.
+    for (let r = 0; r < o.rounds; r++) {
+      const topic = `${TOPIC}-${r}`;
+      await createTopic(broker.bootstrap, topic, o);
+      let t = performance.now();
+      await Promise.all(Array.from({ length: o.partitions }, (_, p) => produce(broker.bootstrap, topic, p, o.mbPerPartition * 1_048_576)));
+      const produceMs = performance.now() - t;
+      const closed = logsOf(topic).map((l) => [...l.closedSegments()]);
+      const closedBytes = closed.flat().reduce((n, seg) => n + seg.size, 0);
+      const ends = closed.map((segs) => segs.at(-1)?.nextOffset ?? 0n);
+      counts.set(topic, ends);
+      const files = closed.map((segs) => segs.map((seg) => seg.files.log));
+      const localReadMs = await consume(broker.bootstrap, topic, ends);
+      const before = await rawPut(s3, minio.bucket, `raw-put/${r}/a/`, files);
+      const rlm = broker.broker.remoteLogManager!;
+      t = performance.now();
+      const copy = await profiled(r === 0 ? o.profileDir : null, 'copy', () => Promise.all(logsOf(topic).map((l) => rlm.runPartition(l))));
+      const copyMs = performance.now() - t;
+      if (copy.summary !== null) profiles.push(copy.summary);
+      logsOf(topic).forEach((l, p) => {
+        const want = (ends[p] ?? 0n) - 1n;
+        if (rlm.highestRemoteOffset(l) !== want) throw new Error(`${topic}-${p}: the copy task left -5 at ${rlm.highestRemoteOffset(l)}, want ${want}: ${String(rlm.lastError(l))}`);
+      });
+      const afterPut = await rawPut(s3, minio.bucket, `raw-put/${r}/b/`, files);
+      const round: Round = {
+        topic,
+        closedBytes,
+        segments: closed.flat().length,
+        produceMs,
+        localReadMs,
+        rawPutMs: [before, afterPut],
+        copyMs,
+        rawGetMs: [0, 0],
+        coldMs: 0,
+        warmMs: 0,
+        coldFetches: 0,
+        cold: { hits: 0, inFlightHits: 0, misses: 0 },
+        warm: { hits: 0, inFlightHits: 0, misses: 0 },
+      };
+      rounds.push(round);
+      console.log(
+        `round ${r}: ${round.segments} segments, ${mib(closedBytes)} MiB; local read ${rate(closedBytes, localReadMs).toFixed(0)} MiB/s; ` +
+          `raw PUT ${rate(closedBytes, before).toFixed(0)} / copy task ${rate(closedBytes, copyMs).toFixed(0)} / raw PUT ${rate(closedBytes, afterPut).toFixed(0)} MiB/s`,
+      );
+    }
+    for (const round of rounds) await setLocalRetention(broker.bootstrap, round.topic, 1000);
+    await waitUntil('local deletion of the tiered segments', () => rounds.every((round) => logsOf(round.topic).every((l) => l.closedSegments().length === 0)), 120_000);
+
+    // Reads, from a restarted broker (empty caches), round by round: raw GETs, cold read, raw GETs, warm read.
+    broker = await broker.restart();
+    const rlm = broker.broker.remoteLogManager!;
+    await waitUntil(
+      'remote metadata replayed',
+      () => rounds.every((round) => logsOf(round.topic).every((l, p) => rlm.partitionStats(l)?.highestRemoteOffset === (counts.get(round.topic)?.[p] ?? 0n) - 1n)),
+      60_000,
+    );
+    for (const [r, round] of rounds.entries()) {
+      const ends = counts.get(round.topic) ?? [];
+      const objects = await listDataObjects(minio, `sediment/${round.topic}-`, o.partitions);
+      const objectBytes = objects.flat().reduce((n, x) => n + x.size, 0);
+      if (objectBytes !== round.closedBytes) throw new Error(`${round.topic}: the bucket holds ${objectBytes} data bytes, the closed segments were ${round.closedBytes}`);
+      const rawBefore = await rawGet(s3, minio.bucket, objects, o.chunkMb * 1_048_576);
+      const start = rlm.cacheStats().chunks;
+      const cold = await profiled(r === 0 ? o.profileDir : null, 'cold-read', () => consume(broker.bootstrap, round.topic, ends));
+      if (cold.summary !== null) profiles.push(cold.summary);
+      const mid = rlm.cacheStats().chunks;
+      const rawAfter = await rawGet(s3, minio.bucket, objects, o.chunkMb * 1_048_576);
+      const warmMs = await consume(broker.bootstrap, round.topic, ends);
+      const end = rlm.cacheStats().chunks;
+      round.rawGetMs = [rawBefore, rawAfter];
+      round.coldMs = cold.result;
+      round.warmMs = warmMs;
+      round.coldFetches = mid.fetches - start.fetches;
+      round.cold = { hits: mid.hits - start.hits, inFlightHits: mid.inFlightHits - start.inFlightHits, misses: mid.misses - start.misses };
+      round.warm = { hits: end.hits - mid.hits, inFlightHits: end.inFlightHits - mid.inFlightHits, misses: end.misses - mid.misses };
+      const b = round.closedBytes;
+      console.log(
+        `round ${r}: raw GET ${rate(b, rawBefore).toFixed(0)} / cold read ${rate(b, round.coldMs).toFixed(0)} / raw GET ${rate(b, rawAfter).toFixed(0)} / ` +
+          `warm read ${rate(b, warmMs).toFixed(0)} MiB/s (${round.warm.hits} hits, ${round.warm.misses} misses)`,
+      );
+    }
+    return { rounds, profiles };
+  } finally {
+    s3.destroy();
+    await broker.close();
+  }
+}
+
+async function listDataObjects(minio: MinioServer, prefix: string, partitions: number): Promise<Array<Array<{ key: string; size: number }>>> {
+  const out: Array<Array<{ key: string; size: number }>> = Array.from({ length: partitions }, () => []);
+  const stream = minio.client().listObjectsV2(minio.bucket, prefix, true);
+  for await (const item of stream as AsyncIterable<{ name?: string; size?: number }>) {
+    const m = item.name === undefined ? null : /\/(\d+)\/\d{20}-[A-Za-z0-9_-]{22}\.log$/.exec(item.name);
+    if (m === null || item.name === undefined) continue;
+    out[Number(m[1])]?.push({ key: item.name, size: item.size ?? 0 });
+  }
+  for (const list of out) list.sort((a, b) => (a.key < b.key ? -1 : 1));
+  return out;
+}
+
+function median(values: readonly number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+function report(o: Options, res: Results): string {
+  const rows = res.rounds.map((r) => {
+    const b = r.closedBytes;
+    const rawPut = (rate(b, r.rawPutMs[0]) + rate(b, r.rawPutMs[1])) / 2;
+    const rawGet = (rate(b, r.rawGetMs[0]) + rate(b, r.rawGetMs[1])) / 2;
+    const copy = rate(b, r.copyMs);
+    const cold = rate(b, r.coldMs);
+    const lookups = r.warm.hits + r.warm.inFlightHits + r.warm.misses;
+    return {
+      r,
+      rawPut,
+      copy,
+      upload: copy / rawPut,
+      rawGet,
+      cold,
+      coldRatio: cold / rawGet,
+      warm: rate(b, r.warmMs),
+      hitRate: lookups === 0 ? 0 : r.warm.hits / lookups,
+      local: rate(b, r.localReadMs),
+      produce: rate(o.partitions * o.mbPerPartition * 1_048_576, r.produceMs),
+    };
+  });
+  const med = (f: (x: (typeof rows)[number]) => number): number => median(rows.map(f));
+  const uploadRatio = med((x) => x.upload);
+  const coldRatio = med((x) => x.coldRatio);
+  const mark = (ok: boolean): string => (ok ? 'met' : '**missed**');
+  const first = res.rounds[0];
+  const lines = [
+    `Run on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} CPUs (${os.cpus()[0]?.model.trim() ?? 'unknown'}), load average ${os.loadavg()[0]?.toFixed(1)}, Node ${process.version}, ` +
+      `MinIO ${minioLabel()} on loopback, the broker in the bench process.`,
+    `Data per round: ${o.partitions} partitions x ${o.mbPerPartition} MiB of random ${RECORD_BYTES / 1024} KiB records (kcat), ${o.segmentMb} MiB segments ` +
+      `(${first?.segments ?? 0} closed segments, ${mib(first?.closedBytes ?? 0)} MiB tiered); ${o.rounds} rounds, each on its own topic; figures are medians over rounds, per-round values in brackets.`,
+    '',
+    '| measure | MiB/s | ratio |',
+    '| --- | ---: | ---: |',
+    `| raw PutObject (AWS SDK, unsigned, no checksum; one PUT per segment file, partitions in parallel; mean of the runs just before and after the copy) | ${med((x) => x.rawPut).toFixed(0)} (${rows.map((x) => x.rawPut.toFixed(0)).join(', ')}) | baseline |`,
+    `| copy task: metadata records, data (CRC-32C verified by the server), indexes, manifest | ${med((x) => x.copy).toFixed(0)} (${rows.map((x) => x.copy.toFixed(0)).join(', ')}) | **${uploadRatio.toFixed(2)}x** raw PUT (${rows.map((x) => x.upload.toFixed(2)).join(', ')}); target >= ${UPLOAD_TARGET}x: ${mark(uploadRatio >= UPLOAD_TARGET)} |`,
+    `| raw ranged GETs of the same data objects (${o.chunkMb} MiB = the chunk size, ${GETS_IN_FLIGHT} in flight per partition; mean of the runs just before and after the cold read) | ${med((x) => x.rawGet).toFixed(0)} (${rows.map((x) => x.rawGet.toFixed(0)).join(', ')}) | baseline |`,
+    `| cold read: one kcat consumer per partition from offset 0, restarted broker | ${med((x) => x.cold).toFixed(0)} (${rows.map((x) => x.cold.toFixed(0)).join(', ')}) | **${coldRatio.toFixed(2)}x** raw GET (${rows.map((x) => x.coldRatio.toFixed(2)).join(', ')}); target >= ${COLD_TARGET}x: ${mark(coldRatio >= COLD_TARGET)} |`,
+    `| warm read: the same consumers again | ${med((x) => x.warm).toFixed(0)} (${rows.map((x) => x.warm.toFixed(0)).join(', ')}) | chunk cache hit rate ${(100 * med((x) => x.hitRate)).toFixed(1)}% |`,
+    `| reference: the same records read by the same consumers from local disk, before tiering | ${med((x) => x.local).toFixed(0)} (${rows.map((x) => x.local.toFixed(0)).join(', ')}) | |`,
+    '',
+    `Produce (kcat, acks=all) ran at ${med((x) => x.produce).toFixed(0)} MiB/s. Cold reads issued ${res.rounds.map((r) => r.coldFetches).join(', ')} ranged GETs ` +
+      `(${res.rounds.map((r) => `${r.cold.hits} hits / ${r.cold.inFlightHits} in-flight / ${r.cold.misses} misses`).join('; ')}); ` +
+      `warm reads: ${res.rounds.map((r) => `${r.warm.hits} hits / ${r.warm.inFlightHits} in-flight / ${r.warm.misses} misses`).join('; ')}.`,
+  ];
+  return lines.join('\n');
+}
+
+function minioLabel(): string {
+  const script = path.join(repoRoot(), 'test', 'support', 'install-minio.sh');
+  if (!existsSync(script)) return 'unknown version';
+  return /^MINIO_VERSION=(\S+)$/m.exec(readFileSync(script, 'utf8'))?.[1] ?? 'unknown version';
+}
+
+const DOC_HEAD = `# Tiered storage benchmarks
+
+\`npm run bench:tiering\` (options: \`-- --rounds N --chunk-mb N --mb-per-partition N --segment-mb N --partitions N --profile DIR --no-doc\`)
+measures on a real MinIO, in one run, the copy task's upload throughput against raw
+PutObject of the same segment files to the same MinIO, a cold consumer read from
+offset 0 of the fully tiered topic against raw ranged GETs (of the chunk size) of the same
+objects, and a second (warm) read with its chunk cache hit rate. See the header of
+\`test/bench/tiering.bench.ts\` for the exact procedure.
+
+`;
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  requireTools(['kcat', 'kafkajs']);
+  const minio = await startMinio({ bucket: 'sediment-bench' });
+  let results: Results;
+  try {
+    results = await run(o, minio);
+  } finally {
+    await minio.stop();
+  }
+  const text = report(o, results);
+  console.log(`\n${text}`);
+  for (const p of results.profiles) console.log(`\n${p}`);
+  if (o.doc !== null) {
+    const existing = existsSync(o.doc) ? readFileSync(o.doc, 'utf8') : null;
+    writeFileSync(o.doc, spliceGenerated(existing ?? DOC_HEAD, text));
+    console.log(`\nwrote ${path.relative(process.cwd(), o.doc)}`);
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
