@@ -6,7 +6,8 @@
 // record from offset 0, byte-identical (key, value, headers, CreateTime) and in
 // order across the tier boundary; ListOffsets -2/-4/-5/-1 and offset-for-timestamp
 // (python offsets_for_times, kafkajs fetchTopicOffsetsByTimestamp, our admin
-// client with the answered timestamps) are right on both tiers.
+// client with the answered timestamps) are right on both tiers. Deleting the
+// topic then empties its part of the bucket.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
@@ -28,6 +29,7 @@ import {
   tierOffsets,
   tieredTopicConfigs,
   uniquePrefix,
+  waitFor,
   waitFullyTiered,
 } from './support.js';
 
@@ -140,5 +142,27 @@ test(`${count} records: closed segments tier to MinIO, a consumer from offset 0 
   assert.ok(consumed.listOffsetsChecked > 0, 'offsets_for_times checked');
   phases.push(`consume from offset 0 (librdkafka, verified): ${elapsed(t)}, ${Math.round(count / (consumed.consumeMs / 1000))} records/s`);
 
+  assertNoBrokerErrors(broker.logs);
+});
+
+test('deleting the tiered topic removes its remote objects', { timeout: 5 * 60_000 }, async () => {
+  const before = (await segmentObjects(minio, prefix)).filter((o) => o.topic === topic);
+  assert.ok(before.length > 0, 'the topic has remote objects');
+  const kafka = new Kafka({ clientId: 'tiering-e2e', brokers: [broker.bootstrap], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.deleteTopics({ topics: [topic], timeout: 30_000 });
+  } finally {
+    await admin.disconnect();
+  }
+  const t = performance.now();
+  await waitFor('the bucket to hold nothing of the deleted topic', async () => (await segmentObjects(minio, prefix)).every((o) => o.topic !== topic), {
+    timeoutMs: 120_000,
+    intervalMs: 500,
+    broker,
+    wakeOn: ['remote segment deleted', 'remote partition delete started'],
+  });
+  phases.push(`topic deleted: ${before.length} remote objects gone in ${elapsed(t)}`);
   assertNoBrokerErrors(broker.logs);
 });
