@@ -40,7 +40,20 @@ export async function createTopics(bootstrap: string, topics: readonly string[])
     // Metadata may name a leader before that broker serves the partition (Kafka answers
     // NOT_LEADER_OR_FOLLOWER for a moment): ListOffsets on every partition waits that out,
     // so producer retries do not eat into the first measured run.
-    for (const topic of topics) await admin.fetchTopicOffsets(topic);
+    const deadline = Date.now() + 30_000;
+    for (const topic of topics) {
+      for (;;) {
+        try {
+          await admin.fetchTopicOffsets(topic);
+          break;
+        } catch (err) {
+          const retriable = (err as { retriable?: boolean }).retriable === true;
+          if (!retriable || Date.now() > deadline) throw err;
+          // Polling readiness, which Kafka does not announce.
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    }
   } finally {
     await admin.disconnect();
   }
