@@ -44,6 +44,9 @@ export async function runStart(args: readonly string[]): Promise<number> {
     process.stderr.write(`sediment: start-up failed: ${(err as Error).message}\n`);
     return 1;
   }
+  // A promise rejected with nobody listening is a bug to log, not a reason to
+  // take every partition offline: Node's default would exit the broker.
+  process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled promise rejection'));
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;

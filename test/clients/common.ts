@@ -29,6 +29,8 @@ export interface RoundTripOptions {
   readonly phase?: 'all' | 'produce' | 'consume';
   /** Create the topic first (default true); false relies on it existing or on auto-creation. */
   readonly createTopic?: boolean;
+  /** Producer batch.size (librdkafka clients): small batches give every segment many index entries. */
+  readonly batchSize?: number;
   /** CreateTime of record 0; record i gets base + i. Must match between a produce and a consume phase. */
   readonly baseTimestamp?: number;
   /** Whole-run limit; default 10 minutes. */

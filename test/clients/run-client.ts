@@ -28,6 +28,7 @@ function commonArgs(o: RoundTripOptions, baseTimestamp: number): string[] {
   if (o.idempotent === true) args.push('--idempotent');
   if (o.group !== undefined) args.push('--group', o.group);
   if (o.createTopic === false) args.push('--no-create');
+  if (o.batchSize !== undefined) args.push('--batch-size', String(o.batchSize));
   return args;
 }
 

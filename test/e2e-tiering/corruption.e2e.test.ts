@@ -70,7 +70,8 @@ async function tieredTopic(
   const broker = await startTieredBroker(minio, prefix);
   const baseTimestamp = defaultBaseTimestamp();
   await createTopic(broker.bootstrap, topic, partitions, tieredTopicConfigs(segmentBytes));
-  const produced = await runPythonRoundTrip({ bootstrap: broker.bootstrap, topic, count, partitions, phase: 'produce', createTopic: false, baseTimestamp });
+  // Small batches: every segment gets index entries however fast the producer runs.
+  const produced = await runPythonRoundTrip({ bootstrap: broker.bootstrap, topic, count, partitions, phase: 'produce', createTopic: false, baseTimestamp, batchSize: 16_384 });
   assert.equal(produced.ok, true, produced.errors.join('\n'));
   await waitFullyTiered(broker, topic, partitions, 2 * 60_000);
   const objects = await segmentObjects(minio, prefix);

@@ -97,6 +97,8 @@ def produce(args, report):
         'max.in.flight.requests.per.connection': 5 if args.idempotent else 1,
         'queue.buffering.max.messages': 200000,
     }
+    if args.batch_size is not None:
+        conf['batch.size'] = args.batch_size
     producer = Producer(conf)
     delivered = {}  # index -> (partition, offset)
     failures = []
@@ -283,6 +285,7 @@ def main():
     ap.add_argument('--idempotent', action='store_true', help='enable.idempotence=true')
     ap.add_argument('--acks', default='all')
     ap.add_argument('--linger-ms', type=int, default=5)
+    ap.add_argument('--batch-size', type=int, default=None)
     ap.add_argument('--group', default=None, help='consume in this consumer group (subscribe) instead of assigning partitions')
     ap.add_argument('--phase', default='all', choices=['all', 'produce', 'consume'],
                     help='produce (and create), consume (and check offsets), or both')
