@@ -5,6 +5,7 @@
 // No I/O here; the caller moves the bytes.
 import { crc32c } from '@node-rs/crc32';
 import { compress, decompress } from 'zstd-napi';
+import { crc32cCombine, crc32cShift } from './crc32c-combine.js';
 import type { DataLayout } from './manifest.js';
 import { chunkCount, originalChunkLength, storedChunkRange } from './manifest.js';
 import type { DataCompression } from './remote-storage.js';
@@ -20,6 +21,8 @@ export class ChunkedDataWriter {
   private objectCrc = 0;
   private lastChunkShort = false;
   private readonly chunkCrcs: number[] = [];
+  /** crc32cShift of the most recent stored chunk length (uncompressed chunks all share one). */
+  private shift = { length: -1, op: 0 };
   private readonly compressedOffsets: number[] = [0];
 
   constructor(
@@ -39,7 +42,9 @@ export class ChunkedDataWriter {
     const stored = this.compression === 'zstd-chunked' ? compress(chunk, { compressionLevel: this.zstdLevel }) : chunk;
     const crc = crc32c(stored);
     this.chunkCrcs.push(crc);
-    this.objectCrc = crc32c(stored, this.objectCrc);
+    // One pass over the bytes: the object CRC is combined from the chunk CRCs.
+    if (this.shift.length !== stored.length) this.shift = { length: stored.length, op: crc32cShift(stored.length) };
+    this.objectCrc = crc32cCombine(this.objectCrc, crc, stored.length, this.shift.op);
     this.size += chunk.length;
     this.storedSize += stored.length;
     if (this.compression === 'zstd-chunked') this.compressedOffsets.push(this.storedSize);
