@@ -131,6 +131,8 @@ async function segmentFiles(
     producerSnapshot: snapshot ?? encodeProducerSnapshot([]),
     leaderEpochCheckpoint: Buffer.from(checkpoint, 'utf8'),
     ...(options.detectUncompressedBatches && (await allBatchesUncompressed(segment)) ? { batchesUncompressed: true } : {}),
+    // Each attempt copies under a new random segment id.
+    freshSegmentId: true,
   };
   return files;
 }

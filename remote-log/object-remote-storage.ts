@@ -1,7 +1,7 @@
 // The storage logic shared by every backend: RemoteStorage on top of a flat
 // ObjectStore. It lays out a segment's objects under the keys of
 // object-keys.ts, writes the manifest last (after deleting any previous one,
-// so a re-copy is incomplete until it finishes), verifies every fetched byte
+// so a re-copy is incomplete until it finishes, unless the segment id is fresh), verifies every fetched byte
 // against the manifest's CRCs, and serves ranged reads of chunked (optionally
 // zstd-compressed) data by fetching only the chunks that cover the range.
 import { crc32c } from '@node-rs/crc32';
@@ -102,10 +102,13 @@ export class ObjectRemoteStorage implements RemoteStorage {
     throwIfAborted(signal, `copy of ${describeRef(ref)}`);
     const id = segmentIdentity(ref);
     this.manifests.delete(id);
-    // A previous attempt may have finished: make the segment incomplete before overwriting its objects.
-    await this.store.delete(this.key(ref, 'manifest'), signal).catch((e: unknown) => {
-      throw this.wrap(e, `copy of ${describeRef(ref)}`);
-    });
+    // A previous attempt may have finished: make the segment incomplete before overwriting its objects
+    // (unless the caller vouches that this id was never used).
+    if (files.freshSegmentId !== true) {
+      await this.store.delete(this.key(ref, 'manifest'), signal).catch((e: unknown) => {
+        throw this.wrap(e, `copy of ${describeRef(ref)}`);
+      });
+    }
 
     const { controller, unlink } = linkedController(signal);
     const inner = controller.signal;

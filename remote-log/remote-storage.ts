@@ -42,6 +42,12 @@ export interface SegmentFiles {
    * the store zstd-compress the data (when its compression is enabled).
    */
   readonly batchesUncompressed?: boolean;
+  /**
+   * The caller's word that no earlier copy used this segment id (a new id per
+   * attempt): nothing is there to overwrite, so the store may skip making a
+   * previous copy incomplete first. Without it, a copy overwrites safely.
+   */
+  readonly freshSegmentId?: boolean;
 }
 
 /** The per-object kinds that end object keys. */

@@ -28,6 +28,10 @@ class RecordingStore extends MemoryObjectStore {
     await super.put(key, body, signal);
     this.order.push(key.slice(key.lastIndexOf('.') + 1));
   }
+  override async delete(key: string, signal?: AbortSignal): Promise<void> {
+    await super.delete(key, signal);
+    this.order.push(`delete ${key.slice(key.lastIndexOf('.') + 1)}`);
+  }
 }
 
 describe('MemoryRemoteStorage', () => {
@@ -35,8 +39,25 @@ describe('MemoryRemoteStorage', () => {
     const store = new RecordingStore();
     const storage = new MemoryRemoteStorage({ chunkSize: 1000 }, store);
     await storage.copySegment(newRef(), makeSegment(5000, 1).files);
-    assert.equal(store.order.length, 7);
-    assert.equal(store.order.at(-1), 'manifest');
+    const puts = store.order.filter((o) => !o.startsWith('delete'));
+    assert.equal(puts.length, 7);
+    assert.equal(puts.at(-1), 'manifest');
+  });
+
+  it('skips deleting a previous manifest only when the caller vouches the segment id is fresh', async () => {
+    const store = new RecordingStore();
+    const storage = new MemoryRemoteStorage({ chunkSize: 1000 }, store);
+    await storage.copySegment(newRef(), { ...makeSegment(3000, 1).files, freshSegmentId: true });
+    assert.ok(!store.order.some((o) => o.startsWith('delete')), store.order.join());
+    store.order.length = 0;
+    const ref = newRef();
+    await storage.copySegment(ref, makeSegment(3000, 2).files);
+    assert.equal(store.order[0], 'delete manifest');
+    // A retry with the same id still overwrites and serves the new bytes.
+    const second = makeSegment(3000, 3);
+    await storage.copySegment(ref, second.files);
+    storage.clearManifestCache();
+    assert.deepEqual(await storage.fetchData(ref, 0), second.data);
   });
 
   it('stamps objects with the injected clock', async () => {
