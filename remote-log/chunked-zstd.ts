@@ -51,6 +51,11 @@ export class ChunkedDataWriter {
     return stored;
   }
 
+  /** CRC-32C of the stored chunk add() returned last. */
+  get lastChunkCrc32c(): number {
+    return this.chunkCrcs.at(-1) ?? 0;
+  }
+
   /** CRC-32C of the whole stored object. */
   get storedCrc32c(): number {
     return this.objectCrc;

@@ -11,6 +11,7 @@ import type { Manifest, ObjectEntry } from './manifest.js';
 import { MANIFEST_FORMAT_VERSION, decodeManifest, encodeManifest } from './manifest.js';
 import { objectKey, parseObjectKey, segmentIdentity, validateRef } from './object-keys.js';
 import type { ObjectStore } from './object-store.js';
+import { pieceCrc32c } from './object-store.js';
 import type {
   CopyResult,
   IndexKind,
@@ -122,7 +123,12 @@ export class ObjectRemoteStorage implements RemoteStorage {
     const chunkSize = this.chunkSize;
     const blockSize = Math.max(chunkSize, this.store.preferredPieceSize ?? 8 * 1024 * 1024);
     async function* storedChunks(): AsyncGenerator<Buffer> {
-      for await (const chunk of readChunks(source, chunkSize, 'segment data', inner, blockSize)) yield writer.add(chunk);
+      for await (const chunk of readChunks(source, chunkSize, 'segment data', inner, blockSize)) {
+        const stored = writer.add(chunk);
+        // The store's upload checksums are combined from these rather than computed again.
+        pieceCrc32c.set(stored, writer.lastChunkCrc32c);
+        yield stored;
+      }
     }
     uploads.push(
       this.store.put(dataKey, storedChunks(), inner, await sourceSize(source)).then(() => {

@@ -20,6 +20,13 @@ export interface ByteRange {
 /** A whole body in memory, or pieces produced as the upload goes (a file read chunk by chunk). */
 export type ObjectBody = Buffer | AsyncIterable<Buffer>;
 
+/**
+ * CRC-32C of streamed pieces, recorded by the producer as it yields each piece
+ * (keyed by the yielded Buffer object): a store that checksums what it sends
+ * combines these instead of reading the bytes again. Optional on both sides.
+ */
+export const pieceCrc32c = new WeakMap<Buffer, number>();
+
 export interface ObjectStore {
   /** For messages: `s3://bucket`, `file:///dir`, `memory://`. */
   readonly description: string;

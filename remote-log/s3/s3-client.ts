@@ -63,8 +63,13 @@ export function createS3Client(options: S3ClientOptions): S3Client {
 
 /** The CRC-32C of `body` as S3's x-amz-checksum-crc32c wants it: 4 big-endian bytes, base64. */
 export function s3Crc32c(body: Uint8Array): string {
+  return crc32cBase64(crc32c(Buffer.from(body.buffer, body.byteOffset, body.byteLength)));
+}
+
+/** A CRC-32C already computed, as S3's x-amz-checksum-crc32c wants it. */
+export function crc32cBase64(crc: number): string {
   const out = Buffer.alloc(4);
-  out.writeUInt32BE(crc32c(Buffer.from(body.buffer, body.byteOffset, body.byteLength)));
+  out.writeUInt32BE(crc >>> 0);
   return out.toString('base64');
 }
 

@@ -14,7 +14,7 @@ import {
 import { RemoteStorageError } from '../remote-storage.js';
 import type { TransportOptions } from '../retry.js';
 import { withRetries } from '../retry.js';
-import { s3Crc32c } from './s3-client.js';
+import { crc32cBase64, s3Crc32c } from './s3-client.js';
 
 export const MAX_PARTS = 10_000;
 
@@ -83,7 +83,7 @@ export class MultipartSession {
    * `done` is called when this part's upload has settled (its buffer is free).
    * Throws the first failure of any part.
    */
-  async add(part: Buffer, done?: () => void): Promise<void> {
+  async add(part: Buffer, done?: () => void, crc?: number): Promise<void> {
     while (this.inFlight.size >= this.target.concurrency && this.failure === undefined) await Promise.race(this.inFlight);
     if (this.failure !== undefined) {
       done?.();
@@ -96,7 +96,7 @@ export class MultipartSession {
     }
     const { client, bucket, key, url, transport } = this.target;
     // The server verifies this CRC: a part damaged on the way is refused (and resent), never stored.
-    const checksum = s3Crc32c(part);
+    const checksum = crc === undefined ? s3Crc32c(part) : crc32cBase64(crc);
     const p = withRetries(
       `UPLOAD PART ${n} ${url}`,
       (s) =>

@@ -11,11 +11,14 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
+import { crc32c } from '@node-rs/crc32';
+import { crc32cCombine, crc32cShift } from '../crc32c-combine.js';
 import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore } from '../object-store.js';
+import { pieceCrc32c } from '../object-store.js';
 import { RemoteResourceNotFoundError, RemoteStorageError, throwIfAborted } from '../remote-storage.js';
 import type { RetryPolicy, TransportOptions } from '../retry.js';
 import { DEFAULT_RETRY_POLICY, validatePolicy, withRetries } from '../retry.js';
-import { classifyS3Error, s3Crc32c } from './s3-client.js';
+import { classifyS3Error, crc32cBase64, s3Crc32c } from './s3-client.js';
 import type { MultipartTarget } from './s3-multipart.js';
 import { MultipartSession, PartBufferPool } from './s3-multipart.js';
 
@@ -196,9 +199,9 @@ export class S3ObjectStore implements ObjectStore {
     return `${this.description}/${key}`;
   }
 
-  private async putObject(key: string, body: Buffer, signal?: AbortSignal): Promise<void> {
+  private async putObject(key: string, body: Buffer, signal?: AbortSignal, crc?: number): Promise<void> {
     // The server verifies this CRC: a body damaged on the way is refused (and resent), never stored.
-    const checksum = s3Crc32c(body);
+    const checksum = crc === undefined ? s3Crc32c(body) : crc32cBase64(crc);
     await withRetries(
       `PUT ${this.url(key)}`,
       (s) =>
@@ -217,54 +220,69 @@ export class S3ObjectStore implements ObjectStore {
 
   private async putStream(key: string, body: AsyncIterable<Buffer>, signal?: AbortSignal, sizeHint?: number): Promise<void> {
     const partSize = this.partSizeBytes;
-    const held: Buffer[] = []; // full parts not yet handed to an upload
+    const held: Array<{ part: Buffer; crc: number }> = []; // full parts not yet handed to an upload
     let current = this.pool.take();
     let fill = 0;
     let total = 0;
+    // The CRC-32C of current[0, fill), built as it fills from the pieces' own CRCs when their producer
+    // recorded them (no second pass over the bytes), else from the copied bytes.
+    let crc = 0;
+    let shift = { length: -1, op: 0 };
+    const addCrc = (pieceCrc: number, length: number): void => {
+      if (shift.length !== length) shift = { length, op: crc32cShift(length) };
+      crc = crc32cCombine(crc, pieceCrc, length, shift.op);
+    };
     let session: MultipartSession | undefined;
     const pool = this.pool;
-    const send = async (part: Buffer, owner: Buffer): Promise<void> => {
-      await (session as MultipartSession).add(part, () => pool.give(owner));
+    const send = async (part: Buffer, owner: Buffer, partCrc: number): Promise<void> => {
+      await (session as MultipartSession).add(part, () => pool.give(owner), partCrc);
     };
     try {
       // Known to be large: go multipart from the first part rather than holding parts up to the threshold.
       if (sizeHint !== undefined && sizeHint > this.multipartThresholdBytes) session = await MultipartSession.start(this.target(key), signal);
       for await (const piece of body) {
+        const known = pieceCrc32c.get(piece);
         let off = 0;
         while (off < piece.length) {
           const n = Math.min(piece.length - off, partSize - fill);
           piece.copy(current, fill, off, off + n);
+          addCrc(known !== undefined && n === piece.length ? known : crc32c(current.subarray(fill, fill + n)), n);
           fill += n;
           off += n;
           total += n;
           if (fill === partSize) {
             const full = current;
+            const fullCrc = crc;
             current = pool.take();
             fill = 0;
-            if (session === undefined) held.push(full);
-            else await send(full, full);
+            crc = 0;
+            if (session === undefined) held.push({ part: full, crc: fullCrc });
+            else await send(full, full, fullCrc);
           }
         }
         if (session === undefined && total > this.multipartThresholdBytes) {
           session = await MultipartSession.start(this.target(key), signal);
           while (held.length > 0) {
-            const full = held.shift() as Buffer;
-            await send(full, full);
+            const full = held.shift() as { part: Buffer; crc: number };
+            await send(full.part, full.part, full.crc);
           }
         }
       }
       if (session === undefined) {
-        const whole = Buffer.concat([...held, current.subarray(0, fill)], total);
-        for (const b of held.splice(0)) pool.give(b);
+        const whole = Buffer.concat([...held.map((h) => h.part), current.subarray(0, fill)], total);
+        let wholeCrc = 0;
+        for (const h of held) wholeCrc = crc32cCombine(wholeCrc, h.crc, h.part.length);
+        wholeCrc = crc32cCombine(wholeCrc, crc, fill);
+        for (const h of held.splice(0)) pool.give(h.part);
         pool.give(current);
-        return await this.putObject(key, whole, signal);
+        return await this.putObject(key, whole, signal, wholeCrc);
       }
-      if (fill > 0) await send(current.subarray(0, fill), current);
+      if (fill > 0) await send(current.subarray(0, fill), current, crc);
       else pool.give(current);
       await session.complete(signal);
     } catch (e) {
       await session?.abort(e);
-      for (const b of held) pool.give(b);
+      for (const h of held) pool.give(h.part);
       throw this.wrap(e, `PUT ${this.url(key)}`);
     }
   }

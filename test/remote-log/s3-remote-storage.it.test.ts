@@ -10,7 +10,9 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'minio';
 import { ErrorCode } from '../../broker/protocol/errors.js';
+import { crc32c } from '@node-rs/crc32';
 import { objectKey } from '../../remote-log/object-keys.js';
+import { pieceCrc32c } from '../../remote-log/object-store.js';
 import type { RemoteStorageError } from '../../remote-log/remote-storage.js';
 import { RemoteAbortedError, RemoteTimeoutError } from '../../remote-log/remote-storage.js';
 import { S3RemoteStorage, type S3RemoteStorageOptions } from '../../remote-log/s3/s3-remote-storage.js';
@@ -114,6 +116,34 @@ describe('S3RemoteStorage on MinIO', () => {
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('sends checksums combined from the CRCs a streamed body recorded for its pieces', async () => {
+    const storage = new S3RemoteStorage(s3Options('piece-crc/', { multipartThresholdBytes: 1024 * 1024, partSizeBytes: 5 * 1024 * 1024 }));
+    const stream = (data: Buffer, pieceSize: number, lie = false): AsyncIterable<Buffer> =>
+      (async function* () {
+        for (let pos = 0; pos < data.length; pos += pieceSize) {
+          const piece = data.subarray(pos, Math.min(pos + pieceSize, data.length));
+          pieceCrc32c.set(piece, (crc32c(piece) ^ (lie ? 1 : 0)) >>> 0);
+          yield piece;
+        }
+      })();
+    try {
+      // Multipart, pieces straddling the 5 MiB parts; then a single PUT of two pieces.
+      const big = randomBytes(13 * 1024 * 1024 + 11);
+      await storage.store.put('piece-crc/multi', stream(big, 3 * 1024 * 1024 + 7), undefined, big.length);
+      assert.deepEqual(await rawGet(client, minio.bucket, 'piece-crc/multi'), big);
+      const small = randomBytes(600 * 1024 + 3);
+      await storage.store.put('piece-crc/single', stream(small, 300 * 1024));
+      assert.deepEqual(await rawGet(client, minio.bucket, 'piece-crc/single'), small);
+      // The recorded CRCs are what the server checks: wrong ones are refused and nothing is stored.
+      await assert.rejects(storage.store.put('piece-crc/lie-multi', stream(big, 5 * 1024 * 1024, true), undefined, big.length));
+      assert.equal(await rawGet(client, minio.bucket, 'piece-crc/lie-multi'), undefined);
+      await assert.rejects(storage.store.put('piece-crc/lie-single', stream(small, 300 * 1024, true)));
+      assert.equal(await rawGet(client, minio.bucket, 'piece-crc/lie-single'), undefined);
     } finally {
       await storage.close();
     }
