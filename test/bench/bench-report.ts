@@ -19,11 +19,17 @@ export interface BrokerResults {
   readonly peak: Map<string, ProducerSummary[]>;
   readonly latency: Map<string, ProducerSummary[]>;
   readonly consume: Map<Compression, ConsumerSummary[]>;
+  /** Broker CPU ms per MiB of record payload, keyed cpuKey('produce', workload) / cpuKey('consume', codec). */
+  readonly cpuMsPerMiB: Map<string, number[]>;
   peakRssBytes: number;
 }
 
+export function cpuKey(phase: 'produce' | 'consume', what: string): string {
+  return `${phase}|${what}`;
+}
+
 export function emptyResults(): BrokerResults {
-  return { peak: new Map(), latency: new Map(), consume: new Map(), peakRssBytes: 0 };
+  return { peak: new Map(), latency: new Map(), consume: new Map(), cpuMsPerMiB: new Map(), peakRssBytes: 0 };
 }
 
 export function record<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -98,6 +104,14 @@ export function figureRows(workloads: readonly Workload[], sediment: BrokerResul
   producerRow('latency p50', 'ms', 'latency', (s) => s.p50Ms, false, 0);
   producerRow('latency p99', 'ms', 'latency', (s) => s.p99Ms, false, 0);
   producerRow('latency p99.9', 'ms', 'latency', (s) => s.p999Ms, false, 0);
+  for (const w of workloads) {
+    const key = cpuKey('produce', workloadLabel(w));
+    rows.push({ figure: 'broker CPU, produce', workload: workloadLabel(w), unit: 'ms/MiB', higherIsBetter: false, decimals: 1, sediment: spreadOf(sediment?.cpuMsPerMiB.get(key), (x) => x), kafka: spreadOf(kafka?.cpuMsPerMiB.get(key), (x) => x) });
+  }
+  for (const c of compressions) {
+    const key = cpuKey('consume', c);
+    rows.push({ figure: 'broker CPU, consume', workload: c, unit: 'ms/MiB', higherIsBetter: false, decimals: 1, sediment: spreadOf(sediment?.cpuMsPerMiB.get(key), (x) => x), kafka: spreadOf(kafka?.cpuMsPerMiB.get(key), (x) => x) });
+  }
   const mib = (r: BrokerResults | undefined): Spread | undefined =>
     r === undefined || r.peakRssBytes === 0 ? undefined : spread([r.peakRssBytes / (1024 * 1024)]);
   rows.push({ figure: 'peak RSS', workload: 'whole run', unit: 'MiB', higherIsBetter: false, decimals: 0, sediment: mib(sediment), kafka: mib(kafka) });

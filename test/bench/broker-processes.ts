@@ -2,13 +2,13 @@
 // Sediment (`node dist/broker/cli/sediment.js start`, optionally under
 // `--cpu-prof`) and Apache Kafka (test/support/kafka-reference.ts), plus a
 // sampler of each process's peak resident set size from /proc/<pid>/status.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startKafkaReference, waitForKafka } from '../support/kafka-reference.js';
-import { parseProcStatusMemory } from './perf-output.js';
+import { parseProcStatCpuTicks, parseProcStatusMemory } from './perf-output.js';
 
 export type BrokerName = 'sediment' | 'kafka';
 
@@ -18,7 +18,24 @@ export interface BenchBroker {
   readonly pid: number;
   /** Highest RSS seen so far: the kernel's VmHWM, or the highest sampled VmRSS. */
   peakRssBytes(): number;
+  /** CPU time (user + system, all threads) the broker process has used so far. */
+  cpuSeconds(): number;
   stop(): Promise<void>;
+}
+
+let clockTicks: number | undefined;
+
+/** sysconf(_SC_CLK_TCK): the unit of /proc/<pid>/stat times (100 almost everywhere). */
+function ticksPerSecond(): number {
+  if (clockTicks === undefined) {
+    const n = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim());
+    clockTicks = Number.isFinite(n) && n > 0 ? n : 100;
+  }
+  return clockTicks;
+}
+
+function processCpuSeconds(pid: number): number {
+  return parseProcStatCpuTicks(readFileSync(`/proc/${pid}/stat`, 'utf8')) / ticksPerSecond();
 }
 
 /** Samples /proc/<pid>/status so a peak is known even if the process dies first. */
@@ -130,6 +147,7 @@ export async function startSediment(options: SedimentOptions = {}): Promise<Benc
       bootstrap: `127.0.0.1:${port}`,
       pid,
       peakRssBytes: () => Math.max(peak, rss.sample()),
+      cpuSeconds: () => processCpuSeconds(pid),
       stop: async () => {
         peak = rss.stop();
         stopping = true;
@@ -155,6 +173,7 @@ export async function startKafka(): Promise<BenchBroker> {
     bootstrap: k.bootstrap,
     pid: k.pid,
     peakRssBytes: () => Math.max(peak, rss.sample()),
+    cpuSeconds: () => processCpuSeconds(k.pid),
     stop: async () => {
       peak = rss.stop();
       await k.stop();

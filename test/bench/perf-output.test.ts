@@ -2,7 +2,7 @@
 // the report table and the doc splice, and the .cpuprofile summary.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseConsumerSummary, parseProcStatusMemory, parseProducerSummary, spread } from './perf-output.js';
+import { parseConsumerSummary, parseProcStatCpuTicks, parseProcStatusMemory, parseProducerSummary, spread } from './perf-output.js';
 import { DOC_BEGIN, DOC_END, emptyResults, figureRows, markdownTable, record, spliceGenerated } from './bench-report.js';
 import { summarizeProfile } from './cpu-profile-summary.js';
 
@@ -54,6 +54,13 @@ test('/proc/<pid>/status: VmRSS and VmHWM in bytes', () => {
   const m = parseProcStatusMemory('Name:\tnode\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\n');
   assert.deepEqual(m, { rssBytes: 102400 * 1024, hwmBytes: 204800 * 1024 });
   assert.deepEqual(parseProcStatusMemory('Name:\tzombie\n'), { rssBytes: null, hwmBytes: null });
+});
+
+test('/proc/<pid>/stat: utime + stime, even with spaces and parentheses in the command name', () => {
+  const rest = 'S 1 2 3 4 5 6 7 8 9 10 250 40 0 0 20 0 30 0 100';
+  assert.equal(parseProcStatCpuTicks(`1234 (java) ${rest}`), 290);
+  assert.equal(parseProcStatCpuTicks(`1234 (my (odd) name) ${rest}`), 290);
+  assert.throws(() => parseProcStatCpuTicks('garbage'));
 });
 
 test('report: medians per broker and the Sediment/Kafka ratio', () => {

@@ -121,3 +121,18 @@ export function parseProcStatusMemory(status: string): { rssBytes: number | null
   };
   return { rssBytes: kb('VmRSS'), hwmBytes: kb('VmHWM') };
 }
+
+/**
+ * User + system CPU time of a process from its /proc/<pid>/stat line, in clock
+ * ticks (all threads: a JVM's GC and I/O threads, node's libuv threadpool).
+ * The command name may hold spaces and parentheses, so fields are counted from
+ * the last ')'.
+ */
+export function parseProcStatCpuTicks(stat: string): number {
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 (utime) and 15 (stime) of proc(5); `rest` starts at field 3.
+  const utime = Number(rest[11]);
+  const stime = Number(rest[12]);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`unreadable /proc/<pid>/stat: ${stat.slice(0, 200)}`);
+  return utime + stime;
+}

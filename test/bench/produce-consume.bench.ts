@@ -21,7 +21,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { kafkaVersion, repoRoot, requireTools } from '../support/tools.js';
-import { emptyResults, figureRows, markdownTable, record, spliceGenerated, workloadLabel, type BrokerResults, type Workload } from './bench-report.js';
+import { cpuKey, emptyResults, figureRows, markdownTable, record, spliceGenerated, workloadLabel, type BrokerResults, type Workload } from './bench-report.js';
 import { startKafka, startSediment, type BenchBroker, type BrokerName } from './broker-processes.js';
 import { formatSummary, summarizeProfile, type CpuProfile } from './cpu-profile-summary.js';
 import { BATCH_SIZE, consume, createTopics, LINGER_MS, PARTITIONS, produce, producerArgs, RECORD_SIZE, type Compression } from './load.js';
@@ -104,12 +104,18 @@ function topicName(kind: string, w: Workload, run: number): string {
 }
 
 /** Peak produce per workload, then consume per codec (reading the acks=1 topic of that run). */
+/** Broker CPU milliseconds per MiB of record payload (records x RECORD_SIZE). */
+function cpuMsPerMiB(cpuSeconds: number, records: number): number {
+  return (cpuSeconds * 1000) / ((records * RECORD_SIZE) / 1048576);
+}
+
 async function throughputPhase(broker: BenchBroker, o: Options, res: BrokerResults): Promise<void> {
   const topics: string[] = [];
   for (let run = 1; run <= o.runs; run++) for (const w of WORKLOADS) topics.push(topicName('peak', w, run));
   await createTopics(broker.bootstrap, topics);
   for (let run = 1; run <= o.runs; run++) {
     for (const w of WORKLOADS) {
+      const cpuBefore = broker.cpuSeconds();
       const s = await produce(broker.bootstrap, {
         topic: topicName('peak', w, run),
         records: o.records,
@@ -121,12 +127,17 @@ async function throughputPhase(broker: BenchBroker, o: Options, res: BrokerResul
         lingerMs: LINGER_MS,
       });
       record(res.peak, workloadLabel(w), s);
-      log(`${broker.name} run ${run}/${o.runs} produce ${workloadLabel(w)}: ${s.mbPerSec.toFixed(1)} MB/s, ${s.recordsPerSec.toFixed(0)} records/s`);
+      const cpuMs = cpuMsPerMiB(broker.cpuSeconds() - cpuBefore, o.records);
+      record(res.cpuMsPerMiB, cpuKey('produce', workloadLabel(w)), cpuMs);
+      log(`${broker.name} run ${run}/${o.runs} produce ${workloadLabel(w)}: ${s.mbPerSec.toFixed(1)} MB/s, ${s.recordsPerSec.toFixed(0)} records/s, broker CPU ${cpuMs.toFixed(1)} ms/MiB`);
     }
     for (const c of COMPRESSIONS) {
+      const cpuBefore = broker.cpuSeconds();
       const s = await consume(broker.bootstrap, topicName('peak', { compression: c, acks: '1' }, run), o.records);
       record(res.consume, c, s);
-      log(`${broker.name} run ${run}/${o.runs} consume ${c}: ${s.fetchMbPerSec.toFixed(1)} MB/s, ${s.fetchRecordsPerSec.toFixed(0)} records/s (group join ${s.rebalanceMs} ms, excluded)`);
+      const cpuMs = cpuMsPerMiB(broker.cpuSeconds() - cpuBefore, o.records);
+      record(res.cpuMsPerMiB, cpuKey('consume', c), cpuMs);
+      log(`${broker.name} run ${run}/${o.runs} consume ${c}: ${s.fetchMbPerSec.toFixed(1)} MB/s, ${s.fetchRecordsPerSec.toFixed(0)} records/s (group join ${s.rebalanceMs} ms, excluded), broker CPU ${cpuMs.toFixed(1)} ms/MiB`);
     }
     res.peakRssBytes = Math.max(res.peakRssBytes, broker.peakRssBytes());
   }
@@ -220,7 +231,9 @@ function report(o: Options, rate: number, rateSource: string, sediment: BrokerRe
     `Workload: ${o.records.toLocaleString('en-US')} records of ${RECORD_SIZE} bytes per peak produce run into a fresh topic of ${PARTITIONS} partitions; ` +
       `batch.size=${BATCH_SIZE}, linger.ms=${LINGER_MS}; consume reads that run's acks=1 topic of the codec back with a fresh group. ` +
       `Latency: produce at ${rate.toLocaleString('en-US')} records/s (${rateSource}) for ${o.latencySeconds} s per run. ` +
-      'Both brokers use their default flush policy (no fsync per message).',
+      'Both brokers use their default flush policy (no fsync per message). ' +
+      'Broker CPU: user + system time of the broker process (all threads) during each peak produce or consume run, per MiB of record payload; ' +
+      'the load generator shares the same cores, so CPU a broker spends is CPU the client does not get.',
     '',
     `Producer example: \`ProducerPerformance ${example.join(' ')}\``,
     '',
