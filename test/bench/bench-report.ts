@@ -21,6 +21,8 @@ export interface BrokerResults {
   readonly consume: Map<Compression, ConsumerSummary[]>;
   /** Broker CPU ms per MiB of record payload, keyed cpuKey('produce', workload) / cpuKey('consume', codec). */
   readonly cpuMsPerMiB: Map<string, number[]>;
+  /** Sediment's event-loop lag during each fixed-rate run, per workload. */
+  readonly loopLag: Map<string, Array<{ p99: number; max: number }>>;
   peakRssBytes: number;
 }
 
@@ -29,7 +31,7 @@ export function cpuKey(phase: 'produce' | 'consume', what: string): string {
 }
 
 export function emptyResults(): BrokerResults {
-  return { peak: new Map(), latency: new Map(), consume: new Map(), cpuMsPerMiB: new Map(), peakRssBytes: 0 };
+  return { peak: new Map(), latency: new Map(), consume: new Map(), cpuMsPerMiB: new Map(), loopLag: new Map(), peakRssBytes: 0 };
 }
 
 export function record<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -104,6 +106,12 @@ export function figureRows(workloads: readonly Workload[], sediment: BrokerResul
   producerRow('latency p50', 'ms', 'latency', (s) => s.p50Ms, false, 0);
   producerRow('latency p99', 'ms', 'latency', (s) => s.p99Ms, false, 0);
   producerRow('latency p99.9', 'ms', 'latency', (s) => s.p999Ms, false, 0);
+  for (const [figure, pick] of [['event-loop lag p99 (latency run)', (l: { p99: number }) => l.p99], ['event-loop lag max (latency run)', (l: { max: number }) => l.max]] as const) {
+    for (const w of workloads) {
+      const key = workloadLabel(w);
+      rows.push({ figure, workload: key, unit: 'ms', higherIsBetter: false, decimals: 0, sediment: spreadOf(sediment?.loopLag.get(key), pick), kafka: spreadOf(kafka?.loopLag.get(key), pick) });
+    }
+  }
   for (const w of workloads) {
     const key = cpuKey('produce', workloadLabel(w));
     rows.push({ figure: 'broker CPU, produce', workload: workloadLabel(w), unit: 'ms/MiB', higherIsBetter: false, decimals: 1, sediment: spreadOf(sediment?.cpuMsPerMiB.get(key), (x) => x), kafka: spreadOf(kafka?.cpuMsPerMiB.get(key), (x) => x) });

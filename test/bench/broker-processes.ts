@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startKafkaReference, waitForKafka } from '../support/kafka-reference.js';
-import { parseProcStatCpuTicks, parseProcStatusMemory } from './perf-output.js';
+import { parseProcStatCpuTicks, parseProcStatusMemory, parsePromSample } from './perf-output.js';
 
 export type BrokerName = 'sediment' | 'kafka';
 
@@ -20,6 +20,12 @@ export interface BenchBroker {
   peakRssBytes(): number;
   /** CPU time (user + system, all threads) the broker process has used so far. */
   cpuSeconds(): number;
+  /**
+   * Sediment only (null for Kafka): event-loop lag p99 and max in ms since the
+   * previous call, from the broker's own metrics (prom-client resets the
+   * histogram at every scrape).
+   */
+  eventLoopLagMs(): Promise<{ p99: number; max: number } | null>;
   stop(): Promise<void>;
 }
 
@@ -88,7 +94,7 @@ export interface SedimentOptions {
 
 /**
  * Starts Sediment on a fresh log dir (or options.dir, kept) with its default flush policy (no fsync per
- * message, like Kafka), log level warn, no HTTP listener, and the same
+ * message, like Kafka), log level warn, its metrics HTTP listener on a free port, and the same
  * group.initial.rebalance.delay.ms=0 the Kafka reference uses.
  */
 export async function startSediment(options: SedimentOptions = {}): Promise<BenchBroker> {
@@ -100,6 +106,7 @@ export async function startSediment(options: SedimentOptions = {}): Promise<Benc
   const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'broker', 'cli', 'sediment.js');
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
+    const httpPort = await freePort();
     const nodeFlags = options.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`];
     const args = [
       ...nodeFlags,
@@ -107,7 +114,7 @@ export async function startSediment(options: SedimentOptions = {}): Promise<Benc
       'start',
       '--override', `log.dirs=${path.join(dir, 'data')}`,
       '--override', `listeners=PLAINTEXT://127.0.0.1:${port}`,
-      '--override', 'http.listeners=',
+      '--override', `http.listeners=http://127.0.0.1:${httpPort}`,
       '--override', 'group.initial.rebalance.delay.ms=0',
       ...(options.overrides ?? []).flatMap((o) => ['--override', o]),
     ];
@@ -148,6 +155,12 @@ export async function startSediment(options: SedimentOptions = {}): Promise<Benc
       pid,
       peakRssBytes: () => Math.max(peak, rss.sample()),
       cpuSeconds: () => processCpuSeconds(pid),
+      eventLoopLagMs: async () => {
+        const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+        const p99 = parsePromSample(text, 'nodejs_eventloop_lag_p99_seconds');
+        const max = parsePromSample(text, 'nodejs_eventloop_lag_max_seconds');
+        return p99 === null || max === null ? null : { p99: p99 * 1000, max: max * 1000 };
+      },
       stop: async () => {
         peak = rss.stop();
         stopping = true;
@@ -174,6 +187,7 @@ export async function startKafka(): Promise<BenchBroker> {
     pid: k.pid,
     peakRssBytes: () => Math.max(peak, rss.sample()),
     cpuSeconds: () => processCpuSeconds(k.pid),
+    eventLoopLagMs: () => Promise.resolve(null),
     stop: async () => {
       peak = rss.stop();
       await k.stop();

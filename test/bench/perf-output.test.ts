@@ -2,7 +2,7 @@
 // the report table and the doc splice, and the .cpuprofile summary.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseConsumerSummary, parseProcStatCpuTicks, parseProcStatusMemory, parseProducerSummary, spread } from './perf-output.js';
+import { parseConsumerSummary, parseProcStatCpuTicks, parseProcStatusMemory, parseProducerSummary, parsePromSample, spread } from './perf-output.js';
 import { DOC_BEGIN, DOC_END, emptyResults, figureRows, markdownTable, record, spliceGenerated } from './bench-report.js';
 import { summarizeProfile } from './cpu-profile-summary.js';
 
@@ -61,6 +61,12 @@ test('/proc/<pid>/stat: utime + stime, even with spaces and parentheses in the c
   assert.equal(parseProcStatCpuTicks(`1234 (java) ${rest}`), 290);
   assert.equal(parseProcStatCpuTicks(`1234 (my (odd) name) ${rest}`), 290);
   assert.throws(() => parseProcStatCpuTicks('garbage'));
+});
+
+test('Prometheus text: an unlabelled sample by exact name', () => {
+  const text = '# HELP nodejs_eventloop_lag_max_seconds x\nnodejs_eventloop_lag_max_seconds 0.25\nnodejs_eventloop_lag_max_seconds_extra 9\n';
+  assert.equal(parsePromSample(text, 'nodejs_eventloop_lag_max_seconds'), 0.25);
+  assert.equal(parsePromSample(text, 'missing'), null);
 });
 
 test('report: medians per broker and the Sediment/Kafka ratio', () => {

@@ -136,3 +136,13 @@ export function parseProcStatCpuTicks(stat: string): number {
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`unreadable /proc/<pid>/stat: ${stat.slice(0, 200)}`);
   return utime + stime;
 }
+
+/** The value of an unlabelled sample `name value` in a Prometheus text exposition, or null. */
+export function parsePromSample(text: string, name: string): number | null {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name} `)) continue;
+    const v = Number(line.slice(name.length + 1).trim().split(' ')[0]);
+    return Number.isFinite(v) ? v : null;
+  }
+  return null;
+}

@@ -157,6 +157,7 @@ async function latencyPhase(broker: BenchBroker, o: Options, rate: number, res: 
   const records = Math.max(1000, Math.round(rate * o.latencySeconds));
   for (let run = 1; run <= o.runs; run++) {
     for (const w of WORKLOADS) {
+      await broker.eventLoopLagMs(); // resets the broker's lag histogram
       const s = await produce(broker.bootstrap, {
         topic: topicName('lat', w, run),
         records,
@@ -168,7 +169,10 @@ async function latencyPhase(broker: BenchBroker, o: Options, rate: number, res: 
         lingerMs: LINGER_MS,
       });
       record(res.latency, workloadLabel(w), s);
-      log(`${broker.name} run ${run}/${o.runs} latency ${workloadLabel(w)} at ${rate} records/s: p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms, p99.9 ${s.p999Ms} ms`);
+      const lag = await broker.eventLoopLagMs();
+      if (lag !== null) record(res.loopLag, workloadLabel(w), lag);
+      const lagText = lag === null ? '' : `; event-loop lag p99 ${lag.p99.toFixed(0)} ms, max ${lag.max.toFixed(0)} ms`;
+      log(`${broker.name} run ${run}/${o.runs} latency ${workloadLabel(w)} at ${rate} records/s: p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms, p99.9 ${s.p999Ms} ms${lagText}`);
     }
     res.peakRssBytes = Math.max(res.peakRssBytes, broker.peakRssBytes());
   }
