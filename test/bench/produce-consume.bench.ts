@@ -7,10 +7,11 @@
 //                    [--latency-seconds S] [--rate R | --rate-fraction F]
 //                    [--doc PATH | --no-doc] [--profile DIR]
 //
-// Phases: Sediment throughput (peak produce per workload, then consume per
-// codec), Kafka throughput, Kafka latency (produce at a fixed rate, by default
-// 20% of Kafka's measured none/acks=1 peak), Sediment latency (restarted on a
-// fresh log dir, after an unmeasured warm-up produce). Each figure is the
+// Phases: Sediment throughput (an unmeasured warm-up, then peak produce per
+// workload and consume per codec), Kafka throughput (the same), Kafka latency
+// (produce at a fixed rate, by default 20% of Kafka's measured none/acks=1
+// peak), Sediment latency (restarted on a fresh log dir, after an unmeasured
+// warm-up produce). Each figure is the
 // median of N runs with the min-max spread. Full two-broker runs write
 // docs/benchmarks.md (only the generated section; text around it is kept).
 // --profile DIR runs Sediment alone under `node --cpu-prof`: one process for the
@@ -103,16 +104,36 @@ function topicName(kind: string, w: Workload, run: number): string {
   return `${kind}-${w.compression}-acks${w.acks === 'all' ? 'all' : '1'}-r${run}`;
 }
 
-/** Peak produce per workload, then consume per codec (reading the acks=1 topic of that run). */
 /** Broker CPU milliseconds per MiB of record payload (records x RECORD_SIZE). */
 function cpuMsPerMiB(cpuSeconds: number, records: number): number {
   return (cpuSeconds * 1000) / ((records * RECORD_SIZE) / 1048576);
 }
 
+/**
+ * Unmeasured load on a freshly started broker, so the first measured run does
+ * not pay for JIT compilation (Kafka's JVM took three runs to settle without
+ * it): a third of a peak run of every workload, consumed back before a
+ * throughput phase.
+ */
+async function warmUpBroker(broker: BenchBroker, o: Options, kind: 'throughput' | 'latency'): Promise<void> {
+  const records = Math.max(20_000, Math.round(o.records / 3));
+  const topic = (w: Workload): string => topicName(`warmup-${kind}`, w, 0);
+  await createTopics(broker.bootstrap, WORKLOADS.map(topic));
+  for (const w of WORKLOADS) {
+    await produce(broker.bootstrap, { topic: topic(w), records, recordSize: RECORD_SIZE, throughput: -1, compression: w.compression, acks: w.acks, batchSize: BATCH_SIZE, lingerMs: LINGER_MS });
+  }
+  if (kind === 'throughput') {
+    for (const c of COMPRESSIONS) await consume(broker.bootstrap, topic({ compression: c, acks: '1' }), records);
+  }
+  log(`${broker.name} warm-up done (${WORKLOADS.length} x ${records} records${kind === 'throughput' ? ', consumed back' : ''}; not measured)`);
+}
+
+/** Peak produce per workload, then consume per codec (reading the acks=1 topic of that run). */
 async function throughputPhase(broker: BenchBroker, o: Options, res: BrokerResults): Promise<void> {
   const topics: string[] = [];
   for (let run = 1; run <= o.runs; run++) for (const w of WORKLOADS) topics.push(topicName('peak', w, run));
   await createTopics(broker.bootstrap, topics);
+  await warmUpBroker(broker, o, 'throughput');
   for (let run = 1; run <= o.runs; run++) {
     for (const w of WORKLOADS) {
       const cpuBefore = broker.cpuSeconds();
@@ -147,13 +168,8 @@ async function throughputPhase(broker: BenchBroker, o: Options, res: BrokerResul
 async function latencyPhase(broker: BenchBroker, o: Options, rate: number, res: BrokerResults, warmUp: boolean): Promise<void> {
   const topics: string[] = [];
   for (let run = 1; run <= o.runs; run++) for (const w of WORKLOADS) topics.push(topicName('lat', w, run));
-  if (warmUp) topics.push('warmup');
   await createTopics(broker.bootstrap, topics);
-  if (warmUp) {
-    const w = WORKLOADS[0]!;
-    await produce(broker.bootstrap, { topic: 'warmup', records: Math.max(20_000, Math.round(o.records / 4)), recordSize: RECORD_SIZE, throughput: -1, compression: w.compression, acks: w.acks, batchSize: BATCH_SIZE, lingerMs: LINGER_MS });
-    log(`${broker.name} warm-up produce done (not measured)`);
-  }
+  if (warmUp) await warmUpBroker(broker, o, 'latency');
   const records = Math.max(1000, Math.round(rate * o.latencySeconds));
   for (let run = 1; run <= o.runs; run++) {
     for (const w of WORKLOADS) {
