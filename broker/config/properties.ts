@@ -1,7 +1,7 @@
 // Java `.properties` text, as java.util.Properties.load reads it: `#`/`!`
 // comment lines, `key=value`, `key: value` or `key value`, logical lines
 // continued with an odd number of trailing backslashes (leading blanks of the
-// continuation dropped), escapes `\t \n \r \f \uXXXX` and `\x` -> `x`. The last
+// continuation dropped), escapes `\t \n \r \f \uNNNN` and `\x` -> `x`. The last
 // occurrence of a key wins. Java reads a byte stream as ISO-8859-1; Sediment
 // reads text, so callers decode the file as UTF-8 (a superset for ASCII files).
 import { ConfigError } from '../../metadata/config-schema.js';
