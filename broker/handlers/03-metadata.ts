@@ -14,9 +14,9 @@ import type {
 } from '../protocol/messages/metadata.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { TopicRecord } from '../../metadata/topics.js';
+import { ZERO_UUID } from '../protocol/reader.js';
+import { AUTHORIZED_OPERATIONS_OMITTED as NOT_REQUESTED } from '../group/handler-context.js';
 
-const NOT_REQUESTED = -2147483648;
-const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
 function topicEntry(broker: BrokerContext, t: TopicRecord): MetadataResponseMetadataResponseTopic {
   const partitions = [];

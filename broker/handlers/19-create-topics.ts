@@ -8,8 +8,9 @@ import type { BrokerContext } from '../broker-context.js';
 import type { CreateTopicsRequest, CreateTopicsResponse, CreateTopicsResponseCreatableTopicResult } from '../protocol/messages/create-topics.js';
 import { describeTopicConfigs } from '../../metadata/describe-configs.js';
 import { toErrorPair } from './admin-errors.js';
+import { ZERO_UUID } from '../protocol/reader.js';
+import { ErrorCode } from '../protocol/errors.js';
 
-const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
 export const handler: ApiHandler<CreateTopicsRequest, CreateTopicsResponse, BrokerContext> = {
   apiKey: 19,
@@ -20,7 +21,7 @@ export const handler: ApiHandler<CreateTopicsRequest, CreateTopicsResponse, Brok
     const seen = new Set<string>();
     for (const t of req.topics) {
       if (seen.has(t.name)) {
-        topics.push({ name: t.name, topicId: ZERO_UUID, errorCode: 42 /* INVALID_REQUEST */, errorMessage: `Duplicate topic ${t.name} in request`, numPartitions: -1, replicationFactor: -1, configs: null });
+        topics.push({ name: t.name, topicId: ZERO_UUID, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Duplicate topic ${t.name} in request`, numPartitions: -1, replicationFactor: -1, configs: null });
         continue;
       }
       seen.add(t.name);

@@ -8,8 +8,8 @@ import type { BrokerContext } from '../broker-context.js';
 import type { DeleteTopicsRequest, DeleteTopicsResponse } from '../protocol/messages/delete-topics.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { toErrorPair } from './admin-errors.js';
+import { ZERO_UUID } from '../protocol/reader.js';
 
-const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
 export const handler: ApiHandler<DeleteTopicsRequest, DeleteTopicsResponse, BrokerContext> = {
   apiKey: 20,

@@ -6,9 +6,9 @@ import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { DescribeClusterRequest, DescribeClusterResponse } from '../protocol/messages/describe-cluster.js';
 import { ErrorCode } from '../protocol/errors.js';
+import { AUTHORIZED_OPERATIONS_OMITTED as NOT_REQUESTED } from '../group/handler-context.js';
 
 const BROKERS = 1;
-const NOT_REQUESTED = -2147483648;
 
 export const handler: ApiHandler<DescribeClusterRequest, DescribeClusterResponse, BrokerContext> = {
   apiKey: 60,

@@ -4,7 +4,6 @@
 // v0 body listing the supported ranges; an unknown API, an unsupported version
 // of another API, or an unparseable body closes the connection (Kafka throws
 // InvalidRequestException and closes the channel); other connections carry on.
-import type { Logger } from 'pino';
 import { decodeRequestBody, decodeRequestHeader, encodeResponse, type RequestHeaderInfo } from '../protocol/frame.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { apiRegistry, type ApiDescriptor } from '../protocol/messages/index.js';
@@ -111,4 +110,3 @@ export class Dispatcher<Broker> implements RequestProcessor {
   }
 }
 
-export type { Logger };
