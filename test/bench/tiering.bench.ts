@@ -42,6 +42,7 @@ import { startMinio, type MinioServer } from '../support/minio.js';
 import { startSedimentInProcess, type InProcessSediment } from '../support/sediment.js';
 import { kcatPath, repoRoot, requireTools } from '../support/tools.js';
 import { formatSummary, summarizeProfile, type CpuProfile } from './cpu-profile-summary.js';
+import { cpuSince, cpuTimes, type CpuTimes } from './cpu-time.js';
 
 interface Options {
   rounds: number;
@@ -250,6 +251,8 @@ interface Round {
   coldFetches: number;
   cold: { hits: number; inFlightHits: number; misses: number };
   warm: { hits: number; inFlightHits: number; misses: number };
+  /** CPU spent during the first raw GET run, the cold read and the warm read. */
+  cpu: { rawGet: CpuTimes; cold: CpuTimes; warm: CpuTimes } | null;
 }
 
 interface Results {
@@ -368,6 +371,7 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
         coldFetches: 0,
         cold: { hits: 0, inFlightHits: 0, misses: 0 },
         warm: { hits: 0, inFlightHits: 0, misses: 0 },
+        cpu: null,
       };
       rounds.push(round);
       console.log(
@@ -391,13 +395,20 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       const objects = await listDataObjects(minio, `sediment/${round.topic}-`, o.partitions);
       const objectBytes = objects.flat().reduce((n, x) => n + x.size, 0);
       if (objectBytes !== round.closedBytes) throw new Error(`${round.topic}: the bucket holds ${objectBytes} data bytes, the closed segments were ${round.closedBytes}`);
+      let cpu = cpuTimes(minio.pid);
       const rawBefore = await rawGet(s3, minio.bucket, objects, o.chunkMb * 1_048_576);
+      const rawGetCpu = cpuSince(cpu, minio.pid);
       const start = rlm.cacheStats().chunks;
+      cpu = cpuTimes(minio.pid);
       const cold = await profiled(r === 0 ? o.profileDir : null, 'cold-read', () => consume(broker.bootstrap, round.topic, ends));
+      const coldCpu = cpuSince(cpu, minio.pid);
       if (cold.summary !== null) profiles.push(cold.summary);
       const mid = rlm.cacheStats().chunks;
       const rawAfter = await rawGet(s3, minio.bucket, objects, o.chunkMb * 1_048_576);
+      cpu = cpuTimes(minio.pid);
       const warmMs = await consume(broker.bootstrap, round.topic, ends);
+      const warmCpu = cpuSince(cpu, minio.pid);
+      round.cpu = { rawGet: rawGetCpu, cold: coldCpu, warm: warmCpu };
       const end = rlm.cacheStats().chunks;
       round.rawGetMs = [rawBefore, rawAfter];
       round.coldMs = cold.result;
@@ -408,7 +419,8 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       const b = round.closedBytes;
       console.log(
         `round ${r}: raw GET ${rate(b, rawBefore).toFixed(0)} / cold read ${rate(b, round.coldMs).toFixed(0)} / raw GET ${rate(b, rawAfter).toFixed(0)} / ` +
-          `warm read ${rate(b, warmMs).toFixed(0)} MiB/s (${round.warm.hits} hits, ${round.warm.misses} misses)`,
+          `warm read ${rate(b, warmMs).toFixed(0)} MiB/s (${round.warm.hits} hits, ${round.warm.misses} misses); ` +
+          `CPU ms/MiB (bench process / MinIO / kcat): raw GET ${cpuPerMib(rawGetCpu, b)}, cold ${cpuPerMib(coldCpu, b)}, warm ${cpuPerMib(warmCpu, b)}`,
       );
     }
     return { rounds, profiles };
@@ -428,6 +440,11 @@ async function listDataObjects(minio: MinioServer, prefix: string, partitions: n
   }
   for (const list of out) list.sort((a, b) => (a.key < b.key ? -1 : 1));
   return out;
+}
+
+function cpuPerMib(c: CpuTimes, bytes: number): string {
+  const per = (ms: number): string => (ms / (bytes / 1_048_576)).toFixed(2);
+  return `${per(c.self)} / ${per(c.other)} / ${per(c.children)}`;
 }
 
 function median(values: readonly number[]): number {

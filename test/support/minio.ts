@@ -24,6 +24,8 @@ export interface MinioServer {
   readonly bucket: string;
   /** 'binary' or 'container'. */
   readonly mode: 'binary' | 'container';
+  /** The server's process id (binary mode while running; benchmarks read its CPU time). */
+  readonly pid: number | undefined;
   /** A new independent client (the `minio` npm package) for inspecting what others wrote. */
   client(): Client;
   /** Stops the server and removes its data. */
@@ -227,6 +229,9 @@ async function startBinary(bucket: string): Promise<MinioServer> {
     region: REGION,
     bucket,
     mode: 'binary',
+    get pid() {
+      return exitInfo === undefined ? child?.pid : undefined;
+    },
     client: () => newClient(host, port),
     async stop() {
       signal('SIGCONT');
@@ -274,6 +279,7 @@ async function startContainer(bucket: string): Promise<MinioServer> {
     region: REGION,
     bucket,
     mode: 'container',
+    pid: undefined,
     client: () => newClient(host, port),
     async stop() {
       await started.stop();
