@@ -1,22 +1,27 @@
 // A byte-bounded LRU of fixed-size chunks of remote segment data, keyed by
-// segment and chunk index, in front of RemoteStorage.fetchData. A read fetches
-// its missing chunks (one ranged request each, in parallel), shares fetches
-// already in flight, and starts reading ahead the next chunks so a sequential
-// consumer finds them cached. Cached bytes never exceed the byte limit: each
-// entry owns exactly its bytes.
+// segment and chunk index, in front of RemoteStorage. A read fetches its
+// missing chunks (runs of them in one ranged request each, through
+// fetchChunks), shares fetches already in flight, and starts reading ahead the
+// next chunks so a sequential consumer finds them cached. Cached bytes never
+// exceed the byte limit: each entry owns exactly its bytes.
 import { LRUCache } from 'lru-cache';
+import { ownedBytes } from './chunked-zstd.js';
 import { segmentIdentity } from './object-keys.js';
 import type { RemoteSegmentRef, RemoteStorage } from './remote-storage.js';
 import { raceAbort, throwIfAborted } from './remote-storage.js';
 
+const EMPTY = Buffer.alloc(0);
+
 export interface ChunkCacheOptions {
-  readonly source: Pick<RemoteStorage, 'fetchData'>;
+  readonly source: Pick<RemoteStorage, 'fetchData'> & Partial<Pick<RemoteStorage, 'fetchChunks'>>;
   /** Bytes per chunk; best equal to the storage's chunk size so fetches align with stored chunks. */
   readonly chunkSize: number;
   /** The byte limit (0 disables caching; reads still work). */
   readonly maxBytes: number;
   /** Chunks fetched ahead after each read. Default 2. */
   readonly readAheadChunks?: number;
+  /** Chunks one request may carry when the source has fetchChunks. Default 8. */
+  readonly maxChunksPerRequest?: number;
 }
 
 export interface ChunkCacheStats {
@@ -28,6 +33,7 @@ export interface ChunkCacheStats {
   readonly misses: number;
   readonly readAheadChunks: number;
   readonly readAheadErrors: number;
+  /** Requests made to the source (one may carry several chunks). */
   readonly fetches: number;
   readonly fetchedBytes: number;
   readonly evictions: number;
@@ -46,7 +52,8 @@ export class ChunkCache {
   readonly chunkSize: number;
   readonly maxBytes: number;
   readonly readAheadChunks: number;
-  private readonly source: Pick<RemoteStorage, 'fetchData'>;
+  readonly maxChunksPerRequest: number;
+  private readonly source: Pick<RemoteStorage, 'fetchData'> & Partial<Pick<RemoteStorage, 'fetchChunks'>>;
   private readonly lru: LRUCache<string, Buffer> | undefined;
   private readonly inFlight = new Map<string, Promise<Buffer>>();
   private readonly closing = new AbortController();
@@ -59,6 +66,10 @@ export class ChunkCache {
     this.chunkSize = options.chunkSize;
     this.maxBytes = options.maxBytes;
     this.readAheadChunks = options.readAheadChunks ?? 2;
+    this.maxChunksPerRequest = options.maxChunksPerRequest ?? 8;
+    if (!Number.isSafeInteger(this.maxChunksPerRequest) || this.maxChunksPerRequest < 1) {
+      throw new RangeError(`maxChunksPerRequest must be >= 1: ${this.maxChunksPerRequest}`);
+    }
     this.lru =
       options.maxBytes === 0
         ? undefined
@@ -73,17 +84,27 @@ export class ChunkCache {
 
   /**
    * Bytes [start, endInclusive] of the segment's data (clamped to its end),
-   * through the cache.
+   * through the cache, as one buffer (a view when one chunk holds them all).
    */
   async read(ref: RemoteSegmentRef, start: number, endInclusive: number, options: ChunkReadOptions = {}): Promise<Buffer> {
+    const parts = await this.readParts(ref, start, endInclusive, options);
+    return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+  }
+
+  /**
+   * Bytes [start, endInclusive] of the segment's data (clamped to its end),
+   * through the cache, as views into the cached chunks, in order: nothing is
+   * copied. Empty when the range is empty or past the end.
+   */
+  async readParts(ref: RemoteSegmentRef, start: number, endInclusive: number, options: ChunkReadOptions = {}): Promise<Buffer[]> {
     throwIfAborted(options.signal, 'chunk cache read');
     if (!Number.isSafeInteger(start) || start < 0) throw new RangeError(`invalid start position ${start}`);
-    if (endInclusive < start) return Buffer.alloc(0);
+    if (endInclusive < start) return [];
     const segment = segmentIdentity(ref);
     const first = Math.floor(start / this.chunkSize);
     let last = Math.floor(endInclusive / this.chunkSize);
     if (options.segmentSize !== undefined) last = Math.min(last, Math.ceil(options.segmentSize / this.chunkSize) - 1);
-    if (last < first) return Buffer.alloc(0);
+    if (last < first) return [];
 
     const pending: Array<Promise<Buffer>> = [];
     let runStart = -1;
@@ -115,15 +136,16 @@ export class ChunkCache {
     this.readAhead(ref, segment, last + 1, options.segmentSize);
 
     const chunks = await raceAbort(Promise.all(pending), options.signal, 'chunk cache read');
-    // A short chunk is the segment's last: stop there.
     const parts: Buffer[] = [];
-    for (const c of chunks) {
-      parts.push(c);
+    for (const [k, c] of chunks.entries()) {
+      const base = (first + k) * this.chunkSize;
+      const from = Math.max(0, start - base);
+      const to = Math.min(c.length, endInclusive - base + 1);
+      if (to > from) parts.push(from === 0 && to === c.length ? c : c.subarray(from, to));
+      // A short chunk is the segment's last: stop there.
       if (c.length < this.chunkSize) break;
     }
-    const joined = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
-    const offset = first * this.chunkSize;
-    return joined.subarray(start - offset, Math.min(endInclusive - offset + 1, joined.length));
+    return parts;
   }
 
   /** Starts fetching `chunks` chunks from `startPosition` (e.g. the head of the next segment) without waiting. */
@@ -191,34 +213,47 @@ export class ChunkCache {
   }
 
   /**
-   * Fetches chunks [from, to], one ranged request per chunk, all at once:
-   * each chunk then owns exactly its bytes (no copy out of a larger fetch, whose
-   * slices would pin it all behind the byte accounting), and the requests run
-   * in parallel. Returns one promise per chunk, each registered as in flight.
+   * Fetches chunks [from, to]: with a source that cuts its answer into
+   * separately allocated chunks (fetchChunks), one request per run of up to
+   * maxChunksPerRequest chunks; otherwise one ranged request per chunk, in
+   * parallel. Either way each chunk owns exactly its bytes (a view into a
+   * larger buffer would pin all of it behind the byte accounting). Returns one
+   * promise per chunk, each registered as in flight.
    */
   private fetchRun(ref: RemoteSegmentRef, segment: string, from: number, to: number): Array<Promise<Buffer>> {
-    const cs = this.chunkSize;
     const out: Array<Promise<Buffer>> = [];
-    for (let i = from; i <= to; i++) {
-      const key = `${segment}#${i}`;
+    const fetchChunks = this.source.fetchChunks?.bind(this.source);
+    for (let groupStart = from; groupStart <= to; ) {
+      const groupEnd = fetchChunks === undefined ? groupStart : Math.min(to, groupStart + this.maxChunksPerRequest - 1);
+      const group =
+        fetchChunks === undefined
+          ? this.source.fetchData(ref, groupStart * this.chunkSize, (groupStart + 1) * this.chunkSize - 1, this.closing.signal).then((b) => [b])
+          : fetchChunks(ref, groupStart, groupEnd, this.chunkSize, this.closing.signal);
       this.counters.fetches++;
-      const piece: Promise<Buffer> = this.source
-        .fetchData(ref, i * cs, (i + 1) * cs - 1, this.closing.signal)
-        .then((buf) => {
-          this.counters.fetchedBytes += buf.length;
-          // A view into a larger buffer would keep all of it alive behind the accounting: own the bytes.
-          const own = buf.byteOffset === 0 && buf.length === buf.buffer.byteLength ? buf : Buffer.from(buf);
-          if (own.length > 0 && !this.closing.signal.aborted) this.lru?.set(key, own);
-          return own;
-        })
-        .finally(() => {
-          if (this.inFlight.get(key) === piece) this.inFlight.delete(key);
-        });
-      // Read-ahead pieces may have no reader: a failure must not become an unhandled rejection.
-      piece.catch(() => {});
-      this.inFlight.set(key, piece);
-      out.push(piece);
+      for (let i = groupStart; i <= groupEnd; i++) out.push(this.track(segment, i, group, i - groupStart));
+      groupStart = groupEnd + 1;
     }
     return out;
+  }
+
+  /** Chunk `i`, the `k`th of a request's answer: cached when it arrives, in flight until then. */
+  private track(segment: string, i: number, group: Promise<Buffer[]>, k: number): Promise<Buffer> {
+    const key = `${segment}#${i}`;
+    const piece: Promise<Buffer> = group
+      .then((chunks) => {
+        const buf = chunks[k] ?? EMPTY;
+        this.counters.fetchedBytes += buf.length;
+        // A view into a larger buffer would keep all of it alive behind the accounting: own the bytes.
+        const own = ownedBytes(buf);
+        if (own.length > 0 && !this.closing.signal.aborted) this.lru?.set(key, own);
+        return own;
+      })
+      .finally(() => {
+        if (this.inFlight.get(key) === piece) this.inFlight.delete(key);
+      });
+    // Read-ahead pieces may have no reader: a failure must not become an unhandled rejection.
+    piece.catch(() => {});
+    this.inFlight.set(key, piece);
+    return piece;
   }
 }

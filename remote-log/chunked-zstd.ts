@@ -84,12 +84,47 @@ export function chunksCovering(
   return { first, last, storedStart: storedChunkRange(layout, first).start, storedEnd: storedChunkRange(layout, last).end };
 }
 
+/** Checks stored chunk i against the manifest's CRC and returns its original bytes (decompressed when zstd). */
+export function decodeStoredChunk(layout: DataLayout, i: number, piece: Buffer, what: string): Buffer {
+  const r = storedChunkRange(layout, i);
+  if (piece.length !== r.end - r.start) {
+    throw new RemoteCorruptionError(`${what}: got ${piece.length} bytes for chunk ${i}, want ${r.end - r.start}`);
+  }
+  const crc = crc32c(piece);
+  if (crc !== layout.chunkCrcs[i]) {
+    throw new RemoteCorruptionError(
+      `${what}: chunk ${i} crc32c ${crc.toString(16)} does not match the manifest (${(layout.chunkCrcs[i] ?? 0).toString(16)})`,
+    );
+  }
+  if (layout.compression === 'none') return piece;
+  let plain: Buffer;
+  try {
+    plain = decompress(piece);
+  } catch (e) {
+    throw new RemoteCorruptionError(`${what}: chunk ${i} is not a valid zstd frame`, { cause: e });
+  }
+  const want = originalChunkLength(layout, i);
+  if (plain.length !== want) {
+    throw new RemoteCorruptionError(`${what}: chunk ${i} decompressed to ${plain.length} bytes, want ${want}`);
+  }
+  return ownedBytes(plain);
+}
+
+/** `buf` itself when it is the whole of its memory, else a copy that is (small buffers come from a shared pool). */
+export function ownedBytes(buf: Buffer): Buffer {
+  if (buf.byteOffset === 0 && buf.length === buf.buffer.byteLength) return buf;
+  const own = Buffer.allocUnsafeSlow(buf.length);
+  buf.copy(own);
+  return own;
+}
+
 /**
  * Verifies and decodes stored chunks [first, last] held contiguously in
- * `stored`, returning the original bytes of those chunks. Any CRC, length or
- * zstd failure is a RemoteCorruptionError naming `what`.
+ * `stored`, returning the original bytes of each (views into `stored` when
+ * uncompressed). Any CRC, length or zstd failure is a RemoteCorruptionError
+ * naming `what`.
  */
-export function decodeChunks(layout: DataLayout, first: number, last: number, stored: Buffer, what: string): Buffer {
+export function decodeChunkList(layout: DataLayout, first: number, last: number, stored: Buffer, what: string): Buffer[] {
   const base = storedChunkRange(layout, first).start;
   const expected = storedChunkRange(layout, last).end - base;
   if (stored.length !== expected) {
@@ -98,29 +133,14 @@ export function decodeChunks(layout: DataLayout, first: number, last: number, st
   const out: Buffer[] = [];
   for (let i = first; i <= last; i++) {
     const r = storedChunkRange(layout, i);
-    const piece = stored.subarray(r.start - base, r.end - base);
-    const crc = crc32c(piece);
-    if (crc !== layout.chunkCrcs[i]) {
-      throw new RemoteCorruptionError(
-        `${what}: chunk ${i} crc32c ${crc.toString(16)} does not match the manifest (${(layout.chunkCrcs[i] ?? 0).toString(16)})`,
-      );
-    }
-    if (layout.compression === 'none') {
-      out.push(piece);
-      continue;
-    }
-    let plain: Buffer;
-    try {
-      plain = decompress(piece);
-    } catch (e) {
-      throw new RemoteCorruptionError(`${what}: chunk ${i} is not a valid zstd frame`, { cause: e });
-    }
-    const want = originalChunkLength(layout, i);
-    if (plain.length !== want) {
-      throw new RemoteCorruptionError(`${what}: chunk ${i} decompressed to ${plain.length} bytes, want ${want}`);
-    }
-    out.push(plain);
+    out.push(decodeStoredChunk(layout, i, stored.subarray(r.start - base, r.end - base), what));
   }
+  return out;
+}
+
+/** decodeChunkList joined into one buffer (`stored` itself when uncompressed). */
+export function decodeChunks(layout: DataLayout, first: number, last: number, stored: Buffer, what: string): Buffer {
+  const out = decodeChunkList(layout, first, last, stored, what);
   if (layout.compression === 'none') return stored;
   return out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
 }

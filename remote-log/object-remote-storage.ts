@@ -6,12 +6,12 @@
 // zstd-compressed) data by fetching only the chunks that cover the range.
 import { crc32c } from '@node-rs/crc32';
 import { LRUCache } from 'lru-cache';
-import { ChunkedDataWriter, DEFAULT_CHUNK_SIZE, DEFAULT_ZSTD_LEVEL, chunksCovering, decodeChunks } from './chunked-zstd.js';
+import { ChunkedDataWriter, DEFAULT_CHUNK_SIZE, DEFAULT_ZSTD_LEVEL, chunksCovering, decodeChunkList, decodeChunks, decodeStoredChunk } from './chunked-zstd.js';
 import type { Manifest, ObjectEntry } from './manifest.js';
-import { MANIFEST_FORMAT_VERSION, decodeManifest, encodeManifest } from './manifest.js';
+import { MANIFEST_FORMAT_VERSION, chunkCount, decodeManifest, encodeManifest, storedChunkRange } from './manifest.js';
 import { objectKey, parseObjectKey, segmentIdentity, validateRef } from './object-keys.js';
 import type { ObjectStore } from './object-store.js';
-import { pieceCrc32c } from './object-store.js';
+import { copyPieces, pieceCrc32c } from './object-store.js';
 import type {
   CopyResult,
   IndexKind,
@@ -212,6 +212,38 @@ export class ObjectRemoteStorage implements RemoteStorage {
     return plain.subarray(startPosition - offset, end - offset + 1);
   }
 
+  async fetchChunks(ref: RemoteSegmentRef, firstChunk: number, lastChunk: number, chunkSize: number, signal?: AbortSignal): Promise<Buffer[]> {
+    if (!Number.isSafeInteger(firstChunk) || firstChunk < 0 || !Number.isSafeInteger(lastChunk)) {
+      throw new RangeError(`invalid chunks ${firstChunk}..${lastChunk}`);
+    }
+    if (!Number.isSafeInteger(chunkSize) || chunkSize <= 0) throw new RangeError(`invalid chunk size ${chunkSize}`);
+    const manifest = await this.manifest(ref, signal);
+    const layout = manifest.data;
+    const last = Math.min(lastChunk, chunkCount(layout.size, chunkSize) - 1);
+    if (firstChunk > last) return [];
+    if (chunkSize !== layout.chunkSize) {
+      // Stored under another chunk size: one ranged read, copied into pieces.
+      const bytes = await this.fetchData(ref, firstChunk * chunkSize, (last + 1) * chunkSize - 1, signal);
+      return copyPieces(bytes, Array.from({ length: last - firstChunk + 1 }, () => chunkSize));
+    }
+    const key = this.key(ref, 'log');
+    const range = { start: storedChunkRange(layout, firstChunk).start, endInclusive: storedChunkRange(layout, last).end - 1 };
+    if (layout.compression === 'zstd-chunked') {
+      // Each decompressed chunk is a fresh buffer already.
+      return decodeChunkList(layout, firstChunk, last, await this.get(key, range, signal), key);
+    }
+    const lengths: number[] = [];
+    for (let i = firstChunk; i <= last; i++) {
+      const r = storedChunkRange(layout, i);
+      lengths.push(r.end - r.start);
+    }
+    const pieces = await this.getPieces(key, range, lengths, signal);
+    if (pieces.length !== lengths.length) {
+      throw new RemoteCorruptionError(`${key}: got ${pieces.length} of chunks ${firstChunk}..${last}, the manifest says ${layout.size} bytes`);
+    }
+    return pieces.map((piece, k) => decodeStoredChunk(layout, firstChunk + k, piece, key));
+  }
+
   async fetchIndex(ref: RemoteSegmentRef, kind: IndexKind, signal?: AbortSignal): Promise<Buffer> {
     const objectKind = INDEX_KIND_TO_OBJECT[kind];
     const manifest = await this.manifest(ref, signal);
@@ -306,6 +338,15 @@ export class ObjectRemoteStorage implements RemoteStorage {
   private async get(key: string, range: { start: number; endInclusive: number } | undefined, signal?: AbortSignal): Promise<Buffer> {
     try {
       return await this.store.get(key, range, signal);
+    } catch (e) {
+      throw this.wrap(e, `reading ${key}`);
+    }
+  }
+
+  private async getPieces(key: string, range: { start: number; endInclusive: number }, lengths: readonly number[], signal?: AbortSignal): Promise<Buffer[]> {
+    if (this.store.getPieces === undefined) return copyPieces(await this.get(key, range, signal), lengths);
+    try {
+      return await this.store.getPieces(key, range, lengths, signal);
     } catch (e) {
       throw this.wrap(e, `reading ${key}`);
     }

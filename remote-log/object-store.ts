@@ -43,6 +43,14 @@ export interface ObjectStore {
    * last byte). Throws RemoteResourceNotFoundError when the key is absent.
    */
   get(key: string, range?: ByteRange, signal?: AbortSignal): Promise<Buffer>;
+  /**
+   * Bytes of `range` as consecutive pieces of `lengths` (adding up to the
+   * range), each its own allocation rather than a view into one larger
+   * buffer, so a cache can hold and drop them one by one. One request. When
+   * the object ends early the last pieces are short or missing (the caller
+   * judges). Stores without it are served by get() and copyPieces().
+   */
+  getPieces?(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal): Promise<Buffer[]>;
   /** Idempotent: deleting an absent key succeeds. */
   delete(key: string, signal?: AbortSignal): Promise<void>;
   /** Every object whose key starts with `prefix`, in key order. */
@@ -65,6 +73,59 @@ export async function collectBody(body: ObjectBody, signal?: AbortSignal): Promi
     pieces.push(Buffer.from(piece));
   }
   return Buffer.concat(pieces);
+}
+
+/** `bytes` cut into consecutive copies of `lengths` (fewer or shorter at its end), each its own allocation. */
+export function copyPieces(bytes: Buffer, lengths: readonly number[]): Buffer[] {
+  const out: Buffer[] = [];
+  let at = 0;
+  for (const n of lengths) {
+    if (at >= bytes.length) break;
+    const piece = bytes.subarray(at, Math.min(at + n, bytes.length));
+    const own = Buffer.allocUnsafeSlow(piece.length);
+    piece.copy(own);
+    out.push(own);
+    at += n;
+  }
+  return out;
+}
+
+/** Fills fresh buffers of `lengths` from streamed pieces, in order; what a store's getPieces reads its body with. */
+export class PieceFiller {
+  readonly pieces: Buffer[] = [];
+  private current: Buffer | undefined;
+  private filled = 0;
+  private next = 0;
+  /** Bytes taken so far. */
+  total = 0;
+
+  constructor(private readonly lengths: readonly number[]) {}
+
+  /** Takes the next bytes of the body; throws when they run past the expected total. */
+  push(bytes: Uint8Array): void {
+    let at = 0;
+    while (at < bytes.length) {
+      if (this.current === undefined || this.filled === this.current.length) {
+        const n = this.lengths[this.next++];
+        if (n === undefined) throw new Error(`response body longer than the ${this.lengths.reduce((a, b) => a + b, 0)} bytes asked for`);
+        this.current = Buffer.allocUnsafeSlow(n);
+        this.filled = 0;
+        this.pieces.push(this.current);
+      }
+      const take = Math.min(bytes.length - at, this.current.length - this.filled);
+      this.current.set(bytes.subarray(at, at + take), this.filled);
+      this.filled += take;
+      at += take;
+    }
+    this.total += bytes.length;
+  }
+
+  /** The pieces; a last piece filled only partly is cut to what arrived. */
+  finish(): Buffer[] {
+    const last = this.pieces.length - 1;
+    if (this.current !== undefined && this.filled < this.current.length) this.pieces[last] = this.current.subarray(0, this.filled);
+    return this.pieces;
+  }
 }
 
 /** Clamps a range to an object of `size` bytes: [start, endExclusive). */

@@ -11,12 +11,14 @@ import {
   BATCH_HEADER_SIZE,
   LOG_OVERHEAD,
   MAGIC_V2,
+  OFFSET_ATTRIBUTES,
+  OFFSET_CRC,
   OFFSET_MAGIC,
-  batchCrcValid,
   decodeRecordBatch,
   readBatchHeader,
 } from '../broker/protocol/record-batch.js';
 import type { RemoteLogSegmentMetadata } from '../metadata/remote-log-metadata/types.js';
+import { ByteParts } from './byte-parts.js';
 import type { PartitionState, RlmContext } from './partition-state.js';
 import { refOf } from './partition-state.js';
 import { lookupOffsetIndex, lookupTimeIndex } from './remote-indexes.js';
@@ -39,7 +41,9 @@ interface BatchFrame {
 }
 
 interface SegmentRead {
-  readonly bytes: Buffer;
+  /** Whole batches, as views into cached chunks. */
+  readonly parts: readonly Buffer[];
+  readonly length: number;
   /** The offset after the last returned batch (the fetch offset when none). */
   readonly nextOffset: bigint;
   /** Everything up to the segment's end was returned (or nothing was at or past the offset). */
@@ -73,6 +77,12 @@ export class RemoteReader {
 
   /** Whole batches from the one holding `fetchOffset`; an empty buffer when none fits in maxBytes. */
   async read(state: PartitionState, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Buffer> {
+    const parts = await this.readParts(state, fetchOffset, maxBytes, minOneBatch, signal);
+    return parts.length === 0 ? EMPTY : parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+  }
+
+  /** As read, but the batches' bytes come as views into the cached chunks (nothing copied). */
+  async readParts(state: PartitionState, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Buffer[]> {
     const found = this.findSegment(state, fetchOffset);
     if (found === undefined) {
       const earliest = this.ctx.metadata.earliestRemoteOffset(state.tp);
@@ -90,9 +100,9 @@ export class RemoteReader {
     let needOne = minOneBatch;
     for (;;) {
       const r = await this.readSegment(segment, offset, maxBytes - used, needOne, signal);
-      if (r.bytes.length > 0) {
-        parts.push(r.bytes);
-        used += r.bytes.length;
+      if (r.length > 0) {
+        parts.push(...r.parts);
+        used += r.length;
         needOne = false;
       }
       if (!r.reachedEnd) break;
@@ -107,10 +117,9 @@ export class RemoteReader {
       segment = next;
       offset = nextOffset;
     }
-    const out = parts.length === 0 ? EMPTY : parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, used);
-    this.ctx.fetchThrottle.record(out.length);
-    state.counters.fetchBytes += out.length;
-    return out;
+    this.ctx.fetchThrottle.record(used);
+    state.counters.fetchBytes += used;
+    return parts;
   }
 
   private async readSegment(
@@ -133,26 +142,27 @@ export class RemoteReader {
       }
       position += frame.size;
     }
-    if (first === undefined) return { bytes: EMPTY, nextOffset: offset, reachedEnd: true };
+    if (first === undefined) return { parts: [], length: 0, nextOffset: offset, reachedEnd: true };
     const limit = minOneBatch ? Math.max(maxBytes, first.size) : maxBytes;
-    if (first.size > limit) return { bytes: EMPTY, nextOffset: offset, reachedEnd: false };
+    if (first.size > limit) return { parts: [], length: 0, nextOffset: offset, reachedEnd: false };
     const end = Math.min(size, position + limit);
-    const buf = await this.ctx.chunkCache.read(ref, position, end - 1, { ...(signal === undefined ? {} : { signal }), segmentSize: size });
-    if (buf.length < end - position) {
-      throw new RemoteCorruptionError(`${describe(ref)}: data ends at ${position + buf.length}, metadata says ${size} bytes`);
+    const bytes = new ByteParts(await this.ctx.chunkCache.readParts(ref, position, end - 1, { ...(signal === undefined ? {} : { signal }), segmentSize: size }));
+    if (bytes.length < end - position) {
+      throw new RemoteCorruptionError(`${describe(ref)}: data ends at ${position + bytes.length}, metadata says ${size} bytes`);
     }
     let at = 0;
     let nextOffset = offset;
-    while (at + BATCH_HEADER_SIZE <= buf.length) {
-      const frame = checkFrame(buf, at, ref, position + at, size);
-      if (at + frame.size > buf.length) break;
-      if (!batchCrcValid(buf, at, readBatchHeader(buf, at))) {
+    while (at + BATCH_HEADER_SIZE <= bytes.length) {
+      const head = bytes.bytes(at, BATCH_HEADER_SIZE);
+      const frame = checkFrame(head, 0, ref, position + at, size);
+      if (at + frame.size > bytes.length) break;
+      if (bytes.crc32c(at + OFFSET_ATTRIBUTES, at + frame.size) !== head.readUInt32BE(OFFSET_CRC)) {
         throw new RemoteCorruptionError(`${describe(ref)}: batch at position ${position + at} (offset ${frame.baseOffset}) fails its CRC check`);
       }
       at += frame.size;
       nextOffset = frame.lastOffset + 1n;
     }
-    return { bytes: at === buf.length ? buf : buf.subarray(0, at), nextOffset, reachedEnd: position + at >= size };
+    return { parts: bytes.slice(0, at), length: at, nextOffset, reachedEnd: position + at >= size };
   }
 
   /** The header of the batch at `position`, checked for framing. */

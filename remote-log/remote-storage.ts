@@ -116,6 +116,14 @@ export interface RemoteStorage {
     endPositionInclusive?: number,
     signal?: AbortSignal,
   ): Promise<Buffer>;
+  /**
+   * Chunks [firstChunk, lastChunk] of `chunkSize` bytes of the segment data
+   * (as fetchData: before compression, verified), in one request where the
+   * store allows: one Buffer per chunk, each its own allocation rather than a
+   * view into a shared one, so a cache can hold and drop them one by one.
+   * Chunks past the end are left out; the data's last chunk may be short.
+   */
+  fetchChunks(ref: RemoteSegmentRef, firstChunk: number, lastChunk: number, chunkSize: number, signal?: AbortSignal): Promise<Buffer[]>;
   fetchIndex(ref: RemoteSegmentRef, kind: IndexKind, signal?: AbortSignal): Promise<Buffer>;
   deleteSegment(ref: RemoteSegmentRef, signal?: AbortSignal): Promise<void>;
   /**

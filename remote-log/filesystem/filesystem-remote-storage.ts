@@ -97,6 +97,38 @@ export class FileSystemObjectStore implements ObjectStore {
     }
   }
 
+  async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal): Promise<Buffer[]> {
+    throwIfAborted(signal, `get ${key}`);
+    let handle: FileHandle | undefined;
+    try {
+      handle = await open(this.pathOf(key), 'r');
+      const { size } = await handle.stat();
+      const { start, end } = clampRange(size, range);
+      const out: Buffer[] = [];
+      let position = start;
+      for (const n of lengths) {
+        if (position >= end) break;
+        const buf = Buffer.allocUnsafeSlow(Math.min(n, end - position));
+        let filled = 0;
+        while (filled < buf.length) {
+          throwIfAborted(signal, `get ${key}`);
+          const { bytesRead } = await handle.read(buf, filled, buf.length - filled, position + filled);
+          if (bytesRead === 0) break;
+          filled += bytesRead;
+        }
+        out.push(filled === buf.length ? buf : buf.subarray(0, filled));
+        if (filled < buf.length) break;
+        position += filled;
+      }
+      return out;
+    } catch (e) {
+      if (errnoCode(e) === 'ENOENT') throw new RemoteResourceNotFoundError(`${this.description}/${key} does not exist`, { cause: e });
+      throw this.wrap(e, `get ${key}`);
+    } finally {
+      await handle?.close().catch(() => {});
+    }
+  }
+
   async delete(key: string, signal?: AbortSignal): Promise<void> {
     throwIfAborted(signal, `delete ${key}`);
     try {

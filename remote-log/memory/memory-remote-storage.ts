@@ -6,7 +6,7 @@ import { systemClock } from '../../broker/clock.js';
 import type { ObjectRemoteStorageOptions } from '../object-remote-storage.js';
 import { ObjectRemoteStorage } from '../object-remote-storage.js';
 import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore } from '../object-store.js';
-import { clampRange, collectBody } from '../object-store.js';
+import { clampRange, collectBody, copyPieces } from '../object-store.js';
 import { RemoteResourceNotFoundError, RemoteStorageError, throwIfAborted } from '../remote-storage.js';
 
 interface Entry {
@@ -36,6 +36,15 @@ export class MemoryObjectStore implements ObjectStore {
     if (e === undefined) throw new RemoteResourceNotFoundError(`memory://${key} does not exist`);
     const { start, end } = clampRange(e.data.length, range);
     return Buffer.from(e.data.subarray(start, end));
+  }
+
+  async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal): Promise<Buffer[]> {
+    this.checkOpen();
+    throwIfAborted(signal, `get ${key}`);
+    const e = this.objects.get(key);
+    if (e === undefined) throw new RemoteResourceNotFoundError(`memory://${key} does not exist`);
+    const { start, end } = clampRange(e.data.length, range);
+    return copyPieces(e.data.subarray(start, end), lengths);
   }
 
   async delete(key: string, signal?: AbortSignal): Promise<void> {

@@ -14,7 +14,7 @@ import {
 import { crc32c } from '@node-rs/crc32';
 import { crc32cCombine, crc32cShift } from '../crc32c-combine.js';
 import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore } from '../object-store.js';
-import { pieceCrc32c } from '../object-store.js';
+import { PieceFiller, pieceCrc32c } from '../object-store.js';
 import { RemoteResourceNotFoundError, RemoteStorageError, throwIfAborted } from '../remote-storage.js';
 import type { RetryPolicy, TransportOptions } from '../retry.js';
 import { DEFAULT_RETRY_POLICY, validatePolicy, withRetries } from '../retry.js';
@@ -111,6 +111,30 @@ export class S3ObjectStore implements ObjectStore {
         } catch (e) {
           // A range starting at or past the end: the object is shorter than asked, which the caller judges.
           if ((e as { name?: unknown }).name === 'InvalidRange') return Buffer.alloc(0);
+          throw e;
+        }
+      },
+      this.transport,
+      signal,
+    );
+  }
+
+  async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal): Promise<Buffer[]> {
+    const rangeHeader = `bytes=${range.start}-${range.endInclusive}`;
+    return withRetries(
+      `GET ${this.url(key)} ${rangeHeader}`,
+      async (s) => {
+        try {
+          const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: rangeHeader }), { abortSignal: s });
+          if (res.Body === undefined) return [];
+          const filler = new PieceFiller(lengths);
+          for await (const piece of res.Body as AsyncIterable<Uint8Array>) filler.push(piece);
+          if (res.ContentLength !== undefined && filler.total !== res.ContentLength) {
+            throw new Error(`response body ended after ${filler.total} of ${res.ContentLength} bytes`);
+          }
+          return filler.finish();
+        } catch (e) {
+          if ((e as { name?: unknown }).name === 'InvalidRange') return [];
           throw e;
         }
       },

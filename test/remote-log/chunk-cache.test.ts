@@ -37,6 +37,18 @@ class CountingSource {
   }
 }
 
+/** A source that also cuts runs of chunks itself (fetchChunks), as ObjectRemoteStorage does. */
+class ChunkingSource extends CountingSource {
+  readonly chunkCalls: Array<[number, number]> = [];
+  fetchChunks(ref: RemoteSegmentRef, first: number, last: number, chunkSize: number, signal?: AbortSignal): Promise<Buffer[]> {
+    this.chunkCalls.push([first, last]);
+    const p = this.storage.fetchChunks(ref, first, last, chunkSize, signal);
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p)).catch(() => {});
+    return p;
+  }
+}
+
 async function setup(segments: number, size = 10 * CS + 100): Promise<{ storage: MemoryRemoteStorage; refs: RemoteSegmentRef[]; data: Buffer[] }> {
   const storage = new MemoryRemoteStorage({ chunkSize: CS });
   const refs: RemoteSegmentRef[] = [];
@@ -140,6 +152,49 @@ describe('ChunkCache', () => {
     off.close();
   });
 
+  it('fetches a run of missing chunks in one request, at most maxChunksPerRequest chunks each', async () => {
+    const { storage, refs, data } = await setup(1);
+    const seg = data[0]!;
+    const source = new ChunkingSource(storage);
+    const cache = new ChunkCache({ source, chunkSize: CS, maxBytes: 1024 * 1024, readAheadChunks: 0, maxChunksPerRequest: 3 });
+    assert.deepEqual(await cache.read(refs[0]!, 10, 5 * CS + 10), seg.subarray(10, 5 * CS + 11));
+    assert.deepEqual(source.chunkCalls, [[0, 2], [3, 5]]);
+    assert.deepEqual(source.calls, [], 'no per-chunk fetchData');
+    const stats = cache.stats();
+    assert.equal(stats.fetches, 2);
+    assert.equal(stats.misses, 6);
+    assert.equal(stats.bytes, 6 * CS, 'each chunk accounted separately');
+    // Cached chunks split a later run; the last chunk of the data is short.
+    assert.deepEqual(await cache.read(refs[0]!, 4 * CS, seg.length), seg.subarray(4 * CS));
+    assert.deepEqual(source.chunkCalls.slice(2), [[6, 8], [9, 10]]);
+  });
+
+  it('read-ahead of a sequential reader goes out as one request per window', async () => {
+    const { storage, refs, data } = await setup(1);
+    const seg = data[0]!;
+    const source = new ChunkingSource(storage);
+    const cache = new ChunkCache({ source, chunkSize: CS, maxBytes: 1024 * 1024, readAheadChunks: 4 });
+    for (let pos = 0; pos < seg.length; pos += CS) {
+      assert.deepEqual(await cache.read(refs[0]!, pos, pos + CS - 1, { segmentSize: seg.length }), seg.subarray(pos, pos + CS));
+      await source.settle();
+    }
+    // Chunk 0 on demand, then windows of four: 1-4, 5-8, 9-10 (the data has 11 chunks).
+    assert.deepEqual(source.chunkCalls, [[0, 0], [1, 4], [5, 8], [9, 10]]);
+  });
+
+  it('readParts answers with views into the cached chunks, never a copy', async () => {
+    const { storage, refs, data } = await setup(1);
+    const seg = data[0]!;
+    const cache = new ChunkCache({ source: new ChunkingSource(storage), chunkSize: CS, maxBytes: 1024 * 1024, readAheadChunks: 0 });
+    const first = await cache.readParts(refs[0]!, CS - 100, 3 * CS + 99);
+    assert.deepEqual(first.map((b) => b.length), [100, CS, CS, 100]);
+    assert.deepEqual(Buffer.concat(first), seg.subarray(CS - 100, 3 * CS + 100));
+    const again = await cache.readParts(refs[0]!, CS - 100, 3 * CS + 99);
+    again.forEach((b, i) => assert.equal(b.buffer, first[i]!.buffer, `part ${i} is the cached chunk's memory`));
+    assert.deepEqual(await cache.readParts(refs[0]!, seg.length, seg.length + 10), []);
+    assert.deepEqual(await cache.readParts(refs[0]!, 5, 4), []);
+  });
+
   it('never holds more bytes than its limit', async () => {
     const { storage, refs, data } = await setup(3, 12 * CS + 777);
     await fc.assert(
@@ -147,11 +202,12 @@ describe('ChunkCache', () => {
         fc.integer({ min: 1, max: 6 * CS }),
         fc.integer({ min: 0, max: 4 }),
         fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 13 * CS }), fc.integer({ min: 0, max: 5 * CS })), { minLength: 1, maxLength: 25 }),
-        async (maxBytes, readAhead, reads) => {
-          const source = new CountingSource(storage);
-          const cache = new ChunkCache({ source, chunkSize: CS, maxBytes, readAheadChunks: readAhead });
+        fc.boolean(),
+        async (maxBytes, readAhead, reads, chunking) => {
+          const source = chunking ? new ChunkingSource(storage) : new CountingSource(storage);
+          const cache = new ChunkCache({ source, chunkSize: CS, maxBytes, readAheadChunks: readAhead, maxChunksPerRequest: 3 });
           for (const [s, start, len] of reads) {
-            const got = await cache.read(refs[s]!, start, start + len);
+            const got = chunking ? Buffer.concat(await cache.readParts(refs[s]!, start, start + len)) : await cache.read(refs[s]!, start, start + len);
             assert.deepEqual(got, data[s]!.subarray(start, start + len + 1));
             assert.ok(cache.stats().bytes <= maxBytes, `${cache.stats().bytes} > ${maxBytes}`);
             await source.settle();

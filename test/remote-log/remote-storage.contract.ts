@@ -206,6 +206,45 @@ export function remoteStorageContract(backend: ContractBackend): void {
       });
     }
 
+    for (const mode of ['uncompressed', 'zstd-chunked'] as const) {
+      it(`fetchChunks returns the data cut into chunks, each its own allocation (${mode})`, async () => {
+        const s = mode === 'uncompressed' ? storage : compressing;
+        const seg = makeSegment(4 * CHUNK + 17, 21);
+        const ref = newRef();
+        await s.copySegment(ref, seg.files);
+        const size = seg.data.length;
+        const own = (b: Buffer): boolean => b.byteOffset === 0 && b.length === b.buffer.byteLength;
+        const all = await s.fetchChunks(ref, 0, 10, CHUNK);
+        assert.equal(all.length, 5, 'chunks past the end are left out');
+        all.forEach((c, i) => {
+          assert.deepEqual(c, seg.data.subarray(i * CHUNK, Math.min((i + 1) * CHUNK, size)), `chunk ${i}`);
+          assert.ok(own(c), `chunk ${i} owns its bytes`);
+        });
+        const middle = await s.fetchChunks(ref, 1, 2, CHUNK);
+        assert.deepEqual(Buffer.concat(middle), seg.data.subarray(CHUNK, 3 * CHUNK));
+        assert.deepEqual(await s.fetchChunks(ref, 5, 9, CHUNK), [], 'past the end');
+        // Another chunk size than the stored one: still the right bytes.
+        const halves = await s.fetchChunks(ref, 3, 5, CHUNK / 2);
+        assert.deepEqual(Buffer.concat(halves), seg.data.subarray((3 * CHUNK) / 2, 3 * CHUNK));
+        assert.ok(halves.every(own));
+        await assert.rejects(s.fetchChunks(ref, -1, 2, CHUNK), RangeError);
+      });
+    }
+
+    it('fetchChunks never serves a corrupted or truncated chunk', async () => {
+      const seg = makeSegment(3 * CHUNK, 23);
+      const ref = newRef();
+      await storage.copySegment(ref, seg.files);
+      const key = objectKey(store.prefix, ref, 'log');
+      const stored = await store.rawGet(key);
+      assert.ok(stored !== undefined);
+      await store.rawPut(key, flipByte(stored, 2 * CHUNK + 7));
+      await rejectsWith(storage.fetchChunks(ref, 0, 2, CHUNK), RemoteCorruptionError, ErrorCode.CORRUPT_MESSAGE);
+      assert.deepEqual(Buffer.concat(await storage.fetchChunks(ref, 0, 1, CHUNK)), seg.data.subarray(0, 2 * CHUNK), 'intact chunks still serve');
+      await store.rawPut(key, stored.subarray(0, 2 * CHUNK + 100));
+      await rejectsWith(storage.fetchChunks(ref, 1, 2, CHUNK), RemoteCorruptionError, ErrorCode.CORRUPT_MESSAGE);
+    });
+
     it('stores data as is when the caller does not declare the batches uncompressed', async () => {
       const seg = makeSegment(2 * CHUNK, 3, { uncompressed: false });
       const ref = newRef();

@@ -94,6 +94,12 @@ export class FaultyStorage implements RemoteStorage {
     return this.inner.fetchData(ref, start, end, signal);
   }
 
+  /** Counted and faulted as a fetchData (both read data). */
+  async fetchChunks(ref: RemoteSegmentRef, first: number, last: number, chunkSize: number, signal?: AbortSignal): Promise<Buffer[]> {
+    await this.gate('fetchData', signal, ref);
+    return this.inner.fetchChunks(ref, first, last, chunkSize, signal);
+  }
+
   async fetchIndex(ref: RemoteSegmentRef, kind: IndexKind, signal?: AbortSignal): Promise<Buffer> {
     await this.gate('fetchIndex', signal, ref);
     return this.inner.fetchIndex(ref, kind, signal);
