@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config.js';
 import type { Clock } from './clock.js';
+import type { Records } from './protocol/record-parts.js';
 import type { PartitionWaiters } from './partition-waiters.js';
 import type { ProducerIdManager } from './producer-ids.js';
 import type { TopicRecord, CreateTopicRequest, MutationOptions } from '../metadata/topics.js';
@@ -21,8 +22,8 @@ export interface PartitionView {
   readonly lastStableOffset: bigint;
   readonly leaderEpoch: number;
   append(records: Buffer): Promise<{ baseOffset: bigint; lastOffset: bigint; logAppendTime: bigint; logStartOffset: bigint; duplicate: boolean }>;
-  /** Whole batches from `fetchOffset` (local or remote tier), never past maxOffset. */
-  read(fetchOffset: bigint, maxBytes: number, opts: { maxOffset: bigint; minOneBatch: boolean; signal?: AbortSignal }): Promise<{ records: Buffer | null; abortedTransactions: { producerId: bigint; firstOffset: bigint }[] }>;
+  /** Whole batches from `fetchOffset` (local or remote tier), never past maxOffset; possibly as several parts (never joined). */
+  read(fetchOffset: bigint, maxBytes: number, opts: { maxOffset: bigint; minOneBatch: boolean; signal?: AbortSignal }): Promise<{ records: Records | null; abortedTransactions: { producerId: bigint; firstOffset: bigint }[] }>;
   offsetForTimestamp(timestamp: bigint): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | null>;
   maxTimestampOffset(): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | null>;
   /** -5: the highest offset copied to the remote tier, or -1 when nothing is. */

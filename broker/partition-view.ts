@@ -3,25 +3,21 @@
 import path from 'node:path';
 import type { PartitionView } from './broker-context.js';
 import type { PartitionLog } from './log/partition-log.js';
+import { recordsOf, type Records } from './protocol/record-parts.js';
 
 /** The remote tier's answers for one partition (the RemoteLogManager implements it). */
 export interface RemoteTier {
   /** The earliest offset still held remotely, or null when nothing is. */
   logStartOffset(log: PartitionLog): bigint | null;
   highestRemoteOffset(log: PartitionLog): bigint;
-  read(log: PartitionLog, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Buffer | null>;
+  /** Whole batches from `fetchOffset`; the bytes may come as several parts (sent one after another, never joined). */
+  read(log: PartitionLog, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Records | null>;
   offsetForTimestamp(log: PartitionLog, timestamp: bigint): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | null>;
   /** DeleteRecords across both tiers. */
   deleteRecordsBefore(log: PartitionLog, offset: bigint): Promise<bigint>;
 }
 
 const LEADER_EPOCH = 0;
-
-function joinChunks(chunks: readonly Buffer[]): Buffer | null {
-  if (chunks.length === 0) return null;
-  if (chunks.length === 1) return chunks[0]!;
-  return Buffer.concat(chunks);
-}
 
 export class LocalPartitionView implements PartitionView {
   constructor(
@@ -67,7 +63,8 @@ export class LocalPartitionView implements PartitionView {
     }
     const r = await this.log.read(fetchOffset, maxBytes, { maxOffset: opts.maxOffset, minOneBatch: opts.minOneBatch });
     const aborted = r.firstOffset === null ? [] : this.log.collectAbortedTransactions(r.firstOffset, opts.maxOffset);
-    return { records: joinChunks(r.records), abortedTransactions: aborted.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset })) };
+    // One part per segment read: they go to the socket one after another, never joined.
+    return { records: recordsOf(r.records), abortedTransactions: aborted.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset })) };
   }
 
   async offsetForTimestamp(timestamp: bigint) {

@@ -20,6 +20,7 @@ import type {
   ProduceResponsePartitionProduceResponse,
 } from '../protocol/messages/produce.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { recordsBuffer } from '../protocol/record-parts.js';
 import { LOG_OVERHEAD, OFFSET_ATTRIBUTES, OFFSET_BATCH_LENGTH, ATTR_COMPRESSION_MASK, BATCH_HEADER_SIZE } from '../protocol/record-batch.js';
 import { CloseConnectionError } from '../server/connection.js';
 
@@ -70,10 +71,12 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
             if (partition === undefined) return partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
             if (broker.topics.isInternal(t.name)) return partitionResponse(p.index, ErrorCode.INVALID_TOPIC_EXCEPTION, `cannot produce to internal topic ${t.name}`);
             if (p.records === null || p.records.length === 0) return partitionResponse(p.index, ErrorCode.CORRUPT_MESSAGE, 'no records');
-            const framing = produceRecordsError(p.records, ctx.apiVersion);
+            // Decoded from the request frame, so a Buffer: recordsBuffer returns it as is (no copy).
+            const records = recordsBuffer(p.records);
+            const framing = produceRecordsError(records, ctx.apiVersion);
             if (framing !== null) return partitionResponse(p.index, framing.code, framing.message);
             try {
-              const r = await partition.append(p.records);
+              const r = await partition.append(records);
               if (!r.duplicate) broker.waiters.notify(t.name, p.index);
               return { index: p.index, errorCode: 0, baseOffset: r.baseOffset, logAppendTimeMs: r.logAppendTime, logStartOffset: r.logStartOffset, recordErrors: [], errorMessage: null };
             } catch (err) {

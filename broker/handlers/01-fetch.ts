@@ -14,8 +14,11 @@ import type { BrokerContext, PartitionView } from '../broker-context.js';
 import { PartitionWaiters } from '../partition-waiters.js';
 import type { FetchRequest, FetchRequestFetchPartition, FetchResponse, FetchResponsePartitionData } from '../protocol/messages/fetch.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import type { Records } from '../protocol/record-parts.js';
 
 const READ_COMMITTED = 1;
+/** A partition's answer whose records are never null (a Buffer, or the tier's parts as read). */
+type PartitionAnswer = FetchResponsePartitionData & { records: Records };
 // Kafka never sends null records (librdkafka rejects a -1 size): empty is zero bytes.
 const NO_RECORDS = Buffer.alloc(0);
 
@@ -40,7 +43,7 @@ async function readPartition(
   first: boolean,
   readCommitted: boolean,
   signal: AbortSignal,
-): Promise<FetchResponsePartitionData & { records: Buffer }> {
+): Promise<PartitionAnswer> {
   const base = {
     partitionIndex: p.partition,
     highWatermark: partition.highWatermark,
@@ -67,7 +70,7 @@ async function readOnce(broker: BrokerContext, req: FetchRequest, signal: AbortS
   const responses = [];
   // Partitions below their local log start are read from remote storage: start
   // those reads together so one slow object store read does not serialise the rest.
-  const prefetched = new Map<FetchRequestFetchPartition, Promise<FetchResponsePartitionData & { records: Buffer }>>();
+  const prefetched = new Map<FetchRequestFetchPartition, Promise<PartitionAnswer>>();
   for (const t of req.topics) {
     for (const p of t.partitions) {
       const partition = broker.topics.partition(t.topic, p.partition);
@@ -88,7 +91,7 @@ async function readOnce(broker: BrokerContext, req: FetchRequest, signal: AbortS
       }
       try {
         const pre = prefetched.get(p);
-        let r: FetchResponsePartitionData & { records: Buffer };
+        let r: PartitionAnswer;
         if (pre !== undefined) {
           r = await pre;
           // Read ahead of its turn: keep it only while it fits what is left.

@@ -15,6 +15,7 @@ import type { ApiHandler, RequestContext } from '../handlers/api-handler.js';
 import type { FetchResponse } from '../protocol/messages/fetch.js';
 import { apiRegistry } from '../protocol/messages/index.js';
 import type { ProduceRequest, ProduceResponse } from '../protocol/messages/produce.js';
+import { recordsBuffer } from '../protocol/record-parts.js';
 import type { RequestObserver } from '../server/dispatcher.js';
 
 const PRODUCE = 0;
@@ -112,7 +113,8 @@ export class RequestMetrics {
         if (p.records === null) continue;
         if (res !== null && answers?.find((a) => a.index === p.index)?.errorCode !== 0) continue;
         bytes += p.records.length;
-        records += countRecords(p.records);
+        // Decoded from the request, so a Buffer: recordsBuffer returns it as is.
+        records += countRecords(recordsBuffer(p.records));
       }
       if (bytes > 0) {
         this.bytesIn.inc({ topic: t.name }, bytes);

@@ -5,6 +5,7 @@
 // reference with writeRawRef, so a Fetch response is a list of chunks ready for
 // a vectored socket write rather than one big copy.
 import { ProtocolEncodeError } from './errors.js';
+import { RecordParts, type Records } from './record-parts.js';
 
 /** Buffers shorter than this are copied by writeRawRef: a chunk entry costs more than the copy. */
 export const RAW_REF_MIN_BYTES = 64;
@@ -226,22 +227,34 @@ export class Writer {
     else this.writeCompactBytes(v);
   }
 
-  /** Like writeNullableBytes, but a large payload is appended by reference (record batches). */
-  writeNullableBytesRef(v: Buffer | null): void {
+  /**
+   * Like writeNullableBytes, but large payloads (record batches) are appended by
+   * reference; a RecordParts goes out as its total length and then each part.
+   */
+  writeNullableBytesRef(v: Records | null): void {
     if (v === null) {
       this.writeInt32(-1);
     } else {
       this.writeInt32(v.length);
-      this.writeRawRef(v);
+      this.writeRecordsRef(v);
     }
   }
 
-  /** Like writeCompactNullableBytes, but a large payload is appended by reference. */
-  writeCompactNullableBytesRef(v: Buffer | null): void {
+  /** Like writeCompactNullableBytes, but large payloads are appended by reference (see writeNullableBytesRef). */
+  writeCompactNullableBytesRef(v: Records | null): void {
     if (v === null) {
       this.writeUVarint(0);
     } else {
       this.writeUVarint(v.length + 1);
+      this.writeRecordsRef(v);
+    }
+  }
+
+  /** The bytes of `v` without a length, each part appended by reference as writeRawRef does. */
+  writeRecordsRef(v: Records): void {
+    if (v instanceof RecordParts) {
+      for (const p of v.parts) this.writeRawRef(p);
+    } else {
       this.writeRawRef(v);
     }
   }

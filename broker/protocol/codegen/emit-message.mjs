@@ -66,8 +66,11 @@ function baseTsType(type) {
       return 'boolean';
     case 'string': case 'uuid':
       return 'string';
-    case 'bytes': case 'records':
+    case 'bytes':
       return 'Buffer';
+    case 'records':
+      // A Buffer (what decoders produce) or a RecordParts (written part by part, never joined).
+      return 'Records';
     case 'struct':
       return type.struct.tsName;
     case 'array': {
@@ -478,6 +481,7 @@ const RUNTIME_NAMES = [
 export function runtimeImport(code, runtimePath) {
   const used = RUNTIME_NAMES.filter((n) => new RegExp(`\\b${n}\\b`).test(code));
   const types = ['MessageMeta'];
+  if (/\bRecords \| null\b/.test(code)) types.push('Records');
   if (/\bTaggedField\b/.test(code)) types.push('TaggedField');
   const lines = [];
   lines.push(`import type { ${types.join(', ')} } from '${runtimePath}';`);

@@ -3,7 +3,7 @@
 /* eslint-disable */
 import type { Reader } from '../reader.js';
 import type { Writer } from '../writer.js';
-import type { MessageMeta, TaggedField } from './runtime.js';
+import type { MessageMeta, Records, TaggedField } from './runtime.js';
 import { ZERO_UUID, checkVersion, encodeTagged, isDeepStrictEqual, pushUnknownTag, readUnknownTaggedFields, unknownTagInVersion, writeTaggedFields } from './runtime.js';
 
 export interface FetchSnapshotRequest {
@@ -217,7 +217,7 @@ export interface FetchSnapshotResponsePartitionSnapshot {
   /** The starting byte position within the snapshot included in the Bytes field. (versions 0+) */
   position: bigint;
   /** Snapshot data in records format which may not be aligned on an offset boundary (versions 0+) */
-  unalignedRecords: Buffer | null;
+  unalignedRecords: Records | null;
   _unknownTaggedFields?: TaggedField[];
 }
 

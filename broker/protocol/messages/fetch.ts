@@ -3,7 +3,7 @@
 /* eslint-disable */
 import type { Reader } from '../reader.js';
 import type { Writer } from '../writer.js';
-import type { MessageMeta, TaggedField } from './runtime.js';
+import type { MessageMeta, Records, TaggedField } from './runtime.js';
 import { ZERO_UUID, checkVersion, encodeTagged, isDeepStrictEqual, pushUnknownTag, readUnknownTaggedFields, unknownTagInVersion, writeTaggedFields } from './runtime.js';
 
 export interface FetchRequest {
@@ -414,7 +414,7 @@ export interface FetchResponsePartitionData {
   /** The preferred read replica for the consumer to use on its next fetch request (versions 11+) */
   preferredReadReplica: number;
   /** The record data. (versions 0+) */
-  records: Buffer | null;
+  records: Records | null;
   _unknownTaggedFields?: TaggedField[];
 }
 

@@ -3,7 +3,7 @@
 /* eslint-disable */
 import type { Reader } from '../reader.js';
 import type { Writer } from '../writer.js';
-import type { MessageMeta, TaggedField } from './runtime.js';
+import type { MessageMeta, Records, TaggedField } from './runtime.js';
 import { checkVersion, encodeTagged, isDeepStrictEqual, pushUnknownTag, readUnknownTaggedFields, unknownTagInVersion, writeTaggedFields } from './runtime.js';
 
 export interface ProduceRequest {
@@ -30,7 +30,7 @@ export interface ProduceRequestPartitionProduceData {
   /** The partition index. (versions 0+) */
   index: number;
   /** The record data to be produced. (versions 0+) */
-  records: Buffer | null;
+  records: Records | null;
   _unknownTaggedFields?: TaggedField[];
 }
 

@@ -7,6 +7,8 @@ import { Reader, ZERO_UUID } from '../reader.js';
 import { Writer } from '../writer.js';
 
 export { isDeepStrictEqual, ZERO_UUID };
+/** The type of `records` fields: a Buffer, or a RecordParts written part by part. */
+export type { Records } from '../record-parts.js';
 
 /** A tagged field this version of the codec does not know, kept verbatim so re-encoding is byte-identical. */
 export interface TaggedField {

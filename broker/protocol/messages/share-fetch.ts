@@ -3,7 +3,7 @@
 /* eslint-disable */
 import type { Reader } from '../reader.js';
 import type { Writer } from '../writer.js';
-import type { MessageMeta, TaggedField } from './runtime.js';
+import type { MessageMeta, Records, TaggedField } from './runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface ShareFetchRequest {
@@ -235,7 +235,7 @@ export interface ShareFetchResponsePartitionData {
   /** (versions 0+) */
   currentLeader: ShareFetchResponseLeaderIdAndEpoch;
   /** The record data. (versions 0+) */
-  records: Buffer | null;
+  records: Records | null;
   /** The acquired records. (versions 0+) */
   acquiredRecords: ShareFetchResponseAcquiredRecords[];
   _unknownTaggedFields?: TaggedField[];
