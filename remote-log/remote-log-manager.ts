@@ -17,6 +17,7 @@
 // a slower read returns null (the partition answers empty) and its GETs are
 // abandoned. All state comes from the remote log metadata, so a restart
 // restores the highest remote offset, the log start offset and the sizes.
+import { recordsOf, type Records } from '../broker/protocol/record-parts.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../broker/clock.js';
 import { silentLogger } from '../broker/logger.js';
@@ -353,7 +354,7 @@ export class RemoteLogManager {
    * abandoned). Throws OFFSET_OUT_OF_RANGE, REPLICA_NOT_AVAILABLE (metadata not
    * loaded yet), KAFKA_STORAGE_ERROR (store failing) or CORRUPT_MESSAGE.
    */
-  async read(log: PartitionLog, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Buffer | null> {
+  async read(log: PartitionLog, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Records | null> {
     const state = this.stateOf(log);
     state.counters.fetchRequests++;
     const controller = new AbortController();
@@ -371,8 +372,9 @@ export class RemoteLogManager {
     }, this.config.fetchMaxWaitMs);
     this.readsInFlight++;
     try {
-      const bytes: Buffer = await raceAbort(this.reader.read(state, fetchOffset, maxBytes, minOneBatch, controller.signal), controller.signal, 'remote read');
-      return bytes.length === 0 ? null : bytes;
+      // Views into the cached chunks: the Fetch answer writes them without joining.
+      const parts = await raceAbort(this.reader.readParts(state, fetchOffset, maxBytes, minOneBatch, controller.signal), controller.signal, 'remote read');
+      return recordsOf(parts);
     } catch (err) {
       if (deadline.passed || callerAborted()) {
         this.ctx.logger.debug({ topic: log.topic, partition: log.partition, fetchOffset: fetchOffset.toString(), timedOut: deadline.passed }, 'remote read abandoned');

@@ -1,6 +1,7 @@
 // Fixtures for the RemoteLogManager tests: real PartitionLogs in temp dirs,
 // the real metadata manager over an in-memory metadata topic, a manual clock
 // and scheduler, and a RemoteStorage wrapper that fails or hangs on demand.
+import { recordsBuffer, type Records } from '../../../broker/protocol/record-parts.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -277,6 +278,11 @@ export async function readLocal(log: PartitionLog, from: bigint): Promise<Buffer
   return Buffer.concat(parts);
 }
 
+/** A remote read's records as one Buffer (joined when they came as parts). */
+export function bytesOf(r: Records | null): Buffer | null {
+  return r === null ? null : recordsBuffer(r);
+}
+
 /** Reads the partition from `from` like a consumer: the remote tier below the local start, then the local log. */
 export async function consumeAll(rlm: RemoteLogManager, log: PartitionLog, from: bigint, maxBytes = 1500): Promise<Buffer> {
   const parts: Buffer[] = [];
@@ -284,7 +290,7 @@ export async function consumeAll(rlm: RemoteLogManager, log: PartitionLog, from:
   while (next < log.logEndOffset) {
     let buf: Buffer | null;
     if (next < log.localLogStartOffset) {
-      buf = await rlm.read(log, next, maxBytes, true);
+      buf = bytesOf(await rlm.read(log, next, maxBytes, true));
     } else {
       const r = await log.read(next, maxBytes, { maxOffset: log.highWatermark, minOneBatch: true });
       buf = r.records.length === 0 ? null : Buffer.concat(r.records);

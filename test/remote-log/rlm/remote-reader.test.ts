@@ -18,6 +18,7 @@ import {
   tpOf,
   until,
   valuesOf,
+  bytesOf,
 } from './helpers.js';
 
 async function withEnv(fn: (env: Env) => Promise<void>, options: Parameters<typeof makeEnv>[0] = {}): Promise<void> {
@@ -58,30 +59,30 @@ describe('remote reads', () => {
       const { log, expected } = await tiered(env);
       const segs = finishedSegments(env.metadata, tpOf(log));
       // From the middle of a batch: that batch comes first.
-      const mid = await env.rlm.read(log, 2n, 1 << 20, true);
+      const mid = bytesOf(await env.rlm.read(log, 2n, 1 << 20, true));
       assert.equal(decodeRecordBatches(mid!)[0]!.header.baseOffset, 0n);
       // Everything remote in one read: it spans all remote segments and stops at the local tier.
       const offsets = offsetsOf(mid);
       assert.equal(offsets[offsets.length - 1], segs[segs.length - 1]!.end);
       assert.ok(mid!.equals(expected.subarray(0, mid!.length)));
       // A read starting in the second segment.
-      const second = await env.rlm.read(log, segs[1]!.start + 1n, 1 << 20, true);
+      const second = bytesOf(await env.rlm.read(log, segs[1]!.start + 1n, 1 << 20, true));
       assert.equal(offsetsOf(second)[0], segs[1]!.start);
     }));
 
   it('honours maxBytes and minOneBatch', () =>
     withEnv(async (env) => {
       const { log } = await tiered(env);
-      assert.equal(await env.rlm.read(log, 0n, 10, false), null, 'no batch fits in 10 bytes');
-      const one = await env.rlm.read(log, 0n, 10, true);
+      assert.equal(bytesOf(await env.rlm.read(log, 0n, 10, false)), null, 'no batch fits in 10 bytes');
+      const one = bytesOf(await env.rlm.read(log, 0n, 10, true));
       assert.equal(decodeRecordBatches(one!).length, 1, 'minOneBatch: the first batch whatever its size');
       const batchSize = one!.length;
-      const two = await env.rlm.read(log, 0n, batchSize * 2 + 10, false);
+      const two = bytesOf(await env.rlm.read(log, 0n, batchSize * 2 + 10, false));
       assert.equal(decodeRecordBatches(two!).length, 2);
       // Crossing a segment boundary respects maxBytes too.
       const segs = finishedSegments(env.metadata, tpOf(log));
       const nearEnd = segs[0]!.end;
-      const across = await env.rlm.read(log, nearEnd, batchSize * 2, false);
+      const across = bytesOf(await env.rlm.read(log, nearEnd, batchSize * 2, false));
       assert.deepEqual(decodeRecordBatches(across!).map((b) => b.header.baseOffset), [nearEnd - 4n, segs[1]!.start]);
     }));
 
@@ -123,7 +124,7 @@ describe('remote reads', () => {
       env.faulty.only = (ref) => ref.topic === 'slow';
       env.faulty.set('hang', 'fetchData', 'fetchIndex');
       const slow = env.rlm.read(a.log, 0n, 4096, true);
-      const fast = await env.rlm.read(b.log, 0n, 4096, true);
+      const fast = bytesOf(await env.rlm.read(b.log, 0n, 4096, true));
       assert.ok(fast !== null && fast.equals(b.expected.subarray(0, fast.length)), 'the other partition answers');
       let settled = false;
       void slow.then(() => (settled = true));
@@ -138,7 +139,7 @@ describe('remote reads', () => {
       env.faulty.release();
       env.faulty.set('ok');
       await new Promise((r) => setImmediate(r));
-      const again = await env.rlm.read(a.log, 0n, 4096, true);
+      const again = bytesOf(await env.rlm.read(a.log, 0n, 4096, true));
       assert.ok(again !== null && again.equals(a.expected.subarray(0, again.length)));
     }));
 
@@ -159,7 +160,7 @@ describe('remote reads', () => {
       env.faulty.set('fail', 'fetchData', 'fetchIndex');
       await assert.rejects(env.rlm.read(log, 0n, 4096, true), code(ErrorCode.KAFKA_STORAGE_ERROR));
       env.faulty.set('ok');
-      const r = await env.rlm.read(log, 0n, 4096, true);
+      const r = bytesOf(await env.rlm.read(log, 0n, 4096, true));
       assert.ok(r!.equals(expected.subarray(0, r!.length)));
     }));
 
@@ -193,7 +194,7 @@ describe('remote reads', () => {
       await assert.rejects(env.rlm.read(log, 0n, 4096, true), code(ErrorCode.CORRUPT_MESSAGE));
       // Batches of other segments are still served.
       const segs = finishedSegments(env.metadata, tpOf(log));
-      const ok = await env.rlm.read(log, segs[1]!.start, 4096, true);
+      const ok = bytesOf(await env.rlm.read(log, segs[1]!.start, 4096, true));
       assert.ok(valuesOf(ok).length > 0);
     }));
 
@@ -244,14 +245,14 @@ describe('remote reads', () => {
     withEnv(
       async (env) => {
         const { log } = await tiered(env, 20);
-        const first = await env.rlm.read(log, 0n, 3000, true);
+        const first = bytesOf(await env.rlm.read(log, 0n, 3000, true));
         assert.ok(first!.length > 1000);
         // The bucket is in debt: the next read waits for the clock, and the deadline ends it empty.
         const second = env.rlm.read(log, 0n, 3000, true);
         env.clock.advance(500);
         assert.equal(await second, null);
         env.clock.advance(5000);
-        assert.ok((await env.rlm.read(log, 0n, 3000, true)) !== null);
+        assert.ok((bytesOf(await env.rlm.read(log, 0n, 3000, true))) !== null);
       },
       { config: { fetchBytesPerSec: 1000 } },
     ));
