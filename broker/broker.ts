@@ -17,6 +17,7 @@ import { allHandlers } from './handlers/index.js';
 import { InternalTopicLog } from './internal-topic-log.js';
 import { GroupCoordinator } from './group/group-coordinator.js';
 import { RemoteLogManager, remoteLogManagerConfig } from '../remote-log/remote-log-manager.js';
+import { FetchWorkerPool, shareableStorageUrl } from '../remote-log/fetch-worker-pool.js';
 import { createRemoteStorage, parseRsmConfig, RSM_CONFIG_PREFIX } from '../remote-log/storage-url.js';
 import { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/index.js';
 import { BrokerMetrics } from './metrics/broker-metrics.js';
@@ -107,8 +108,13 @@ export class Broker {
     if (storage !== null) {
       const metadataLog = new InternalTopicLog(REMOTE_LOG_METADATA_TOPIC, store.get(REMOTE_LOG_METADATA_TOPIC)!.partitionCount, (p) => logs.getLog(REMOTE_LOG_METADATA_TOPIC, p), clock);
       const metadata = new RemoteLogMetadataManager({ log: metadataLog });
+      const chunkSource =
+        rsm.fetchWorkerThreads > 0 && shareableStorageUrl(config.remoteLogStorageUrl)
+          ? new FetchWorkerPool({ url: config.remoteLogStorageUrl, rsmConfig, threads: rsm.fetchWorkerThreads, logger: log.child({ component: 'remote-fetch-workers' }) })
+          : undefined;
       rlm = RemoteLogManager.create({
         storage,
+        ...(chunkSource === undefined ? {} : { chunkSource }),
         metadata,
         clock,
         scheduler,

@@ -68,8 +68,15 @@ export interface RemoteLogManagerConfig {
   readonly detectUncompressedBatches?: boolean;
 }
 
+/** Where the chunk cache's data reads go when not to the storage itself (a FetchWorkerPool). */
+export interface ChunkSource extends Pick<RemoteStorage, 'fetchChunks'> {
+  close(): Promise<void>;
+}
+
 export interface RemoteLogManagerOptions {
   readonly storage: RemoteStorage;
+  /** Serves the chunk cache's data reads instead of `storage` (closed with the manager). */
+  readonly chunkSource?: ChunkSource;
   readonly metadata: RemoteLogMetadataManager;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
@@ -136,10 +143,12 @@ export class RemoteLogManager {
   private readonly deletions = new Map<string, Promise<void>>();
   /** Remote reads started and not yet answered (Kafka's reader task queue; here they run concurrently). */
   private readsInFlight = 0;
+  private readonly chunkSource: ChunkSource | undefined;
 
   private constructor(options: RemoteLogManagerOptions) {
     const c = options.config;
     this.config = c;
+    this.chunkSource = options.chunkSource;
     const logger = options.logger ?? silentLogger();
     this.ctx = {
       storage: options.storage,
@@ -151,7 +160,10 @@ export class RemoteLogManager {
       copyThrottle: new ByteRateThrottle(c.copyBytesPerSec ?? 0, options.clock, options.scheduler),
       fetchThrottle: new ByteRateThrottle(c.fetchBytesPerSec ?? 0, options.clock, options.scheduler),
       chunkCache: new ChunkCache({
-        source: options.storage,
+        source:
+          options.chunkSource === undefined
+            ? options.storage
+            : { fetchData: options.storage.fetchData.bind(options.storage), fetchChunks: options.chunkSource.fetchChunks.bind(options.chunkSource) },
         chunkSize: c.chunkSize,
         maxBytes: c.chunkCacheBytes,
         ...(c.readAheadChunks === undefined ? {} : { readAheadChunks: c.readAheadChunks }),
@@ -188,6 +200,7 @@ export class RemoteLogManager {
     await Promise.allSettled([...this.partitions.values()].map((s) => s.idle()));
     this.ctx.chunkCache.close();
     this.ctx.indexCache.close();
+    await this.chunkSource?.close();
   }
 
   /** Resolves once the scheduled run in progress (if any) has finished. */

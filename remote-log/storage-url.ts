@@ -16,6 +16,7 @@
 // | rsm.config.manifest.cache.entries        | 1024           | manifests kept in memory                                   |
 // | rsm.config.chunk.cache.size.bytes        | 268435456      | ChunkCache byte limit (read by the RemoteLogManager)       |
 // | rsm.config.chunk.cache.prefetch.chunks   | 2              | ChunkCache read-ahead, in chunks                           |
+// | rsm.config.fetch.worker.threads          | 1              | threads running data GETs off the event loop (0 = none)    |
 // | rsm.config.fs.fsync                      | true           | file://: fsync each object and its directory               |
 // | rsm.config.s3.endpoint                   | (AWS)          | e.g. http://127.0.0.1:9000 for MinIO                       |
 // | rsm.config.s3.region                     | us-east-1      |                                                            |
@@ -62,6 +63,7 @@ const KEYS = {
   'manifest.cache.entries': 'int',
   'chunk.cache.size.bytes': 'int',
   'chunk.cache.prefetch.chunks': 'int',
+  'fetch.worker.threads': 'int',
   'fs.fsync': 'bool',
   's3.endpoint': 'string',
   's3.region': 'string',
@@ -88,6 +90,8 @@ export interface RsmConfig {
   readonly manifestCacheEntries: number;
   readonly chunkCacheSizeBytes: number;
   readonly chunkCachePrefetchChunks: number;
+  /** Worker threads for data reads (s3:// and file:// only; 0 = on the event loop). */
+  readonly fetchWorkerThreads: number;
   readonly fsFsync: boolean;
   readonly s3: {
     readonly endpoint?: string;
@@ -164,6 +168,7 @@ export function parseRsmConfig(raw: Readonly<Record<string, string>>): RsmConfig
     manifestCacheEntries: int('manifest.cache.entries', 1024, 1),
     chunkCacheSizeBytes: int('chunk.cache.size.bytes', 256 * 1024 * 1024, 0),
     chunkCachePrefetchChunks: int('chunk.cache.prefetch.chunks', 2, 0, 1024),
+    fetchWorkerThreads: int('fetch.worker.threads', 1, 0, 64),
     fsFsync: bool('fs.fsync', true),
     s3: {
       ...(endpoint === undefined ? {} : { endpoint }),

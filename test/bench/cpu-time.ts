@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 /** Milliseconds of CPU (user + system). */
 export interface CpuTimes {
   readonly self: number;
+  /** The system (kernel) part of `self`. */
+  readonly selfSystem: number;
   readonly children: number;
   readonly other: number;
 }
@@ -31,6 +33,7 @@ export function cpuTimes(otherPid?: number): CpuTimes {
   const other = otherPid === undefined ? undefined : statFields(otherPid);
   return {
     self: (u.user + u.system) / 1000,
+    selfSystem: u.system / 1000,
     children: field(self, 16) + field(self, 17),
     other: field(other, 14) + field(other, 15),
   };
@@ -38,5 +41,5 @@ export function cpuTimes(otherPid?: number): CpuTimes {
 
 export function cpuSince(start: CpuTimes, otherPid?: number): CpuTimes {
   const now = cpuTimes(otherPid);
-  return { self: now.self - start.self, children: now.children - start.children, other: now.other - start.other };
+  return { self: now.self - start.self, selfSystem: now.selfSystem - start.selfSystem, children: now.children - start.children, other: now.other - start.other };
 }

@@ -329,7 +329,7 @@ async function setLocalRetention(bootstrap: string, topic: string, ms: number): 
 }
 
 async function run(o: Options, minio: MinioServer): Promise<Results> {
-  const chunkCacheBytes = (o.mbPerPartition * o.partitions + 64) * 1_048_576;
+  const chunkCacheBytes = process.env.BENCH_CACHE_MB !== undefined ? Number(process.env.BENCH_CACHE_MB) * 1_048_576 : (o.mbPerPartition * o.partitions + 64) * 1_048_576;
   let broker: InProcessSediment = await startSedimentInProcess({ overrides: brokerOverrides(minio, chunkCacheBytes, o.chunkMb * 1_048_576, o.prefetchChunks), logLevel: 'warn' });
   const profiles: string[] = [];
   const rounds: Round[] = [];
@@ -400,7 +400,9 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       const objectBytes = objects.flat().reduce((n, x) => n + x.size, 0);
       if (objectBytes !== round.closedBytes) throw new Error(`${round.topic}: the bucket holds ${objectBytes} data bytes, the closed segments were ${round.closedBytes}`);
       let cpu = cpuTimes(minio.pid);
-      const rawBefore = await rawGet(s3, minio.bucket, objects, o.chunkMb * 1_048_576);
+      const rawBeforeRun = await profiled(r === 0 ? o.profileDir : null, 'raw-get', () => rawGet(s3, minio.bucket, objects, o.chunkMb * 1_048_576));
+      if (rawBeforeRun.summary !== null) profiles.push(rawBeforeRun.summary);
+      const rawBefore = rawBeforeRun.result;
       const rawGetCpu = cpuSince(cpu, minio.pid);
       const start = rlm.cacheStats().chunks;
       cpu = cpuTimes(minio.pid);
@@ -448,7 +450,7 @@ async function listDataObjects(minio: MinioServer, prefix: string, partitions: n
 
 function cpuPerMib(c: CpuTimes, bytes: number): string {
   const per = (ms: number): string => (ms / (bytes / 1_048_576)).toFixed(2);
-  return `${per(c.self)} / ${per(c.other)} / ${per(c.children)}`;
+  return `${per(c.self)} (sys ${per(c.selfSystem)}) / ${per(c.other)} / ${per(c.children)}`;
 }
 
 function median(values: readonly number[]): number {
