@@ -17,6 +17,7 @@ function manifestFor(data: Buffer, compression: 'none' | 'zstd-chunked'): { mani
     segment,
     objects: { log: { size: w.storedBytes, crc32c: w.storedCrc32c }, index: { size: 8, crc32c: 12345 } },
     data: w.layout(),
+    batchesVerified: w.batchVerdict().verified,
   };
   return { manifest, stored: Buffer.concat(pieces) };
 }
