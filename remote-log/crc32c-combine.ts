@@ -1,6 +1,6 @@
 // CRC-32C of a concatenation from the CRCs of its parts, without reading the
 // bytes again (the GF(2) polynomial arithmetic of zlib's crc32_combine, for
-// the Castagnoli polynomial). Pure arithmetic: about 32 * log2(length) steps.
+// the Castagnoli polynomial). Pure arithmetic: no byte of the parts is read.
 
 /** The reflected Castagnoli polynomial. */
 const POLY = 0x82f63b78;
@@ -46,37 +46,48 @@ function x2nModP(n: number, k: number): number {
   return p;
 }
 
-/** Lengths are taken DIGIT_BITS at a time, one table of operators per digit position. */
-const DIGIT_BITS = 10;
-const DIGIT_MASK = (1 << DIGIT_BITS) - 1;
-/** SHIFT_TABLES[k][d] = x^(8 * d * 2^(DIGIT_BITS * k)): the shift over d << (DIGIT_BITS * k) bytes. Built on first use. */
-const SHIFT_TABLES: Uint32Array[] = [];
+/**
+ * BYTE_SHIFT[1024 * k + 256 * j + v]: the byte v at byte j of a CRC, shifted
+ * over 2^k bytes. Shifting is linear in the CRC, so four lookups shift a whole
+ * CRC. Level k is built on first use (32 multiplications and 1024 XORs).
+ */
+const SHIFT_LEVELS = 53;
+const BYTE_SHIFT = new Int32Array(1024 * SHIFT_LEVELS);
+const shiftLevelBuilt: boolean[] = [];
 
-function shiftTable(k: number): Uint32Array {
-  let t = SHIFT_TABLES[k];
-  if (t === undefined) {
-    t = new Uint32Array(DIGIT_MASK + 1);
-    t[0] = 0x80000000; // x^0
-    const step = x2nModP(1, 3 + DIGIT_BITS * k);
-    for (let d = 1; d <= DIGIT_MASK; d++) t[d] = multModP(step, t[d - 1] as number);
-    SHIFT_TABLES[k] = t;
+function buildShiftLevel(k: number): void {
+  const op = x2nModP(1, 3 + k); // x^(8 * 2^k)
+  const basis: number[] = [];
+  for (let b = 0; b < 32; b++) basis.push(multModP(op, (1 << b) >>> 0));
+  const base = 1024 * k;
+  for (let j = 0; j < 4; j++) {
+    for (let v = 1; v < 256; v++) {
+      const low = v & -v;
+      BYTE_SHIFT[base + 256 * j + v] = (BYTE_SHIFT[base + 256 * j + (v ^ low)] as number) ^ (basis[8 * j + 31 - Math.clz32(low)] as number);
+    }
   }
-  return t;
+  shiftLevelBuilt[k] = true;
 }
 
 /**
- * `crc` followed by `length` zero bytes' worth of shift (crc * x^(8 * length)):
- * one multiplication per non-zero 10-bit digit of the length (two below 1 MiB),
- * cheaper than building the operator when each length is used once.
+ * `crc` shifted over `length` bytes (crc * x^(8 * length)): four table lookups
+ * per set bit of the length, much cheaper than building the operator when each
+ * length is used once.
  */
 export function crc32cShiftCrc(crc: number, length: number): number {
   if (!Number.isSafeInteger(length) || length < 0) throw new RangeError(`invalid length ${length}`);
-  let c = crc >>> 0;
-  for (let k = 0, n = length; n > 0; k++, n = Math.floor(n / (DIGIT_MASK + 1))) {
-    const d = n & DIGIT_MASK;
-    if (d !== 0) c = multModP(shiftTable(k)[d] as number, c);
+  let c = crc | 0;
+  for (let k = 0, n = length; n > 0; k++, n = n > 0x7fffffff ? Math.floor(n / 2) : n >>> 1) {
+    if ((n & 1) === 0) continue;
+    if (shiftLevelBuilt[k] !== true) buildShiftLevel(k);
+    const t = 1024 * k;
+    c =
+      (BYTE_SHIFT[t + (c & 0xff)] as number) ^
+      (BYTE_SHIFT[t + 256 + ((c >>> 8) & 0xff)] as number) ^
+      (BYTE_SHIFT[t + 512 + ((c >>> 16) & 0xff)] as number) ^
+      (BYTE_SHIFT[t + 768 + (c >>> 24)] as number);
   }
-  return c;
+  return c >>> 0;
 }
 
 /** The operator that shifts a CRC over `length` zero bytes; reuse it for many parts of one length. */

@@ -86,12 +86,18 @@ describe('BatchCrcScanner', () => {
 
   it('agrees with a direct per-batch check wherever a byte is corrupted', () => {
     fc.assert(
-      fc.property(layout, fc.nat(), fc.integer({ min: 1, max: 255 }), ({ bodies, seed, chunkSize }, where, mask) => {
+      fc.property(layout, fc.nat(), fc.integer({ min: 1, max: 255 }), fc.option(fc.nat()), ({ bodies, seed, chunkSize }, where, mask, other) => {
         const { data, positions } = batches(bodies.length === 0 ? [0] : bodies, seed);
         const at = where % data.length;
         data[at] = (data[at] as number) ^ mask;
+        if (other !== null) {
+          // A second corruption at or after the first: the first bad batch is still the one named.
+          const at2 = at + (other % (data.length - at));
+          data[at2] = (data[at2] as number) ^ 0x21;
+        }
         const verdict = scan(data, chunkSize);
         assert.equal(positionOf(verdict), firstBadBatch(data));
+        if (other !== null) return;
         // Which batch the byte is in, and where in it.
         let i = positions.length - 1;
         while ((positions[i] as number) > at) i--;
