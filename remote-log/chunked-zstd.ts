@@ -47,8 +47,8 @@ export class ChunkedDataWriter {
     if (chunk.length > this.chunkSize) throw new RangeError(`chunk of ${chunk.length} bytes exceeds chunk size ${this.chunkSize}`);
     this.lastChunkShort = chunk.length < this.chunkSize;
     const originalCrc = this.batches.update(chunk);
-    // Uncompressed, the stored chunk is the original and the batch pass gave its CRC. A zstd chunk's
-    // CRC covers the compressed frame, so compressed uploads pay one more CRC pass, over the frames.
+    // Uncompressed, the stored chunk is the original and the batch pass gave its CRC. A zstd chunk's CRC
+    // covers the compressed frame, so there the batch pass over the original bytes is one extra CRC pass.
     const stored = this.compression === 'zstd-chunked' ? compress(chunk, { compressionLevel: this.zstdLevel }) : chunk;
     const crc = this.compression === 'zstd-chunked' ? crc32c(stored) : originalCrc;
     this.chunkCrcs.push(crc);
