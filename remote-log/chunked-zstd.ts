@@ -5,6 +5,8 @@
 // No I/O here; the caller moves the bytes.
 import { crc32c } from '@node-rs/crc32';
 import { compress, decompress } from 'zstd-napi';
+import type { BatchVerdict } from './batch-crc-scanner.js';
+import { BatchCrcScanner } from './batch-crc-scanner.js';
 import { crc32cCombine, crc32cShift } from './crc32c-combine.js';
 import type { DataLayout } from './manifest.js';
 import { chunkCount, originalChunkLength, storedChunkRange } from './manifest.js';
@@ -14,8 +16,13 @@ import { RemoteCorruptionError } from './remote-storage.js';
 export const DEFAULT_CHUNK_SIZE = 1024 * 1024;
 export const DEFAULT_ZSTD_LEVEL = 3;
 
-/** Turns original chunks into stored chunks and records the layout as it goes. */
+/**
+ * Turns original chunks into stored chunks and records the layout as it goes.
+ * The data is a log segment's: in the same pass it verifies every record
+ * batch's CRC (batchVerdict()), so reads can trust batches the chunk CRCs vouch for.
+ */
 export class ChunkedDataWriter {
+  private readonly batches = new BatchCrcScanner();
   private size = 0;
   private storedSize = 0;
   private objectCrc = 0;
@@ -39,8 +46,11 @@ export class ChunkedDataWriter {
     if (chunk.length === 0) return chunk;
     if (chunk.length > this.chunkSize) throw new RangeError(`chunk of ${chunk.length} bytes exceeds chunk size ${this.chunkSize}`);
     this.lastChunkShort = chunk.length < this.chunkSize;
+    const originalCrc = this.batches.update(chunk);
+    // Uncompressed, the stored chunk is the original and the batch pass gave its CRC. A zstd chunk's CRC
+    // covers the compressed frame, so there the batch pass over the original bytes is one extra CRC pass.
     const stored = this.compression === 'zstd-chunked' ? compress(chunk, { compressionLevel: this.zstdLevel }) : chunk;
-    const crc = crc32c(stored);
+    const crc = this.compression === 'zstd-chunked' ? crc32c(stored) : originalCrc;
     this.chunkCrcs.push(crc);
     // One pass over the bytes: the object CRC is combined from the chunk CRCs.
     if (this.shift.length !== stored.length) this.shift = { length: stored.length, op: crc32cShift(stored.length) };
@@ -59,6 +69,11 @@ export class ChunkedDataWriter {
   /** CRC-32C of the whole stored object. */
   get storedCrc32c(): number {
     return this.objectCrc;
+  }
+
+  /** Whether every byte added so far forms whole record batches that pass their CRC. Call after the last add(). */
+  batchVerdict(): BatchVerdict {
+    return this.batches.finish();
   }
 
   get storedBytes(): number {

@@ -94,6 +94,13 @@ async function copySegment(ctx: RlmContext, state: PartitionState, segment: LogS
       customMetadata: result.customMetadata,
       state: 'COPY_SEGMENT_FINISHED',
     });
+    if (!result.batchesVerified) {
+      const problem = result.batchProblem;
+      ctx.logger.warn(
+        { ...fields, position: problem?.position, problem: problem?.reason },
+        'remote segment uploaded with a batch that fails verification: reads check every batch CRC and refuse it',
+      );
+    }
     state.epochs.add(started.segmentLeaderEpochs);
     state.counters.copyBytes += segment.size;
     ctx.logger.info({ ...fields, storedBytes: result.storedDataSize, compression: result.compression }, 'remote segment copy finished');

@@ -5,6 +5,10 @@
 // independent zstd frame ('zstd-chunked'), with a CRC per stored chunk so a
 // ranged read can be verified without fetching the whole object.
 //
+// It also records whether every record batch of the data passed its own CRC at
+// upload (`batchesVerified`, added within version 1: manifests written before
+// it decode as not verified, and older readers ignore the field).
+//
 // Encoding: one header line `sediment-manifest <version> crc32c=<8 hex>`, then
 // the JSON body; the CRC covers the body bytes.
 import { crc32c } from '@node-rs/crc32';
@@ -47,6 +51,8 @@ export interface Manifest {
   /** Every object of the segment except the manifest itself. */
   readonly objects: Readonly<Partial<Record<Exclude<ObjectKind, 'manifest'>, ObjectEntry>>>;
   readonly data: DataLayout;
+  /** Every record batch in the data was whole and passed its CRC when uploaded. */
+  readonly batchesVerified: boolean;
 }
 
 export function chunkCount(size: number, chunkSize: number): number {
@@ -74,6 +80,7 @@ export function encodeManifest(m: Manifest): Buffer {
       segment: { ...m.segment, baseOffset: m.segment.baseOffset.toString() },
       objects: m.objects,
       data: m.data,
+      batchesVerified: m.batchesVerified,
     }),
     'utf8',
   );
@@ -177,5 +184,7 @@ export function decodeManifest(buf: Buffer): Manifest {
   if (log === undefined) fail('objects.log is missing');
   const storedSize = data.compression === 'none' ? data.size : (data.compressedOffsets[data.compressedOffsets.length - 1] ?? 0);
   if (log.size !== storedSize) fail(`objects.log.size ${log.size} differs from the data layout (${storedSize})`);
-  return { formatVersion: version, segment, objects, data };
+  const verified = json.batchesVerified;
+  if (verified !== undefined && typeof verified !== 'boolean') fail('batchesVerified is not a boolean');
+  return { formatVersion: version, segment, objects, data, batchesVerified: verified === true };
 }

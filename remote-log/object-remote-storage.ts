@@ -6,6 +6,7 @@
 // zstd-compressed) data by fetching only the chunks that cover the range.
 import { crc32c } from '@node-rs/crc32';
 import { LRUCache } from 'lru-cache';
+import { encodeCopySummary } from './copy-summary.js';
 import { ChunkedDataWriter, DEFAULT_CHUNK_SIZE, DEFAULT_ZSTD_LEVEL, chunksCovering, decodeChunkList, decodeChunks, decodeStoredChunk } from './chunked-zstd.js';
 import type { Manifest, ObjectEntry } from './manifest.js';
 import { MANIFEST_FORMAT_VERSION, chunkCount, decodeManifest, encodeManifest, storedChunkRange } from './manifest.js';
@@ -159,7 +160,16 @@ export class ObjectRemoteStorage implements RemoteStorage {
     unlink();
     if (firstFailure !== undefined) throw this.wrap(firstFailure.error, `copy of ${describeRef(ref)}`);
 
-    const manifest: Manifest = { formatVersion: MANIFEST_FORMAT_VERSION, segment: ref, objects, data: writer.layout() };
+    // Batches that fail their CRC (corrupted on local disk) go up all the same, as before; reads of an
+    // unverified segment check every batch and refuse the bad one.
+    const verdict = writer.batchVerdict();
+    const manifest: Manifest = {
+      formatVersion: MANIFEST_FORMAT_VERSION,
+      segment: ref,
+      objects,
+      data: writer.layout(),
+      batchesVerified: verdict.verified,
+    };
     const manifestBytes = encodeManifest(manifest);
     const manifestKey = this.key(ref, 'manifest');
     await this.store.put(manifestKey, manifestBytes, signal).catch((e: unknown) => {
@@ -172,13 +182,14 @@ export class ObjectRemoteStorage implements RemoteStorage {
       stored[kind] = { key: this.key(ref, kind), size: entry.size, crc32c: entry.crc32c };
     }
     stored.manifest = { key: manifestKey, size: manifestBytes.length, crc32c: crc32c(manifestBytes) };
-    const summary = {
+    const summary = encodeCopySummary({
       v: MANIFEST_FORMAT_VERSION,
       compression,
       chunkSize: this.chunkSize,
       dataSize: manifest.data.size,
       storedDataSize: writer.storedBytes,
-    };
+      batchesVerified: verdict.verified,
+    });
     return {
       manifestKey,
       objects: stored,
@@ -186,7 +197,9 @@ export class ObjectRemoteStorage implements RemoteStorage {
       storedDataSize: writer.storedBytes,
       compression,
       chunkSize: this.chunkSize,
-      customMetadata: Buffer.from(JSON.stringify(summary), 'utf8'),
+      batchesVerified: verdict.verified,
+      ...(verdict.verified ? {} : { batchProblem: verdict.problem }),
+      customMetadata: summary,
     };
   }
 

@@ -4,8 +4,9 @@
 // the IndexCache) and read with ranged GETs through the ChunkCache. Whole
 // batches come back, starting with the one holding the offset, at least one when
 // minOneBatch, continuing into the next remote segment while room remains. Every
-// returned batch passes its CRC-32C check; a corrupted object is an error
-// (CORRUPT_MESSAGE), never served.
+// returned batch passes its CRC-32C check (here, or at upload when the copy
+// verified every batch and the chunk CRCs prove these are the uploaded bytes);
+// a corrupted object is an error (CORRUPT_MESSAGE), never served.
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
 import {
   BATCH_HEADER_SIZE,
@@ -19,6 +20,7 @@ import {
 } from '../broker/protocol/record-batch.js';
 import type { RemoteLogSegmentMetadata } from '../metadata/remote-log-metadata/types.js';
 import { ByteParts } from './byte-parts.js';
+import { batchesVerifiedAtUpload } from './copy-summary.js';
 import type { PartitionState, RlmContext } from './partition-state.js';
 import { refOf } from './partition-state.js';
 import { lookupOffsetIndex, lookupTimeIndex } from './remote-indexes.js';
@@ -152,11 +154,13 @@ export class RemoteReader {
     }
     let at = 0;
     let nextOffset = offset;
+    const verifiedAtUpload = batchesVerifiedAtUpload(segment.customMetadata);
     while (at + BATCH_HEADER_SIZE <= bytes.length) {
       const head = bytes.bytes(at, BATCH_HEADER_SIZE);
       const frame = checkFrame(head, 0, ref, position + at, size);
       if (at + frame.size > bytes.length) break;
-      if (bytes.crc32c(at + OFFSET_ATTRIBUTES, at + frame.size) !== head.readUInt32BE(OFFSET_CRC)) {
+      // The chunk CRCs proved these are the uploaded bytes; batches verified at upload need no second check.
+      if (!verifiedAtUpload && bytes.crc32c(at + OFFSET_ATTRIBUTES, at + frame.size) !== head.readUInt32BE(OFFSET_CRC)) {
         throw new RemoteCorruptionError(`${describe(ref)}: batch at position ${position + at} (offset ${frame.baseOffset}) fails its CRC check`);
       }
       at += frame.size;

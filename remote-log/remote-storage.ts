@@ -14,6 +14,7 @@
 // - Failures are RemoteStorageError (KAFKA_STORAGE_ERROR) wrapping their
 //   cause; timeouts and aborts carry REQUEST_TIMED_OUT.
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
+import type { BatchProblem } from './batch-crc-scanner.js';
 
 /** Which remote segment: everything needed to name its objects. */
 export interface RemoteSegmentRef {
@@ -82,7 +83,13 @@ export interface CopyResult {
   readonly storedDataSize: number;
   readonly compression: DataCompression;
   readonly chunkSize: number;
-  /** Small opaque blob (UTF-8 JSON) a metadata record may carry as custom metadata. */
+  /**
+   * Every record batch of the data was whole and passed its CRC during the
+   * upload. Either way the copy completes; when not, batchProblem says where.
+   */
+  readonly batchesVerified: boolean;
+  readonly batchProblem?: BatchProblem;
+  /** Small opaque blob (UTF-8 JSON, copy-summary.ts) a metadata record may carry as custom metadata. */
   readonly customMetadata: Buffer;
 }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { crc32c } from '@node-rs/crc32';
 import { ChunkedDataWriter, chunksCovering, decodeChunks } from '../../remote-log/chunked-zstd.js';
 import type { Manifest } from '../../remote-log/manifest.js';
 import { decodeManifest, encodeManifest } from '../../remote-log/manifest.js';
@@ -17,8 +18,15 @@ function manifestFor(data: Buffer, compression: 'none' | 'zstd-chunked'): { mani
     segment,
     objects: { log: { size: w.storedBytes, crc32c: w.storedCrc32c }, index: { size: 8, crc32c: 12345 } },
     data: w.layout(),
+    batchesVerified: w.batchVerdict().verified,
   };
   return { manifest, stored: Buffer.concat(pieces) };
+}
+
+/** A version 1 manifest around any JSON body (header CRC computed). */
+function withBody(body: unknown): Buffer {
+  const bytes = Buffer.from(JSON.stringify(body), 'utf8');
+  return Buffer.concat([Buffer.from(`sediment-manifest 1 crc32c=${crc32c(bytes).toString(16).padStart(8, '0')}\n`), bytes]);
 }
 
 describe('manifest codec', () => {
@@ -30,6 +38,21 @@ describe('manifest codec', () => {
       assert.deepEqual(decodeManifest(bytes), manifest);
     });
   }
+
+  it('round-trips batchesVerified, and reads manifests written before it as not verified', () => {
+    const { manifest } = manifestFor(segmentBytes(2500, 4), 'none');
+    for (const batchesVerified of [true, false]) {
+      const m = { ...manifest, batchesVerified };
+      assert.deepEqual(decodeManifest(encodeManifest(m)), m);
+    }
+    // A manifest as written before the field existed: same header, no batchesVerified in the body.
+    const body = JSON.parse(encodeManifest({ ...manifest, batchesVerified: true }).toString('utf8').split('\n')[1]!) as Record<string, unknown>;
+    delete body.batchesVerified;
+    const old = withBody(body);
+    assert.doesNotMatch(old.toString('utf8'), /batchesVerified/);
+    assert.deepEqual(decodeManifest(old), { ...manifest, batchesVerified: false });
+    assert.throws(() => decodeManifest(withBody({ ...body, batchesVerified: 'yes' })), /batchesVerified is not a boolean/);
+  });
 
   it('rejects any flipped byte, truncation, or inconsistent layout', () => {
     const bytes = encodeManifest(manifestFor(segmentBytes(2500, 2), 'zstd-chunked').manifest);

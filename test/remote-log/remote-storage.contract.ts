@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ErrorCode } from '../../broker/protocol/errors.js';
+import { buildRecordBatch } from '../../broker/protocol/record-batch.js';
+import { decodeManifest } from '../../remote-log/manifest.js';
 import type { ObjectRemoteStorageOptions } from '../../remote-log/object-remote-storage.js';
 import { objectKey, partitionPrefix, topicPrefix } from '../../remote-log/object-keys.js';
 import type { IndexKind, RemoteSegmentRef, RemoteStorage, SegmentFiles } from '../../remote-log/remote-storage.js';
@@ -62,6 +64,26 @@ export function segmentBytes(size: number, seed: number): Buffer {
     pos += out.write(`${w}:${Math.floor(rnd() * 1000)};`, pos);
   }
   return out;
+}
+
+/** Uncompressed record batches of varied sizes filling about `size` bytes, and where each starts. */
+export function recordBatches(size: number): { data: Buffer; positions: number[] } {
+  const rnd = prng(size);
+  const parts: Buffer[] = [];
+  const positions: number[] = [];
+  let pos = 0;
+  while (pos < size) {
+    const records = Array.from({ length: 1 + Math.floor(rnd() * 20) }, (_, i) => ({
+      key: `key-${i}`,
+      value: segmentBytes(10 + Math.floor(rnd() * 400), pos + i),
+      timestamp: 1_700_000_000_000 + i,
+    }));
+    const batch = buildRecordBatch({ records, baseOffset: BigInt(parts.length * 100) });
+    parts.push(batch);
+    positions.push(pos);
+    pos += batch.length;
+  }
+  return { data: Buffer.concat(parts), positions };
 }
 
 let refCounter = 0;
@@ -244,6 +266,31 @@ export function remoteStorageContract(backend: ContractBackend): void {
       await store.rawPut(key, stored.subarray(0, 2 * CHUNK + 100));
       await rejectsWith(storage.fetchChunks(ref, 1, 2, CHUNK), RemoteCorruptionError, ErrorCode.CORRUPT_MESSAGE);
     });
+
+    for (const mode of ['uncompressed', 'zstd-chunked'] as const) {
+      it(`verifies record batches at upload and says so in the manifest and the summary (${mode})`, async () => {
+        const s = mode === 'uncompressed' ? storage : compressing;
+        const { data, positions } = recordBatches(3 * CHUNK + 777);
+        const verified = await s.copySegment(newRef(), { ...makeSegment(10, 5).files, data });
+        assert.equal(verified.batchesVerified, true);
+        assert.equal(verified.batchProblem, undefined);
+        assert.equal(JSON.parse(verified.customMetadata.toString('utf8')).batchesVerified, true);
+        // A batch corrupted before upload (in a chunk's middle): the copy goes ahead, flagged, and reads back as copied.
+        const bad = Buffer.from(data);
+        const victim = positions.find((p) => p > CHUNK + 100)!;
+        bad[victim + 70] = (bad[victim + 70] ?? 0) ^ 0x04;
+        const ref = newRef();
+        const flagged = await s.copySegment(ref, { ...makeSegment(10, 5).files, data: bad });
+        assert.equal(flagged.batchesVerified, false);
+        assert.equal(flagged.batchProblem?.position, victim);
+        assert.equal(JSON.parse(flagged.customMetadata.toString('utf8')).batchesVerified, false);
+        const manifest = decodeManifest((await store.rawGet(objectKey(store.prefix, ref, 'manifest')))!);
+        assert.equal(manifest.batchesVerified, false);
+        assert.deepEqual(await s.fetchData(ref, 0), bad);
+        // Data that is not batches at all.
+        assert.equal((await s.copySegment(newRef(), makeSegment(2 * CHUNK, 6).files)).batchesVerified, false);
+      });
+    }
 
     it('stores data as is when the caller does not declare the batches uncompressed', async () => {
       const seg = makeSegment(2 * CHUNK, 3, { uncompressed: false });

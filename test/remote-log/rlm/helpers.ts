@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../../broker/clock.js';
 import { type LogConfig, logConfig } from '../../../broker/log/log-config.js';
+import type { Logger } from '../../../broker/logger.js';
 import { PartitionLog } from '../../../broker/log/partition-log.js';
 import { buildRecordBatch, decodeRecordBatches } from '../../../broker/protocol/record-batch.js';
 import { ManualScheduler } from '../../../broker/scheduler.js';
@@ -140,6 +141,8 @@ export interface EnvOptions {
   /** Builds the storage under test (default: MemoryRemoteStorage on the test clock). */
   storage?: (clock: ManualClock, dir: string) => RemoteStorage;
   config?: Partial<RemoteLogManagerConfig>;
+  /** The manager's logger (default: silent). */
+  logger?: Logger;
   /** Shared across restarts: the metadata topic, the storage, the dir, the clock. */
   reuse?: Env;
 }
@@ -180,7 +183,14 @@ export async function makeEnv(options: EnvOptions = {}): Promise<Env> {
   const storage =
     reuse?.storage ?? (options.storage?.(clock, path.join(tmp.dir, 'remote')) ?? new MemoryRemoteStorage({ clock, chunkSize: CHUNK_SIZE }));
   const faulty = new FaultyStorage(storage);
-  const rlm = RemoteLogManager.create({ storage: faulty, metadata, clock, scheduler, config: rlmConfig(options.config) });
+  const rlm = RemoteLogManager.create({
+    storage: faulty,
+    metadata,
+    clock,
+    scheduler,
+    config: rlmConfig(options.config),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
   await metadata.start();
   const logs: PartitionLog[] = [];
   const topicIds = new Map<string, string>();

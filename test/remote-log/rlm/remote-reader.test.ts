@@ -2,11 +2,16 @@
 import assert from 'node:assert/strict';
 import { open } from 'node:fs/promises';
 import { describe, it } from 'node:test';
+import { crc32c } from '@node-rs/crc32';
+import { pino } from 'pino';
 import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
-import { decodeRecordBatches } from '../../../broker/protocol/record-batch.js';
+import { OFFSET_CRC, batchCrcValid, decodeRecordBatches, readBatchHeader } from '../../../broker/protocol/record-batch.js';
 import type { PartitionLog } from '../../../broker/log/partition-log.js';
 import type { MemoryRemoteStorage } from '../../../remote-log/memory/memory-remote-storage.js';
+import { batchesVerifiedAtUpload } from '../../../remote-log/copy-summary.js';
+import { decodeManifest, encodeManifest } from '../../../remote-log/manifest.js';
 import { objectKey } from '../../../remote-log/object-keys.js';
+import { refOf } from '../../../remote-log/partition-state.js';
 import {
   type Env,
   consumeAll,
@@ -178,24 +183,67 @@ describe('remote reads', () => {
       await assert.rejects(env.rlm.read(log, 0n, 4096, true), code(ErrorCode.CORRUPT_MESSAGE));
     }));
 
-  it('a batch that fails its own CRC (corrupted before upload) is CORRUPT_MESSAGE, never served', () =>
+  it('a batch that fails its own CRC (corrupted before upload) is CORRUPT_MESSAGE, never served', async () => {
+    const warnings: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line) as Record<string, unknown>) });
+    await withEnv(
+      async (env) => {
+        const log = await env.openLog();
+        await produce(log, 20);
+        // Flip a byte inside the first batch's records on disk, behind the log's back.
+        const fh = await open(log.closedSegments()[0]!.files.log, 'r+');
+        const b = Buffer.alloc(1);
+        await fh.read(b, 0, 1, 100);
+        b[0] = b[0]! ^ 0x01;
+        await fh.write(b, 0, 1, 100);
+        await fh.close();
+        await env.rlm.runPartition(log);
+        await log.applyRetention(env.clock.now());
+        // The copy went ahead, flagged: that segment's reads check every batch.
+        const segments = env.metadata.listRemoteLogSegments(tpOf(log));
+        assert.deepEqual(
+          segments.map((s) => batchesVerifiedAtUpload(s.customMetadata)),
+          segments.map((_, i) => i !== 0),
+        );
+        const warning = warnings.find((w) => w['segmentId'] === segments[0]!.remoteLogSegmentId.id);
+        assert.ok(warning !== undefined, `a warning names the segment: ${JSON.stringify(warnings)}`);
+        assert.equal(warning['position'], 0);
+        assert.match(String(warning['problem']), /crc32c/);
+        await assert.rejects(env.rlm.read(log, 0n, 4096, true), code(ErrorCode.CORRUPT_MESSAGE));
+        // Batches of other segments are still served.
+        const segs = finishedSegments(env.metadata, tpOf(log));
+        const ok = bytesOf(await env.rlm.read(log, segs[1]!.start, 4096, true));
+        assert.ok(valuesOf(ok).length > 0);
+      },
+      { logger },
+    );
+  });
+
+  it('a segment verified at upload is read on its chunk CRCs alone: corrupted storage is still refused', () =>
     withEnv(async (env) => {
-      const log = await env.openLog();
-      await produce(log, 20);
-      // Flip a byte inside the first batch's records on disk, behind the log's back.
-      const fh = await open(log.closedSegments()[0]!.files.log, 'r+');
-      const b = Buffer.alloc(1);
-      await fh.read(b, 0, 1, 100);
-      b[0] = b[0]! ^ 0x01;
-      await fh.write(b, 0, 1, 100);
-      await fh.close();
-      await env.rlm.runPartition(log);
-      await log.applyRetention(env.clock.now());
+      const { log, expected } = await tiered(env, 20);
+      const seg = env.metadata.listRemoteLogSegments(tpOf(log))[0]!;
+      assert.equal(batchesVerifiedAtUpload(seg.customMetadata), true);
+      const ref = refOf(seg);
+      const memory = env.storage as MemoryRemoteStorage;
+      const dataKey = objectKey('', ref, 'log');
+      const manifestKey = objectKey('', ref, 'manifest');
+      // Only the first batch's CRC field changes: the stored chunk's CRC no longer matches.
+      const bytes = memory.store.peek(dataKey)!;
+      bytes[OFFSET_CRC] = bytes[OFFSET_CRC]! ^ 0x10;
+      memory.store.poke(dataKey, bytes);
       await assert.rejects(env.rlm.read(log, 0n, 4096, true), code(ErrorCode.CORRUPT_MESSAGE));
-      // Batches of other segments are still served.
-      const segs = finishedSegments(env.metadata, tpOf(log));
-      const ok = bytesOf(await env.rlm.read(log, segs[1]!.start, 4096, true));
-      assert.ok(valuesOf(ok).length > 0);
+      // Rewrite the manifest to vouch for the tampered chunk: now only a per-batch check could notice, and
+      // none runs (the upload verified the batches), so the tampered batch comes back as stored.
+      const manifest = decodeManifest(memory.store.peek(manifestKey)!);
+      const size = manifest.data.chunkSize;
+      const chunkCrcs = manifest.data.chunkCrcs.map((c, i) => (i === 0 ? crc32c(bytes.subarray(0, Math.min(size, bytes.length))) : c));
+      memory.store.poke(manifestKey, encodeManifest({ ...manifest, data: { ...manifest.data, chunkCrcs } }));
+      memory.clearManifestCache();
+      const got = bytesOf(await env.rlm.read(log, 0n, bytes.length, true));
+      assert.ok(got !== null && got.equals(bytes), 'the whole tampered segment');
+      assert.ok(!got.equals(expected.subarray(0, got.length)));
+      assert.equal(batchCrcValid(got, 0, readBatchHeader(got, 0)), false, 'the batch check was skipped');
     }));
 
   it('offset-for-timestamp lookups use the remote time index', () =>
