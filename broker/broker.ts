@@ -124,7 +124,7 @@ export class Broker {
       });
       topics.attachTiering(rlm, rlm);
       await rlm.start();
-      log.info({ url: config.remoteLogStorageUrl }, 'tiered storage started');
+      log.info({ url: config.remoteLogStorageUrl, fetchWorkerThreads: chunkSource?.threads ?? 0 }, 'tiered storage started');
     }
 
     const first = config.listeners[0]!;

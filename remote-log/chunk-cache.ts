@@ -18,9 +18,9 @@ export interface ChunkCacheOptions {
   readonly chunkSize: number;
   /** The byte limit (0 disables caching; reads still work). */
   readonly maxBytes: number;
-  /** Chunks fetched ahead after each read. Default 2. */
+  /** Chunks fetched ahead after each read. Default 16. */
   readonly readAheadChunks?: number;
-  /** Chunks one request may carry when the source has fetchChunks. Default 8. */
+  /** Chunks one request may carry when the source has fetchChunks. Default 2. */
   readonly maxChunksPerRequest?: number;
 }
 
@@ -65,8 +65,8 @@ export class ChunkCache {
     this.source = options.source;
     this.chunkSize = options.chunkSize;
     this.maxBytes = options.maxBytes;
-    this.readAheadChunks = options.readAheadChunks ?? 2;
-    this.maxChunksPerRequest = options.maxChunksPerRequest ?? 8;
+    this.readAheadChunks = options.readAheadChunks ?? 16;
+    this.maxChunksPerRequest = options.maxChunksPerRequest ?? 2;
     if (!Number.isSafeInteger(this.maxChunksPerRequest) || this.maxChunksPerRequest < 1) {
       throw new RangeError(`maxChunksPerRequest must be >= 1: ${this.maxChunksPerRequest}`);
     }

@@ -58,6 +58,8 @@ export interface RemoteLogManagerConfig {
   readonly chunkSize: number;
   /** rsm.config.chunk.cache.prefetch.chunks (default 2). */
   readonly readAheadChunks?: number;
+  /** rsm.config.chunk.cache.fetch.chunks (default 2). */
+  readonly maxChunksPerRequest?: number;
   /** Unrecorded objects younger than this are left alone (default 10 minutes). */
   readonly orphanGraceMs?: number;
   /** How often each partition's objects are listed for orphans (default 5 minutes). */
@@ -98,7 +100,12 @@ export interface RemoteLogManagerBrokerSettings {
 /** The RemoteLogManager settings from broker settings plus the parsed rsm.config.* values. */
 export function remoteLogManagerConfig(
   broker: RemoteLogManagerBrokerSettings,
-  rsm: { readonly chunkSizeBytes: number; readonly chunkCacheSizeBytes: number; readonly chunkCachePrefetchChunks: number },
+  rsm: {
+    readonly chunkSizeBytes: number;
+    readonly chunkCacheSizeBytes: number;
+    readonly chunkCachePrefetchChunks: number;
+    readonly chunkCacheFetchChunks?: number;
+  },
 ): RemoteLogManagerConfig {
   return {
     taskIntervalMs: broker.remoteLogManagerTaskIntervalMs,
@@ -109,6 +116,7 @@ export function remoteLogManagerConfig(
     chunkCacheBytes: rsm.chunkCacheSizeBytes,
     chunkSize: rsm.chunkSizeBytes,
     readAheadChunks: rsm.chunkCachePrefetchChunks,
+    ...(rsm.chunkCacheFetchChunks === undefined ? {} : { maxChunksPerRequest: rsm.chunkCacheFetchChunks }),
   };
 }
 
@@ -167,6 +175,7 @@ export class RemoteLogManager {
         chunkSize: c.chunkSize,
         maxBytes: c.chunkCacheBytes,
         ...(c.readAheadChunks === undefined ? {} : { readAheadChunks: c.readAheadChunks }),
+        ...(c.maxChunksPerRequest === undefined ? {} : { maxChunksPerRequest: c.maxChunksPerRequest }),
       }),
       indexCache: new IndexCache({ source: options.storage, maxBytes: c.indexCacheBytes }),
       orphanGraceMs: c.orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS,

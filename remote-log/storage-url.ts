@@ -15,8 +15,9 @@
 // | rsm.config.compression.zstd.level        | 3              | zstd level (1-19)                                          |
 // | rsm.config.manifest.cache.entries        | 1024           | manifests kept in memory                                   |
 // | rsm.config.chunk.cache.size.bytes        | 268435456      | ChunkCache byte limit (read by the RemoteLogManager)       |
-// | rsm.config.chunk.cache.prefetch.chunks   | 2              | ChunkCache read-ahead, in chunks                           |
-// | rsm.config.fetch.worker.threads          | 1              | threads running data GETs off the event loop (0 = none)    |
+// | rsm.config.chunk.cache.prefetch.chunks   | 16             | ChunkCache read-ahead, in chunks                           |
+// | rsm.config.chunk.cache.fetch.chunks      | 2              | chunks one ranged GET carries at most                      |
+// | rsm.config.fetch.worker.threads          | 0              | threads running data GETs off the event loop (0 = none)    |
 // | rsm.config.fs.fsync                      | true           | file://: fsync each object and its directory               |
 // | rsm.config.s3.endpoint                   | (AWS)          | e.g. http://127.0.0.1:9000 for MinIO                       |
 // | rsm.config.s3.region                     | us-east-1      |                                                            |
@@ -63,6 +64,7 @@ const KEYS = {
   'manifest.cache.entries': 'int',
   'chunk.cache.size.bytes': 'int',
   'chunk.cache.prefetch.chunks': 'int',
+  'chunk.cache.fetch.chunks': 'int',
   'fetch.worker.threads': 'int',
   'fs.fsync': 'bool',
   's3.endpoint': 'string',
@@ -90,6 +92,8 @@ export interface RsmConfig {
   readonly manifestCacheEntries: number;
   readonly chunkCacheSizeBytes: number;
   readonly chunkCachePrefetchChunks: number;
+  /** Chunks one ranged GET carries at most (runs of missing chunks are split into requests of this many). */
+  readonly chunkCacheFetchChunks: number;
   /** Worker threads for data reads (s3:// and file:// only; 0 = on the event loop). */
   readonly fetchWorkerThreads: number;
   readonly fsFsync: boolean;
@@ -167,8 +171,9 @@ export function parseRsmConfig(raw: Readonly<Record<string, string>>): RsmConfig
     zstdLevel: int('compression.zstd.level', DEFAULT_ZSTD_LEVEL, 1, 19),
     manifestCacheEntries: int('manifest.cache.entries', 1024, 1),
     chunkCacheSizeBytes: int('chunk.cache.size.bytes', 256 * 1024 * 1024, 0),
-    chunkCachePrefetchChunks: int('chunk.cache.prefetch.chunks', 2, 0, 1024),
-    fetchWorkerThreads: int('fetch.worker.threads', 1, 0, 64),
+    chunkCachePrefetchChunks: int('chunk.cache.prefetch.chunks', 16, 0, 1024),
+    chunkCacheFetchChunks: int('chunk.cache.fetch.chunks', 2, 1, 1024),
+    fetchWorkerThreads: int('fetch.worker.threads', 0, 0, 64),
     fsFsync: bool('fs.fsync', true),
     s3: {
       ...(endpoint === undefined ? {} : { endpoint }),

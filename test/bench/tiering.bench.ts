@@ -3,7 +3,7 @@
 // same run.
 //
 //   npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N]
-//                            [--partitions N] [--prefetch-chunks N] [--doc PATH | --no-doc] [--profile DIR]
+//                            [--partitions N] [--prefetch-chunks N] [--fetch-workers N] [--doc PATH | --no-doc] [--profile DIR]
 //
 // Each round has its own topic (64 MiB segments by default), and each broker
 // figure is taken between two runs of its plain-client baseline, so load from
@@ -53,6 +53,8 @@ interface Options {
   partitions: number;
   /** rsm.config.chunk.cache.prefetch.chunks; undefined = the broker's default. */
   prefetchChunks: number | undefined;
+  /** rsm.config.fetch.worker.threads; undefined = the broker's default. */
+  fetchWorkers: number | undefined;
   doc: string | null;
   profileDir: string | null;
 }
@@ -65,12 +67,12 @@ const COLD_TARGET = 0.8;
 
 function usage(msg: string): never {
   console.error(`tiering.bench: ${msg}`);
-  console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--prefetch-chunks N] [--doc PATH | --no-doc] [--profile DIR]');
+  console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--prefetch-chunks N] [--fetch-workers N] [--doc PATH | --no-doc] [--profile DIR]');
   process.exit(2);
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null };
+  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null };
   const num = (v: string | undefined, name: string): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n <= 0) usage(`${name} wants a positive integer`);
@@ -84,6 +86,10 @@ function parseArgs(argv: readonly string[]): Options {
     else if (a === '--segment-mb') o.segmentMb = num(argv[++i], a);
     else if (a === '--partitions') o.partitions = num(argv[++i], a);
     else if (a === '--prefetch-chunks') o.prefetchChunks = num(argv[++i], a);
+    else if (a === '--fetch-workers') {
+      o.fetchWorkers = Number(argv[++i]);
+      if (!Number.isInteger(o.fetchWorkers) || o.fetchWorkers < 0) usage('--fetch-workers wants an integer >= 0');
+    }
     else if (a === '--doc') o.doc = argv[++i] ?? usage('--doc wants a path');
     else if (a === '--no-doc') o.doc = null;
     else if (a === '--profile') o.profileDir = argv[++i] ?? usage('--profile wants a directory');
@@ -263,9 +269,10 @@ interface Results {
   readonly profiles: string[];
 }
 
-function brokerOverrides(minio: MinioServer, chunkCacheBytes: number, chunkBytes: number, prefetchChunks: number | undefined): Record<string, string> {
+function brokerOverrides(minio: MinioServer, chunkCacheBytes: number, chunkBytes: number, o: Options): Record<string, string> {
   return {
-    ...(prefetchChunks === undefined ? {} : { 'rsm.config.chunk.cache.prefetch.chunks': String(prefetchChunks) }),
+    ...(o.prefetchChunks === undefined ? {} : { 'rsm.config.chunk.cache.prefetch.chunks': String(o.prefetchChunks) }),
+    ...(o.fetchWorkers === undefined ? {} : { 'rsm.config.fetch.worker.threads': String(o.fetchWorkers) }),
     'rsm.config.chunk.size.bytes': String(chunkBytes),
     'remote.log.storage.system.enable': 'true',
     'remote.log.storage.url': `s3://${minio.bucket}/sediment/`,
@@ -330,7 +337,7 @@ async function setLocalRetention(bootstrap: string, topic: string, ms: number): 
 
 async function run(o: Options, minio: MinioServer): Promise<Results> {
   const chunkCacheBytes = process.env.BENCH_CACHE_MB !== undefined ? Number(process.env.BENCH_CACHE_MB) * 1_048_576 : (o.mbPerPartition * o.partitions + 64) * 1_048_576;
-  let broker: InProcessSediment = await startSedimentInProcess({ overrides: brokerOverrides(minio, chunkCacheBytes, o.chunkMb * 1_048_576, o.prefetchChunks), logLevel: 'warn' });
+  let broker: InProcessSediment = await startSedimentInProcess({ overrides: brokerOverrides(minio, chunkCacheBytes, o.chunkMb * 1_048_576, o), logLevel: 'warn' });
   const profiles: string[] = [];
   const rounds: Round[] = [];
   const counts = new Map<string, bigint[]>();

@@ -7,7 +7,9 @@
 // order across the tier boundary; ListOffsets -2/-4/-5/-1 and offset-for-timestamp
 // (python offsets_for_times, kafkajs fetchTopicOffsetsByTimestamp, our admin
 // client with the answered timestamps) are right on both tiers. Deleting the
-// topic then empties its part of the bucket.
+// topic then empties its part of the bucket. This broker reads remote data
+// through a fetch worker thread (rsm.config.fetch.worker.threads=1, off by
+// default); the other tiering suites cover the default, on the event loop.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
@@ -47,7 +49,7 @@ const phases: string[] = [];
 before(async () => {
   requireTools(['python-confluent-kafka', 'kafkajs']);
   minio = await startMinio();
-  broker = await startTieredBroker(minio, prefix);
+  broker = await startTieredBroker(minio, prefix, { overrides: { 'rsm.config.fetch.worker.threads': '1' } });
 });
 
 after(async () => {

@@ -173,7 +173,7 @@ describe('ChunkCache', () => {
     const { storage, refs, data } = await setup(1);
     const seg = data[0]!;
     const source = new ChunkingSource(storage);
-    const cache = new ChunkCache({ source, chunkSize: CS, maxBytes: 1024 * 1024, readAheadChunks: 4 });
+    const cache = new ChunkCache({ source, chunkSize: CS, maxBytes: 1024 * 1024, readAheadChunks: 4, maxChunksPerRequest: 4 });
     for (let pos = 0; pos < seg.length; pos += CS) {
       assert.deepEqual(await cache.read(refs[0]!, pos, pos + CS - 1, { segmentSize: seg.length }), seg.subarray(pos, pos + CS));
       await source.settle();

@@ -41,6 +41,9 @@ describe('parseRsmConfig', () => {
     assert.equal(c.s3.partSizeBytes, 8 * 1024 * 1024);
     assert.equal(c.s3.region, 'us-east-1');
     assert.equal(c.s3.accessKeyId, undefined);
+    assert.equal(c.chunkCachePrefetchChunks, 16);
+    assert.equal(c.chunkCacheFetchChunks, 2);
+    assert.equal(c.fetchWorkerThreads, 0);
   });
 
   it('reads values and ignores keys outside rsm.config.', () => {
@@ -51,8 +54,12 @@ describe('parseRsmConfig', () => {
       'rsm.config.s3.secret.access.key': 'sk',
       'rsm.config.compression.enable': 'true',
       'rsm.config.chunk.size.bytes': '65536',
+      'rsm.config.chunk.cache.fetch.chunks': '4',
+      'rsm.config.fetch.worker.threads': '2',
       'log.dirs': '/x',
     });
+    assert.equal(c.chunkCacheFetchChunks, 4);
+    assert.equal(c.fetchWorkerThreads, 2);
     assert.equal(c.s3.endpoint, 'http://127.0.0.1:9000');
     assert.equal(c.s3.pathStyleAccess, true);
     assert.equal(c.s3.accessKeyId, 'ak');
@@ -67,6 +74,7 @@ describe('parseRsmConfig', () => {
       [{ 'rsm.config.compression.enable': 'yes' }, /rsm\.config\.compression\.enable: want true or false/],
       [{ 'rsm.config.s3.endpont': 'x' }, /unknown setting rsm\.config\.s3\.endpont/],
       [{ 'rsm.config.s3.access.key.id': 'ak' }, /go together/],
+      [{ 'rsm.config.chunk.cache.fetch.chunks': '0' }, /rsm\.config\.chunk\.cache\.fetch\.chunks: 0 is outside/],
       [{ 'rsm.config.s3.endpoint': '127.0.0.1:9000' }, /rsm\.config\.s3\.endpoint: want http/],
       [{ 'rsm.config.s3.retry.backoff.ms': '500', 'rsm.config.s3.retry.backoff.max.ms': '100' }, /backoff\.max\.ms/],
     ];
