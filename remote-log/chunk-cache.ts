@@ -194,7 +194,7 @@ export class ChunkCache {
     const flush = (upTo: number): void => {
       if (runStart < 0) return;
       this.counters.readAheadChunks += upTo - runStart + 1;
-      for (const p of this.fetchRun(ref, segment, runStart, upTo)) {
+      for (const p of this.fetchRun(ref, segment, runStart, upTo, true)) {
         p.catch(() => {
           this.counters.readAheadErrors++;
         });
@@ -220,15 +220,19 @@ export class ChunkCache {
    * larger buffer would pin all of it behind the byte accounting). Returns one
    * promise per chunk, each registered as in flight.
    */
-  private fetchRun(ref: RemoteSegmentRef, segment: string, from: number, to: number): Array<Promise<Buffer>> {
+  private fetchRun(ref: RemoteSegmentRef, segment: string, from: number, to: number, deferred = false): Array<Promise<Buffer>> {
     const out: Array<Promise<Buffer>> = [];
     const fetchChunks = this.source.fetchChunks?.bind(this.source);
     for (let groupStart = from; groupStart <= to; ) {
       const groupEnd = fetchChunks === undefined ? groupStart : Math.min(to, groupStart + this.maxChunksPerRequest - 1);
-      const group =
+      const first = groupStart;
+      const send = (): Promise<Buffer[]> =>
         fetchChunks === undefined
-          ? this.source.fetchData(ref, groupStart * this.chunkSize, (groupStart + 1) * this.chunkSize - 1, this.closing.signal).then((b) => [b])
-          : fetchChunks(ref, groupStart, groupEnd, this.chunkSize, this.closing.signal);
+          ? this.source.fetchData(ref, first * this.chunkSize, (first + 1) * this.chunkSize - 1, this.closing.signal).then((b) => [b])
+          : fetchChunks(ref, first, groupEnd, this.chunkSize, this.closing.signal);
+      // Read-ahead starts its requests after the current I/O callbacks: preparing a request
+      // (signing, middleware) then delays no fetch answer. In flight from now on all the same.
+      const group = deferred ? new Promise<void>((resolve) => setImmediate(resolve)).then(send) : send();
       this.counters.fetches++;
       for (let i = groupStart; i <= groupEnd; i++) out.push(this.track(segment, i, group, i - groupStart));
       groupStart = groupEnd + 1;

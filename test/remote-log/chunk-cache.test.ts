@@ -32,7 +32,9 @@ class CountingSource {
     void p.finally(() => this.pending.delete(p)).catch(() => {});
     return p;
   }
+  /** Waits for every fetch, read-ahead included (the cache starts read-ahead on the next turn of the event loop). */
   async settle(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 }
