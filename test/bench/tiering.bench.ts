@@ -3,7 +3,7 @@
 // same run.
 //
 //   npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N]
-//                            [--partitions N] [--prefetch-chunks N] [--fetch-workers N] [--doc PATH | --no-doc] [--profile DIR]
+//                            [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--doc PATH | --no-doc] [--profile DIR]
 //
 // Each round has its own topic (64 MiB segments by default), and each broker
 // figure is taken between two runs of its plain-client baseline, so load from
@@ -18,16 +18,19 @@
 //    Upload ratio = copy MiB/s over the mean of the two raw runs.
 // 3. Reads, after local.retention.ms is lowered (local copies deleted) and the
 //    broker restarted (empty caches): ranged GETs of the chunk size (1 MiB by
-//    default) of the round's data objects (three in flight per partition, like
-//    a chunk read plus two of read-ahead),
-//    one kcat consumer per partition reading every tiered record from offset 0
-//    (cold), the raw GETs again, then the same consumers again (warm: chunk cache
-//    hit rate). Cold ratio = consumer MiB/s over the mean of the two raw runs.
+//    default) of the round's data objects (three in flight per partition), and
+//    ranged GETs of the broker's request size (--fetch-chunks chunks, default 2,
+//    as rsm.config.chunk.cache.fetch.chunks), one kcat consumer per partition
+//    reading every tiered record from offset 0 (cold), both raw GET runs again,
+//    then the same consumers again (warm: chunk cache hit rate). Cold ratio =
+//    consumer MiB/s over the mean of the two chunk-size raw runs; the report
+//    also gives it against the request-size runs, and the CPU time per MiB of
+//    the bench process, MinIO and kcat in each read phase.
 // The broker runs in this process (Broker.start), so the cache counters are read
 // directly and --profile DIR records V8 CPU profiles of the first round's copy
 // and cold read (written to DIR and summarised). Results go to
 // docs/tiering-benchmarks.md (the generated section; text around it is kept).
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -55,6 +58,8 @@ interface Options {
   prefetchChunks: number | undefined;
   /** rsm.config.fetch.worker.threads; undefined = the broker's default. */
   fetchWorkers: number | undefined;
+  /** rsm.config.chunk.cache.fetch.chunks: chunks per ranged GET of the broker (and of the second raw GET baseline). */
+  fetchChunks: number;
   doc: string | null;
   profileDir: string | null;
 }
@@ -67,12 +72,12 @@ const COLD_TARGET = 0.8;
 
 function usage(msg: string): never {
   console.error(`tiering.bench: ${msg}`);
-  console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--prefetch-chunks N] [--fetch-workers N] [--doc PATH | --no-doc] [--profile DIR]');
+  console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--doc PATH | --no-doc] [--profile DIR]');
   process.exit(2);
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null };
+  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 2, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null };
   const num = (v: string | undefined, name: string): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n <= 0) usage(`${name} wants a positive integer`);
@@ -86,6 +91,7 @@ function parseArgs(argv: readonly string[]): Options {
     else if (a === '--segment-mb') o.segmentMb = num(argv[++i], a);
     else if (a === '--partitions') o.partitions = num(argv[++i], a);
     else if (a === '--prefetch-chunks') o.prefetchChunks = num(argv[++i], a);
+    else if (a === '--fetch-chunks') o.fetchChunks = num(argv[++i], a);
     else if (a === '--fetch-workers') {
       o.fetchWorkers = Number(argv[++i]);
       if (!Number.isInteger(o.fetchWorkers) || o.fetchWorkers < 0) usage('--fetch-workers wants an integer >= 0');
@@ -255,6 +261,8 @@ interface Round {
   readonly copyMs: number;
   /** Raw ranged GETs right before and right after the cold read. */
   rawGetMs: [number, number];
+  /** Raw ranged GETs of the broker's request size (fetchChunks chunks), before and after the cold read. */
+  rawGetRequestMs: [number, number];
   coldMs: number;
   warmMs: number;
   coldFetches: number;
@@ -273,6 +281,7 @@ function brokerOverrides(minio: MinioServer, chunkCacheBytes: number, chunkBytes
   return {
     ...(o.prefetchChunks === undefined ? {} : { 'rsm.config.chunk.cache.prefetch.chunks': String(o.prefetchChunks) }),
     ...(o.fetchWorkers === undefined ? {} : { 'rsm.config.fetch.worker.threads': String(o.fetchWorkers) }),
+    'rsm.config.chunk.cache.fetch.chunks': String(o.fetchChunks),
     'rsm.config.chunk.size.bytes': String(chunkBytes),
     'remote.log.storage.system.enable': 'true',
     'remote.log.storage.url': `s3://${minio.bucket}/sediment/`,
@@ -377,6 +386,7 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
         rawPutMs: [before, afterPut],
         copyMs,
         rawGetMs: [0, 0],
+        rawGetRequestMs: [0, 0],
         coldMs: 0,
         warmMs: 0,
         coldFetches: 0,
@@ -410,6 +420,8 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       const rawBeforeRun = await profiled(r === 0 ? o.profileDir : null, 'raw-get', () => rawGet(s3, minio.bucket, objects, o.chunkMb * 1_048_576));
       if (rawBeforeRun.summary !== null) profiles.push(rawBeforeRun.summary);
       const rawBefore = rawBeforeRun.result;
+      const requestBytes = o.chunkMb * o.fetchChunks * 1_048_576;
+      const rawRequestBefore = await rawGet(s3, minio.bucket, objects, requestBytes);
       const rawGetCpu = cpuSince(cpu, minio.pid);
       const start = rlm.cacheStats().chunks;
       cpu = cpuTimes(minio.pid);
@@ -418,12 +430,14 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       if (cold.summary !== null) profiles.push(cold.summary);
       const mid = rlm.cacheStats().chunks;
       const rawAfter = await rawGet(s3, minio.bucket, objects, o.chunkMb * 1_048_576);
+      const rawRequestAfter = await rawGet(s3, minio.bucket, objects, requestBytes);
       cpu = cpuTimes(minio.pid);
       const warmMs = await consume(broker.bootstrap, round.topic, ends);
       const warmCpu = cpuSince(cpu, minio.pid);
       round.cpu = { rawGet: rawGetCpu, cold: coldCpu, warm: warmCpu };
       const end = rlm.cacheStats().chunks;
       round.rawGetMs = [rawBefore, rawAfter];
+      round.rawGetRequestMs = [rawRequestBefore, rawRequestAfter];
       round.coldMs = cold.result;
       round.warmMs = warmMs;
       round.coldFetches = mid.fetches - start.fetches;
@@ -471,6 +485,7 @@ function report(o: Options, res: Results): string {
     const b = r.closedBytes;
     const rawPut = (rate(b, r.rawPutMs[0]) + rate(b, r.rawPutMs[1])) / 2;
     const rawGet = (rate(b, r.rawGetMs[0]) + rate(b, r.rawGetMs[1])) / 2;
+    const rawGetRequest = (rate(b, r.rawGetRequestMs[0]) + rate(b, r.rawGetRequestMs[1])) / 2;
     const copy = rate(b, r.copyMs);
     const cold = rate(b, r.coldMs);
     const lookups = r.warm.hits + r.warm.inFlightHits + r.warm.misses;
@@ -482,6 +497,9 @@ function report(o: Options, res: Results): string {
       rawGet,
       cold,
       coldRatio: cold / rawGet,
+      rawGetRequest,
+      coldRequestRatio: cold / rawGetRequest,
+      cpu: r.cpu,
       warm: rate(b, r.warmMs),
       hitRate: lookups === 0 ? 0 : r.warm.hits / lookups,
       local: rate(b, r.localReadMs),
@@ -494,7 +512,7 @@ function report(o: Options, res: Results): string {
   const mark = (ok: boolean): string => (ok ? 'met' : '**missed**');
   const first = res.rounds[0];
   const lines = [
-    `Run on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} CPUs (${os.cpus()[0]?.model.trim() ?? 'unknown'}), load average ${os.loadavg()[0]?.toFixed(1)}, Node ${process.version}, ` +
+    `Run on ${new Date().toISOString().slice(0, 10)} at commit ${gitHead()}: ${os.cpus().length} CPUs (${os.cpus()[0]?.model.trim() ?? 'unknown'}), load average ${os.loadavg()[0]?.toFixed(1)}, Node ${process.version}, ` +
       `MinIO ${minioLabel()} on loopback, the broker in the bench process.`,
     `Data per round: ${o.partitions} partitions x ${o.mbPerPartition} MiB of random ${RECORD_BYTES / 1024} KiB records (kcat), ${o.segmentMb} MiB segments ` +
       `(${first?.segments ?? 0} closed segments, ${mib(first?.closedBytes ?? 0)} MiB tiered); ${o.rounds} rounds, each on its own topic; figures are medians over rounds, per-round values in brackets.`,
@@ -504,15 +522,35 @@ function report(o: Options, res: Results): string {
     `| raw PutObject (AWS SDK, unsigned, no checksum; one PUT per segment file, partitions in parallel; mean of the runs just before and after the copy) | ${med((x) => x.rawPut).toFixed(0)} (${rows.map((x) => x.rawPut.toFixed(0)).join(', ')}) | baseline |`,
     `| copy task: metadata records, data (CRC-32C verified by the server), indexes, manifest | ${med((x) => x.copy).toFixed(0)} (${rows.map((x) => x.copy.toFixed(0)).join(', ')}) | **${uploadRatio.toFixed(2)}x** raw PUT (${rows.map((x) => x.upload.toFixed(2)).join(', ')}); target >= ${UPLOAD_TARGET}x: ${mark(uploadRatio >= UPLOAD_TARGET)} |`,
     `| raw ranged GETs of the same data objects (${o.chunkMb} MiB = the chunk size, ${GETS_IN_FLIGHT} in flight per partition; mean of the runs just before and after the cold read) | ${med((x) => x.rawGet).toFixed(0)} (${rows.map((x) => x.rawGet.toFixed(0)).join(', ')}) | baseline |`,
-    `| cold read: one kcat consumer per partition from offset 0, restarted broker | ${med((x) => x.cold).toFixed(0)} (${rows.map((x) => x.cold.toFixed(0)).join(', ')}) | **${coldRatio.toFixed(2)}x** raw GET (${rows.map((x) => x.coldRatio.toFixed(2)).join(', ')}); target >= ${COLD_TARGET}x: ${mark(coldRatio >= COLD_TARGET)} |`,
+    `| raw ranged GETs of ${o.chunkMb * o.fetchChunks} MiB (the broker's request size, rsm.config.chunk.cache.fetch.chunks=${o.fetchChunks}; otherwise as above) | ${med((x) => x.rawGetRequest).toFixed(0)} (${rows.map((x) => x.rawGetRequest.toFixed(0)).join(', ')}) | second baseline |`,
+    `| cold read: one kcat consumer per partition from offset 0, restarted broker | ${med((x) => x.cold).toFixed(0)} (${rows.map((x) => x.cold.toFixed(0)).join(', ')}) | **${coldRatio.toFixed(2)}x** raw GET (${rows.map((x) => x.coldRatio.toFixed(2)).join(', ')}); target >= ${COLD_TARGET}x: ${mark(coldRatio >= COLD_TARGET)}; **${med((x) => x.coldRequestRatio).toFixed(2)}x** the second baseline (${rows.map((x) => x.coldRequestRatio.toFixed(2)).join(', ')}) |`,
     `| warm read: the same consumers again | ${med((x) => x.warm).toFixed(0)} (${rows.map((x) => x.warm.toFixed(0)).join(', ')}) | chunk cache hit rate ${(100 * med((x) => x.hitRate)).toFixed(1)}% |`,
     `| reference: the same records read by the same consumers from local disk, before tiering | ${med((x) => x.local).toFixed(0)} (${rows.map((x) => x.local.toFixed(0)).join(', ')}) | |`,
+    '',
+    '',
+    'CPU per MiB read, in milliseconds (user + system, the system part in brackets): the bench process (which hosts the broker), MinIO, and the kcat consumers; medians over rounds.',
+    '',
+    '| phase | bench process | MinIO | kcat |',
+    '| --- | ---: | ---: | ---: |',
+    ...(['rawGet', 'cold', 'warm'] as const).map((phase) => {
+      const per = (f: (c: CpuTimes) => number): string => (med((x) => (x.cpu === null ? 0 : f(x.cpu[phase]) / (x.r.closedBytes / 1_048_576)))).toFixed(2);
+      const label = phase === 'rawGet' ? `raw ${o.chunkMb} MiB GETs` : phase === 'cold' ? 'cold read' : 'warm read';
+      return `| ${label} | ${per((c) => c.self)} (${per((c) => c.selfSystem)}) | ${per((c) => c.other)} | ${per((c) => c.children)} |`;
+    }),
     '',
     `Produce (kcat, acks=all) ran at ${med((x) => x.produce).toFixed(0)} MiB/s. Cold reads issued ${res.rounds.map((r) => r.coldFetches).join(', ')} ranged GETs ` +
       `(${res.rounds.map((r) => `${r.cold.hits} hits / ${r.cold.inFlightHits} in-flight / ${r.cold.misses} misses`).join('; ')}); ` +
       `warm reads: ${res.rounds.map((r) => `${r.warm.hits} hits / ${r.warm.inFlightHits} in-flight / ${r.warm.misses} misses`).join('; ')}.`,
   ];
   return lines.join('\n');
+}
+
+function gitHead(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot(), encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
 }
 
 function minioLabel(): string {
