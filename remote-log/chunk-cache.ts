@@ -18,7 +18,7 @@ export interface ChunkCacheOptions {
   readonly chunkSize: number;
   /** The byte limit (0 disables caching; reads still work). */
   readonly maxBytes: number;
-  /** Chunks fetched ahead after each read. Default 16. */
+  /** Chunks fetched ahead after each read. Default 8. */
   readonly readAheadChunks?: number;
   /** Chunks one request may carry when the source has fetchChunks. Default 2. */
   readonly maxChunksPerRequest?: number;
@@ -65,7 +65,7 @@ export class ChunkCache {
     this.source = options.source;
     this.chunkSize = options.chunkSize;
     this.maxBytes = options.maxBytes;
-    this.readAheadChunks = options.readAheadChunks ?? 16;
+    this.readAheadChunks = options.readAheadChunks ?? 8;
     this.maxChunksPerRequest = options.maxChunksPerRequest ?? 2;
     if (!Number.isSafeInteger(this.maxChunksPerRequest) || this.maxChunksPerRequest < 1) {
       throw new RangeError(`maxChunksPerRequest must be >= 1: ${this.maxChunksPerRequest}`);

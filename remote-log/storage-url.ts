@@ -15,7 +15,7 @@
 // | rsm.config.compression.zstd.level        | 3              | zstd level (1-19)                                          |
 // | rsm.config.manifest.cache.entries        | 1024           | manifests kept in memory                                   |
 // | rsm.config.chunk.cache.size.bytes        | 268435456      | ChunkCache byte limit (read by the RemoteLogManager)       |
-// | rsm.config.chunk.cache.prefetch.chunks   | 16             | ChunkCache read-ahead, in chunks                           |
+// | rsm.config.chunk.cache.prefetch.chunks   | 8              | ChunkCache read-ahead, in chunks                           |
 // | rsm.config.chunk.cache.fetch.chunks      | 2              | chunks one ranged GET carries at most                      |
 // | rsm.config.fetch.worker.threads          | 0              | threads running data GETs off the event loop (0 = none)    |
 // | rsm.config.fs.fsync                      | true           | file://: fsync each object and its directory               |
@@ -171,7 +171,7 @@ export function parseRsmConfig(raw: Readonly<Record<string, string>>): RsmConfig
     zstdLevel: int('compression.zstd.level', DEFAULT_ZSTD_LEVEL, 1, 19),
     manifestCacheEntries: int('manifest.cache.entries', 1024, 1),
     chunkCacheSizeBytes: int('chunk.cache.size.bytes', 256 * 1024 * 1024, 0),
-    chunkCachePrefetchChunks: int('chunk.cache.prefetch.chunks', 16, 0, 1024),
+    chunkCachePrefetchChunks: int('chunk.cache.prefetch.chunks', 8, 0, 1024),
     chunkCacheFetchChunks: int('chunk.cache.fetch.chunks', 2, 1, 1024),
     fetchWorkerThreads: int('fetch.worker.threads', 0, 0, 64),
     fsFsync: bool('fs.fsync', true),

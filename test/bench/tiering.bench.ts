@@ -35,6 +35,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import os from 'node:os';
 import path from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -268,6 +269,8 @@ interface Round {
   coldFetches: number;
   cold: { hits: number; inFlightHits: number; misses: number };
   warm: { hits: number; inFlightHits: number; misses: number };
+  /** The broker's event loop delay during the cold read (how late a ready callback, e.g. a fetch, ran). */
+  coldLoopDelayMs: { p50: number; p90: number; p99: number; max: number } | null;
   /** CPU spent during the first raw GET run, the cold read and the warm read. */
   cpu: { rawGet: CpuTimes; cold: CpuTimes; warm: CpuTimes } | null;
 }
@@ -393,6 +396,7 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
         cold: { hits: 0, inFlightHits: 0, misses: 0 },
         warm: { hits: 0, inFlightHits: 0, misses: 0 },
         cpu: null,
+        coldLoopDelayMs: null,
       };
       rounds.push(round);
       console.log(
@@ -420,13 +424,18 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       const rawBeforeRun = await profiled(r === 0 ? o.profileDir : null, 'raw-get', () => rawGet(s3, minio.bucket, objects, o.chunkMb * 1_048_576));
       if (rawBeforeRun.summary !== null) profiles.push(rawBeforeRun.summary);
       const rawBefore = rawBeforeRun.result;
+      const rawGetCpu = cpuSince(cpu, minio.pid);
       const requestBytes = o.chunkMb * o.fetchChunks * 1_048_576;
       const rawRequestBefore = await rawGet(s3, minio.bucket, objects, requestBytes);
-      const rawGetCpu = cpuSince(cpu, minio.pid);
       const start = rlm.cacheStats().chunks;
       cpu = cpuTimes(minio.pid);
+      const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+      loopDelay.enable();
       const cold = await profiled(r === 0 ? o.profileDir : null, 'cold-read', () => consume(broker.bootstrap, round.topic, ends));
       const coldCpu = cpuSince(cpu, minio.pid);
+      loopDelay.disable();
+      const ms = (ns: number): number => ns / 1e6;
+      round.coldLoopDelayMs = { p50: ms(loopDelay.percentile(50)), p90: ms(loopDelay.percentile(90)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
       if (cold.summary !== null) profiles.push(cold.summary);
       const mid = rlm.cacheStats().chunks;
       const rawAfter = await rawGet(s3, minio.bucket, objects, o.chunkMb * 1_048_576);
@@ -538,11 +547,21 @@ function report(o: Options, res: Results): string {
       return `| ${label} | ${per((c) => c.self)} (${per((c) => c.selfSystem)}) | ${per((c) => c.other)} | ${per((c) => c.children)} |`;
     }),
     '',
+    loopDelayLine(res.rounds),
+    '',
     `Produce (kcat, acks=all) ran at ${med((x) => x.produce).toFixed(0)} MiB/s. Cold reads issued ${res.rounds.map((r) => r.coldFetches).join(', ')} ranged GETs ` +
       `(${res.rounds.map((r) => `${r.cold.hits} hits / ${r.cold.inFlightHits} in-flight / ${r.cold.misses} misses`).join('; ')}); ` +
       `warm reads: ${res.rounds.map((r) => `${r.warm.hits} hits / ${r.warm.inFlightHits} in-flight / ${r.warm.misses} misses`).join('; ')}.`,
   ];
   return lines.join('\n');
+}
+
+function loopDelayLine(rounds: readonly Round[]): string {
+  const each = rounds.map((r) => {
+    const d = r.coldLoopDelayMs;
+    return d === null ? 'n/a' : `p50 ${d.p50.toFixed(1)} / p90 ${d.p90.toFixed(1)} / p99 ${d.p99.toFixed(1)} / max ${d.max.toFixed(1)} ms`;
+  });
+  return `The broker's event loop delay during the cold reads (how late a ready callback, such as a fetch request, ran), per round: ${each.join('; ')}.`;
 }
 
 function gitHead(): string {
