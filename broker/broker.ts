@@ -154,7 +154,7 @@ export class Broker {
       const costRoute = createLiveCostRoute({
         metricsText: () => metrics.registry.metrics(),
         topics: () => liveTopicsFrom(store.list(), (n) => store.logConfig(n), (n) => topics.isInternal(n)),
-        rsm: { chunkSizeBytes: rsm.chunkSizeBytes, multipartThresholdBytes: rsm.s3.multipartThresholdBytes, partSizeBytes: rsm.s3.partSizeBytes },
+        rsm: { chunkSizeBytes: rsm.chunkSizeBytes, chunksPerGet: rsm.chunkCacheFetchChunks, multipartThresholdBytes: rsm.s3.multipartThresholdBytes, partSizeBytes: rsm.s3.partSizeBytes },
         clock,
       });
       broker.http = await startHttpServer({ ...parts, listeners: config.httpListeners, logger: log.child({ component: 'http' }), metrics, routes: { '/v1/cost': costRoute } });

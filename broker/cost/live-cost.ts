@@ -30,7 +30,7 @@ export interface LiveCostSource {
   /** The user topics (internal ones left out). */
   topics(): readonly LiveTopic[];
   /** rsm.config.* values the model reads. */
-  readonly rsm?: { readonly chunkSizeBytes: number; readonly multipartThresholdBytes: number; readonly partSizeBytes: number };
+  readonly rsm?: { readonly chunkSizeBytes: number; readonly chunksPerGet: number; readonly multipartThresholdBytes: number; readonly partSizeBytes: number };
   readonly clock?: Clock;
 }
 
@@ -71,7 +71,7 @@ export function liveWorkload(topics: readonly LiveTopic[], ingressBytesPerSec: n
       segmentBytes: weighted((t) => t.config.segmentBytes, DEFAULT_WORKLOAD.segmentBytes),
       segmentMs: weighted((t) => t.config.segmentMs, DEFAULT_WORKLOAD.segmentMs),
       indexIntervalBytes: weighted((t) => t.config.indexIntervalBytes, DEFAULT_WORKLOAD.indexIntervalBytes),
-      ...(rsm === undefined ? {} : { chunkSizeBytes: rsm.chunkSizeBytes, multipartThresholdBytes: rsm.multipartThresholdBytes, partSizeBytes: rsm.partSizeBytes }),
+      ...(rsm === undefined ? {} : { chunkSizeBytes: rsm.chunkSizeBytes, chunksPerGet: rsm.chunksPerGet, multipartThresholdBytes: rsm.multipartThresholdBytes, partSizeBytes: rsm.partSizeBytes }),
     },
     configuredLocal,
   };

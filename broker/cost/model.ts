@@ -13,8 +13,10 @@
 //     a ListMultipartUploads of the data key (uploads a crash left open are aborted);
 //   orphan sweep: every 5 minutes a LIST of each partition's prefix, plus one of
 //     the whole bucket (1,000 keys per LIST page);
-//   remote read: one ranged GET per rsm.config.chunk.size.bytes chunk, plus the
-//     manifest and the offset index of each segment read (cold caches).
+//   remote read of a segment from its start: one ranged GET for its first chunk
+//     (the reader positions on a batch header), then read-ahead GETs of
+//     rsm.config.chunk.cache.fetch.chunks chunks each, plus the manifest and the
+//     offset index of each segment read (cold caches).
 // Sizes: GiB = 2^30 bytes; a month is 730 hours, as cloud price lists use.
 import type { EffectivePrices } from './price-sheet.js';
 
@@ -59,6 +61,8 @@ export interface Workload {
   readonly readFanout: number;
   /** rsm.config.chunk.size.bytes: the unit of ranged GETs. */
   readonly chunkSizeBytes: number;
+  /** rsm.config.chunk.cache.fetch.chunks: chunks one read-ahead GET carries. */
+  readonly chunksPerGet: number;
   /** rsm.config.s3.multipart.threshold.bytes. */
   readonly multipartThresholdBytes: number;
   /** rsm.config.s3.part.size.bytes. */
@@ -85,6 +89,7 @@ export const DEFAULT_WORKLOAD: Omit<Workload, 'ingressBytesPerSec' | 'retentionM
   remoteReadShare: 0.05,
   readFanout: 1,
   chunkSizeBytes: MIB,
+  chunksPerGet: 2,
   multipartThresholdBytes: 32 * MIB,
   partSizeBytes: 8 * MIB,
   diskHeadroom: 0.3,
@@ -182,6 +187,7 @@ export function validateWorkload(w: Workload): void {
   check(w.remoteReadShare >= 0 && w.remoteReadShare <= 1, `remote read share must be within [0, 1] (got ${w.remoteReadShare})`);
   check(finite(w.readFanout) && w.readFanout >= 0, `read fan-out must be >= 0 (got ${w.readFanout})`);
   check(finite(w.chunkSizeBytes) && w.chunkSizeBytes >= 1, `chunk size must be >= 1 byte (got ${w.chunkSizeBytes})`);
+  check(Number.isInteger(w.chunksPerGet) && w.chunksPerGet >= 1, `chunks per GET must be an integer >= 1 (got ${w.chunksPerGet})`);
   check(finite(w.multipartThresholdBytes) && w.multipartThresholdBytes >= 0, `multipart threshold must be >= 0 (got ${w.multipartThresholdBytes})`);
   check(finite(w.partSizeBytes) && w.partSizeBytes >= 1, `part size must be >= 1 byte (got ${w.partSizeBytes})`);
   check(w.diskHeadroom >= 0 && w.diskHeadroom < 1, `disk headroom must be within [0, 1) (got ${w.diskHeadroom})`);
@@ -239,13 +245,15 @@ export function segmentUpload(
 
 /**
  * GETs to read `bytes` below the local tier from segments of `segmentBytes`,
- * read whole: each segment's chunks (the last one short), its manifest and its
+ * read whole from their start: the first chunk alone, the other chunks (the
+ * last one short) in read-ahead GETs of `chunksPerGet`, the manifest and the
  * offset index (caches cold: the data is older than what they hold).
  */
-export function remoteReadRequests(bytes: number, segmentBytes: number, chunkSizeBytes: number): number {
+export function remoteReadRequests(bytes: number, segmentBytes: number, chunkSizeBytes: number, chunksPerGet = 1): number {
   if (bytes <= 0) return 0;
   const segmentsRead = bytes / segmentBytes;
-  return segmentsRead * (Math.ceil(segmentBytes / chunkSizeBytes) + 2);
+  const chunks = Math.ceil(segmentBytes / chunkSizeBytes);
+  return segmentsRead * (1 + Math.ceil((chunks - 1) / chunksPerGet) + 2);
 }
 
 /**
@@ -317,7 +325,7 @@ function quantities(w: Workload, localRetentionMs: number | null, prices: Effect
     putRequests: segmentsPerMonth * upload.putRequests,
     listRequests,
     deleteRequests: segmentsPerMonth * (upload.deleteRequests + DELETES_PER_EXPIRED_SEGMENT),
-    getRequests: remoteReadRequests(remoteReadBytes, seg, w.chunkSizeBytes),
+    getRequests: remoteReadRequests(remoteReadBytes, seg, w.chunkSizeBytes, w.chunksPerGet),
     remoteReadGiB: remoteReadBytes / GIB,
     replicationGiB,
     replicaMoveGiB,

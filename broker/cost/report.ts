@@ -37,7 +37,7 @@ export function describeInputs(r: CostReport): Array<[string, string]> {
     ['replication factor', String(w.replicationFactor)],
     ['partitions', String(w.partitions)],
     ['segment size', `${formatBytes(w.segmentBytes)} (segment.ms ${formatDuration(w.segmentMs)})`],
-    ['reads', `fan-out ${w.readFanout}, ${(w.remoteReadShare * 100).toFixed(1)}% of consumed bytes below the local tier, chunks of ${formatBytes(w.chunkSizeBytes)}`],
+    ['reads', `fan-out ${w.readFanout}, ${(w.remoteReadShare * 100).toFixed(1)}% of consumed bytes below the local tier, chunks of ${formatBytes(w.chunkSizeBytes)}, ${w.chunksPerGet} per read-ahead GET`],
     ['uploads', `multipart above ${formatBytes(w.multipartThresholdBytes)}, parts of ${formatBytes(w.partSizeBytes)}`],
     ['disk headroom', `${(w.diskHeadroom * 100).toFixed(0)}% kept free`],
     ['replica moves', `${(w.replicaMoveShare * 100).toFixed(0)}% of local replica data per month`],

@@ -63,12 +63,21 @@ describe('uploads of one segment', () => {
 });
 
 describe('reads below the local tier', () => {
-  it('cost one GET per chunk plus the manifest and offset index of each segment', () => {
+  it('cost one GET per chunk (one chunk per GET) plus the manifest and offset index of each segment', () => {
     assert.equal(remoteReadRequests(GIB, GIB, MIB), 1024 + 2);
     assert.equal(remoteReadRequests(2 * GIB, GIB, 4 * MIB), 512 + 4);
     assert.equal(remoteReadRequests(0, GIB, MIB), 0);
     // A segment of 2.5 chunks takes 3 chunk GETs.
     assert.equal(remoteReadRequests(10 * MIB, 2.5 * MIB, MIB), 4 * (3 + 2));
+  });
+
+  it('read ahead in GETs of several chunks after the first chunk', () => {
+    // 1024 chunks: the first alone, 1023 in GETs of 2 (512), manifest and index.
+    assert.equal(remoteReadRequests(GIB, GIB, MIB, 2), 1 + 512 + 2);
+    assert.equal(remoteReadRequests(GIB, GIB, MIB, 8), 1 + 128 + 2);
+    // 48 chunks in GETs of 2, as the calibration on MinIO counted: 1 + 24 + 2 per segment.
+    assert.equal(remoteReadRequests(8 * 48 * MIB, 48 * MIB, MIB, 2), 8 * 27);
+    assert.equal(remoteReadRequests(MIB, MIB, MIB, 2), 3, 'a one-chunk segment');
   });
 });
 
@@ -131,7 +140,8 @@ describe('scenarios', () => {
     const c = costScenario(w, { name: 'local 1h', localRetentionMs: HOUR_MS }, ia, 0);
     const readBytes = 10 * MIB * MONTH_SECONDS * 2 * 0.5;
     close(c.quantities.remoteReadGiB, readBytes / GIB);
-    close(c.quantities.getRequests, (readBytes / GIB) * (1024 + 2));
+    // Per 1 GiB segment: the first 1 MiB chunk, the other 1023 in GETs of 2, manifest and offset index.
+    close(c.quantities.getRequests, (readBytes / GIB) * (1 + 512 + 2));
     close(c.components.getRequests, (c.quantities.getRequests * 0.001) / 1000);
     close(c.components.retrieval, (readBytes / GIB) * 0.01);
   });
