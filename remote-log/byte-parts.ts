@@ -33,32 +33,27 @@ export class ByteParts {
 
   /** CRC-32C of bytes [start, end), continued across parts without copying. */
   crc32c(start: number, end: number): number {
-    this.check(start, end);
     let crc = 0;
-    for (let i = start < end ? this.partAt(start) : this.parts.length; i < this.parts.length; i++) {
-      const base = this.starts[i] as number;
-      if (base >= end) break;
-      const part = this.parts[i] as Buffer;
-      const from = Math.max(0, start - base);
-      const to = Math.min(part.length, end - base);
-      crc = crc32c(from === 0 && to === part.length ? part : part.subarray(from, to), crc);
-    }
+    for (const piece of this.views(start, end)) crc = crc32c(piece, crc);
     return crc >>> 0;
   }
 
   /** Bytes [start, end) as views into the parts. */
   slice(start: number, end: number): Buffer[] {
+    return [...this.views(start, end)];
+  }
+
+  /** The views into the parts that make up bytes [start, end), in order. */
+  private *views(start: number, end: number): Generator<Buffer> {
     this.check(start, end);
-    const out: Buffer[] = [];
     for (let i = start < end ? this.partAt(start) : this.parts.length; i < this.parts.length; i++) {
       const base = this.starts[i] as number;
       if (base >= end) break;
       const part = this.parts[i] as Buffer;
       const from = Math.max(0, start - base);
       const to = Math.min(part.length, end - base);
-      out.push(from === 0 && to === part.length ? part : part.subarray(from, to));
+      yield from === 0 && to === part.length ? part : part.subarray(from, to);
     }
-    return out;
   }
 
   private check(start: number, end: number): void {

@@ -74,30 +74,16 @@ export class FileSystemObjectStore implements ObjectStore {
   }
 
   async get(key: string, range?: ByteRange, signal?: AbortSignal): Promise<Buffer> {
-    throwIfAborted(signal, `get ${key}`);
-    let handle: FileHandle | undefined;
-    try {
-      handle = await open(this.pathOf(key), 'r');
-      const { size } = await handle.stat();
-      const { start, end } = clampRange(size, range);
-      const buf = Buffer.allocUnsafe(end - start);
-      let filled = 0;
-      while (filled < buf.length) {
-        throwIfAborted(signal, `get ${key}`);
-        const { bytesRead } = await handle.read(buf, filled, buf.length - filled, start + filled);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
-      }
-      return filled === buf.length ? buf : buf.subarray(0, filled);
-    } catch (e) {
-      if (errnoCode(e) === 'ENOENT') throw new RemoteResourceNotFoundError(`${this.description}/${key} does not exist`, { cause: e });
-      throw this.wrap(e, `get ${key}`);
-    } finally {
-      await handle?.close().catch(() => {});
-    }
+    const [bytes] = await this.readPieces(key, range, (length) => [length], signal);
+    return bytes ?? Buffer.alloc(0);
   }
 
   async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal): Promise<Buffer[]> {
+    return this.readPieces(key, range, () => lengths, signal);
+  }
+
+  /** Reads the (clamped) range into fresh buffers of the lengths `cut` gives for its size, stopping at the end of the file. */
+  private async readPieces(key: string, range: ByteRange | undefined, cut: (length: number) => readonly number[], signal?: AbortSignal): Promise<Buffer[]> {
     throwIfAborted(signal, `get ${key}`);
     let handle: FileHandle | undefined;
     try {
@@ -106,7 +92,7 @@ export class FileSystemObjectStore implements ObjectStore {
       const { start, end } = clampRange(size, range);
       const out: Buffer[] = [];
       let position = start;
-      for (const n of lengths) {
+      for (const n of cut(end - start)) {
         if (position >= end) break;
         const buf = Buffer.allocUnsafeSlow(Math.min(n, end - position));
         let filled = 0;
