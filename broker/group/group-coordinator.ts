@@ -22,6 +22,7 @@ import {
 import { parseGroupState, type GroupState } from './group-state.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { KeyedTimers } from './keyed-timers.js';
+import { PendingTxnOffsets } from './txn-offsets.js';
 import { isOffsetExpired, OffsetStore } from './offset-store.js';
 import { appendErrorCode, OffsetsTopicWriter, partitionForGroup, type OffsetsTopicLog } from './offsets-topic.js';
 import type {
@@ -63,6 +64,7 @@ export class GroupCoordinator {
   private readonly timers: KeyedTimers;
   private readonly manager: ClassicGroupManager;
   private readonly offsets = new OffsetStore();
+  private readonly pendingTxnOffsets = new PendingTxnOffsets();
   private readonly locks = new KeyedMutex();
   private phase: Phase = 'loading';
   private expiryTimer: TimerHandle | null = null;
@@ -299,6 +301,58 @@ export class GroupCoordinator {
       for (const a of accepted) this.offsets.put(p.groupId, a.topic, a.partition, a.value);
       return result;
     });
+  }
+
+  /**
+   * TxnOffsetCommit: validated as a commit (generation -1 skips the member
+   * checks, as Kafka does for transactional commits), then held pending until
+   * the producer's transaction ends (`completeTxnOffsets`).
+   */
+  async txnCommitOffsets(p: OffsetCommitParams & { readonly producerId: bigint }): Promise<OffsetCommitResult> {
+    const allWith = (errorCode: number): OffsetCommitResult => ({
+      topics: p.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((x) => ({ partitionIndex: x.partitionIndex, errorCode })) })),
+    });
+    const unavailable = this.unavailable();
+    if (unavailable !== ErrorCode.NONE) return allWith(unavailable);
+    if (p.groupId === '') return allWith(ErrorCode.INVALID_GROUP_ID);
+    const group = this.manager.groups.get(p.groupId);
+    if (group !== undefined && p.generationId >= 0) {
+      const invalid = validateOffsetCommit(group, p);
+      if (invalid !== ErrorCode.NONE) return allWith(invalid);
+    } else if (group === undefined && p.generationId >= 0) {
+      return allWith(ErrorCode.ILLEGAL_GENERATION);
+    }
+    const now = this.clock.now();
+    return {
+      topics: p.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((x) => {
+          const metadata = x.committedMetadata ?? '';
+          if (metadata.length > this.config.offsetMetadataMaxBytes) return { partitionIndex: x.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE };
+          const value = { committedOffset: x.committedOffset, leaderEpoch: x.committedLeaderEpoch, metadata, commitTimestampMs: now, expireTimestampMs: null };
+          this.pendingTxnOffsets.add(p.producerId, p.groupId, { topic: t.name, partition: x.partitionIndex, value });
+          return { partitionIndex: x.partitionIndex, errorCode: ErrorCode.NONE };
+        }),
+      })),
+    };
+  }
+
+  /** The end of a producer's transaction: its pending offsets become committed (written to __consumer_offsets) or are dropped. */
+  async completeTxnOffsets(producerId: bigint, committed: boolean): Promise<void> {
+    const byGroup = this.pendingTxnOffsets.take(producerId);
+    if (!committed) return;
+    for (const [groupId, offsets] of byGroup) {
+      await this.locks.run(groupId, async () => {
+        if (!this.manager.groups.has(groupId)) this.manager.createGroup(groupId);
+        await this.write(groupId, offsets.map((o) => ({ type: 'offsetCommit', groupId, topic: o.topic, partition: o.partition, value: o.value })));
+        for (const o of offsets) this.offsets.put(groupId, o.topic, o.partition, o.value);
+      });
+    }
+  }
+
+  /** Whether an open transaction holds an offset for the partition (OffsetFetch requireStable). */
+  hasPendingTxnOffset(groupId: string, topic: string, partition: number): boolean {
+    return this.pendingTxnOffsets.isPending(groupId, topic, partition);
   }
 
   /** OffsetFetch for one or more groups; an unknown group answers -1 for every partition, without error. */
