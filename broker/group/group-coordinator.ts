@@ -22,7 +22,7 @@ import {
 import { parseGroupState, type GroupState } from './group-state.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { KeyedTimers } from './keyed-timers.js';
-import { PendingTxnOffsets } from './txn-offsets.js';
+import { PendingTxnOffsets, type PendingOffset } from './txn-offsets.js';
 import { isOffsetExpired, OffsetStore } from './offset-store.js';
 import { appendErrorCode, OffsetsTopicWriter, partitionForGroup, type OffsetsTopicLog } from './offsets-topic.js';
 import type {
@@ -111,11 +111,22 @@ export class GroupCoordinator {
     for (let p = 0; p < this.config.offsetsTopicNumPartitions; p++) {
       for await (const raw of this.log.readAll(p)) {
         records++;
+        if (raw.producerId !== undefined && raw.marker !== undefined) {
+          this.replayTxnEnd(raw.producerId, raw.marker === 'COMMIT');
+          continue;
+        }
         let record: CoordinatorRecord;
         try {
           record = decodeCoordinatorRecord(raw);
         } catch (err) {
           this.logger.warn({ err, partition: p }, 'skipping undecodable __consumer_offsets record');
+          continue;
+        }
+        if (raw.producerId !== undefined) {
+          // A TxnOffsetCommit: pending until its transaction's marker.
+          if (record.type === 'offsetCommit' && record.value !== null) {
+            this.pendingTxnOffsets.add(raw.producerId, record.groupId, { topic: record.topic, partition: record.partition, value: record.value });
+          }
           continue;
         }
         this.replay(record);
@@ -156,6 +167,15 @@ export class GroupCoordinator {
       case 'unknown':
         this.logger.debug({ keyVersion: record.keyVersion }, 'ignoring non-classic group record');
         return;
+    }
+  }
+
+  /** A transaction's marker: its pending offsets become committed, or are dropped. */
+  private replayTxnEnd(producerId: bigint, committed: boolean): void {
+    const byGroup = this.pendingTxnOffsets.take(producerId);
+    if (!committed) return;
+    for (const [groupId, offsets] of byGroup) {
+      for (const o of offsets) this.replay({ type: 'offsetCommit', groupId, topic: o.topic, partition: o.partition, value: o.value });
     }
   }
 
@@ -305,10 +325,11 @@ export class GroupCoordinator {
 
   /**
    * TxnOffsetCommit: validated as a commit (generation -1 skips the member
-   * checks, as Kafka does for transactional commits), then held pending until
-   * the producer's transaction ends (`completeTxnOffsets`).
+   * checks, as Kafka does for transactional commits), written to the group's
+   * partition as a transactional batch of the producer, then held pending
+   * until the transaction's marker (`completeTxnOffsets`, or the replay).
    */
-  async txnCommitOffsets(p: OffsetCommitParams & { readonly producerId: bigint }): Promise<OffsetCommitResult> {
+  async txnCommitOffsets(p: OffsetCommitParams & { readonly producerId: bigint; readonly producerEpoch: number }): Promise<OffsetCommitResult> {
     const allWith = (errorCode: number): OffsetCommitResult => ({
       topics: p.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((x) => ({ partitionIndex: x.partitionIndex, errorCode })) })),
     });
@@ -323,31 +344,40 @@ export class GroupCoordinator {
       return allWith(ErrorCode.ILLEGAL_GENERATION);
     }
     const now = this.clock.now();
-    return {
+    const accepted: PendingOffset[] = [];
+    const result: OffsetCommitResult = {
       topics: p.topics.map((t) => ({
         name: t.name,
         partitions: t.partitions.map((x) => {
           const metadata = x.committedMetadata ?? '';
-          if (metadata.length > this.config.offsetMetadataMaxBytes) return { partitionIndex: x.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE };
+          if (metadata.length > this.config.offsetMetadataMaxBytes) return { partitionIndex: x.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE as number };
           const value = { committedOffset: x.committedOffset, leaderEpoch: x.committedLeaderEpoch, metadata, commitTimestampMs: now, expireTimestampMs: null };
-          this.pendingTxnOffsets.add(p.producerId, p.groupId, { topic: t.name, partition: x.partitionIndex, value });
-          return { partitionIndex: x.partitionIndex, errorCode: ErrorCode.NONE };
+          accepted.push({ topic: t.name, partition: x.partitionIndex, value });
+          return { partitionIndex: x.partitionIndex, errorCode: ErrorCode.NONE as number };
         }),
       })),
     };
+    if (accepted.length === 0) return result;
+    try {
+      // Written as a transactional batch of the producer: the transaction's marker in this partition decides it.
+      const records = accepted.map((a) => encodeCoordinatorRecord({ type: 'offsetCommit', groupId: p.groupId, topic: a.topic, partition: a.partition, value: a.value }));
+      await this.writer.appendTransactional(this.partitionFor(p.groupId), records, { producerId: p.producerId, producerEpoch: p.producerEpoch });
+    } catch (err) {
+      this.logger.warn({ err, groupId: p.groupId }, 'failed to persist transactional offset commit');
+      const code = appendErrorCode(err);
+      for (const t of result.topics) for (const x of t.partitions) if (x.errorCode === ErrorCode.NONE) x.errorCode = code;
+      return result;
+    }
+    for (const a of accepted) this.pendingTxnOffsets.add(p.producerId, p.groupId, a);
+    return result;
   }
 
-  /** The end of a producer's transaction: its pending offsets become committed (written to __consumer_offsets) or are dropped. */
+  /**
+   * The end of a producer's transaction, once its marker is in the group's
+   * partition: its pending offsets become committed, or are dropped.
+   */
   async completeTxnOffsets(producerId: bigint, committed: boolean): Promise<void> {
-    const byGroup = this.pendingTxnOffsets.take(producerId);
-    if (!committed) return;
-    for (const [groupId, offsets] of byGroup) {
-      await this.locks.run(groupId, async () => {
-        if (!this.manager.groups.has(groupId)) this.manager.createGroup(groupId);
-        await this.write(groupId, offsets.map((o) => ({ type: 'offsetCommit', groupId, topic: o.topic, partition: o.partition, value: o.value })));
-        for (const o of offsets) this.offsets.put(groupId, o.topic, o.partition, o.value);
-      });
-    }
+    this.replayTxnEnd(producerId, committed);
   }
 
   /** Whether an open transaction holds an offset for the partition (OffsetFetch requireStable). */

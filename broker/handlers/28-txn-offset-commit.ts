@@ -1,7 +1,8 @@
 // TxnOffsetCommit (key 28), versions 0-4: offsets committed inside a
 // transaction. The producer must own the transactional id with the current
 // epoch and have added the group (AddOffsetsToTxn); the group coordinator then
-// holds the offsets pending until the transaction's end decides them.
+// writes the offsets into __consumer_offsets as a transactional batch of the
+// producer and holds them pending: the transaction's marker decides them.
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { TxnOffsetCommitRequest, TxnOffsetCommitResponse } from '../protocol/messages/txn-offset-commit.js';
@@ -26,6 +27,7 @@ export const handler: ApiHandler<TxnOffsetCommitRequest, TxnOffsetCommitResponse
     const r = await broker.groups.txnCommitOffsets({
       groupId: req.groupId,
       producerId: req.producerId,
+      producerEpoch: req.producerEpoch,
       generationId: ctx.apiVersion >= 3 ? req.generationId : -1,
       memberId: ctx.apiVersion >= 3 ? req.memberId : '',
       groupInstanceId: ctx.apiVersion >= 3 ? req.groupInstanceId : null,

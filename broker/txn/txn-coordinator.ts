@@ -120,6 +120,7 @@ export class TxnCoordinator {
     for (let p = 0; p < this.config.numPartitions; p++) {
       for await (const raw of this.options.log.readAll(p)) {
         records++;
+        if (raw.marker !== undefined) continue;
         try {
           const { transactionalId, metadata } = decodeTxnRecord(raw);
           if (metadata === null) this.txns.delete(transactionalId);

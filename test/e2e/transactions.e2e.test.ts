@@ -102,8 +102,25 @@ test('kafkajs: sendOffsets commits the group offsets only when the transaction c
   await t2.sendOffsets({ consumerGroupId: groupId, topics: [{ topic, partitions: [{ partition: 0, offset: '7' }] }] });
   await t2.commit();
   assert.equal(await committedOffset(), '7');
+
+  // An open transaction's offset at a restart: replayed as pending, then dropped by the fencing abort.
+  const t3 = await producer.transaction();
+  await t3.send({ topic, messages: [{ value: 'x' }] });
+  await t3.sendOffsets({ consumerGroupId: groupId, topics: [{ topic, partitions: [{ partition: 0, offset: '9' }] }] });
   await admin.disconnect();
   await producer.disconnect();
+  broker = await broker.restart();
+  assert.equal(broker.broker.context.groups.hasPendingTxnOffset(groupId, topic, 0), true);
+  const admin2 = kafka().admin();
+  await admin2.connect();
+  const offsetNow = async (): Promise<string> => (await admin2.fetchOffsets({ groupId, topics: [topic] }))[0]!.partitions[0]!.offset;
+  assert.equal(await offsetNow(), '7', 'the committed transaction’s offset survives the restart');
+  const next = await txProducer('tx-offsets');
+  await next.transaction();
+  assert.equal(broker.broker.context.groups.hasPendingTxnOffset(groupId, topic, 0), false);
+  assert.equal(await offsetNow(), '7', 'the aborted transaction’s offset is dropped');
+  await admin2.disconnect();
+  await next.disconnect();
 });
 
 test('restart: state survives; an open transaction is aborted by the next InitProducerId', async () => {
