@@ -12,7 +12,8 @@
 // and acks=1 both mean "appended to the leader's log".
 // A transactional batch is appended only when its producer's transaction is
 // ongoing with the partition added (Kafka's produce-side verification):
-// otherwise INVALID_TXN_STATE, or INVALID_PRODUCER_EPOCH for a fenced epoch.
+// otherwise INVALID_TXN_STATE, or PRODUCER_FENCED for another epoch (what
+// Kafka's verification through the coordinator answers).
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type {

@@ -271,14 +271,15 @@ export class TxnCoordinator {
   /**
    * Whether a producer's transactional batch may be appended to a partition:
    * its transaction must be ongoing with the partition added (Kafka's
-   * produce-side verification), with the current epoch.
+   * produce-side verification, INVALID_TXN_STATE), with the current epoch
+   * (else PRODUCER_FENCED).
    */
   verifyProduce(producerId: bigint, producerEpoch: number, topic: string, partition: number): number {
     const id = this.byProducerId.get(producerId);
     const m = id === undefined ? undefined : this.txns.get(id);
     if (m === undefined || m.producerId !== producerId) return ErrorCode.INVALID_TXN_STATE;
-    if (producerEpoch < m.producerEpoch) return ErrorCode.INVALID_PRODUCER_EPOCH;
-    if (producerEpoch > m.producerEpoch) return ErrorCode.INVALID_TXN_STATE;
+    // As the coordinator answers Kafka's verification (AddPartitionsToTxn verifyOnly): another epoch is fenced.
+    if (producerEpoch !== m.producerEpoch) return ErrorCode.PRODUCER_FENCED;
     if (m.state !== 'Ongoing' || !m.partitions.has(tpKey(topic, partition))) return ErrorCode.INVALID_TXN_STATE;
     return ErrorCode.NONE;
   }

@@ -99,7 +99,7 @@ test('a timed-out transaction is aborted with an epoch bump that fences its prod
   assert.deepEqual(h.markers.map((x) => `${x.marker.type}@${x.marker.producerEpoch}`), [`ABORT@${producerEpoch + 1}`]);
   assert.deepEqual(h.completed, [{ producerId, committed: false }]);
   assert.equal(await h.coordinator.endTxn('t', producerId, producerEpoch, true), ErrorCode.PRODUCER_FENCED);
-  assert.equal(h.coordinator.verifyProduce(producerId, producerEpoch, 'a', 0), ErrorCode.INVALID_PRODUCER_EPOCH);
+  assert.equal(h.coordinator.verifyProduce(producerId, producerEpoch, 'a', 0), ErrorCode.PRODUCER_FENCED);
   assert.ok(h.scheduler.pending > 0, 'the abort check stays scheduled');
   await h.coordinator.close();
 });
