@@ -168,42 +168,57 @@ export class TxnCoordinator {
     return this.locks.run(transactionalId, async () => {
       let m = this.txns.get(transactionalId);
       if (m === undefined) m = newTxnMetadata(transactionalId, await this.options.producerIds.nextProducerId(), txnTimeoutMs, this.clock.now());
+      // Kafka's isValidProducerId: the epoch is checked when it is bumped below.
+      if (
+        expected !== null &&
+        !(m.producerEpoch === NO_PRODUCER_EPOCH || expected.producerId === m.producerId || (expected.producerId === m.lastProducerId && bumpedEpoch(expected.producerEpoch) === null))
+      ) {
+        return fail(ErrorCode.PRODUCER_FENCED);
+      }
       switch (m.state) {
         case 'PrepareCommit':
         case 'PrepareAbort':
         case 'PrepareEpochFence':
         case 'Dead':
           return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
+        case 'Ongoing':
+          // Fence the previous producer and abort its transaction; the client retries.
+          await this.fenceAndAbort(m);
+          return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
         default:
-      }
-      if (expected !== null && m.producerEpoch !== NO_PRODUCER_EPOCH) {
-        const current = expected.producerId === m.producerId && expected.producerEpoch === m.producerEpoch;
-        const retry = expected.producerId === m.lastProducerId || (expected.producerId === m.producerId && expected.producerEpoch === m.lastProducerEpoch);
-        if (retry && m.state === 'Empty' && m.lastProducerEpoch !== NO_PRODUCER_EPOCH) {
-          // A retried request whose bump already happened: answer the same id and epoch.
-          return { errorCode: ErrorCode.NONE, producerId: m.producerId, producerEpoch: m.producerEpoch };
-        }
-        if (!current) return fail(ErrorCode.PRODUCER_FENCED);
-      }
-      if (m.state === 'Ongoing') {
-        // Fence the previous producer and abort its transaction; the client retries.
-        await this.fenceAndAbort(m);
-        return fail(ErrorCode.CONCURRENT_TRANSACTIONS);
       }
       const now = this.clock.now();
       let producerId = m.producerId;
       let lastProducerId = m.lastProducerId;
-      let producerEpoch = m.producerEpoch === NO_PRODUCER_EPOCH ? 0 : bumpedEpoch(m.producerEpoch);
-      if (producerEpoch === null) {
+      let producerEpoch: number;
+      let lastProducerEpoch: number;
+      if (m.producerEpoch !== NO_PRODUCER_EPOCH && bumpedEpoch(m.producerEpoch) === null && (expected === null || expected.producerEpoch === m.producerEpoch)) {
+        // Epoch exhausted: rotate to a new producer id.
         lastProducerId = m.producerId;
         producerId = await this.options.producerIds.nextProducerId();
         producerEpoch = 0;
+        lastProducerEpoch = expected === null ? NO_PRODUCER_EPOCH : m.producerEpoch;
+      } else {
+        const bumped = m.producerEpoch === NO_PRODUCER_EPOCH ? 0 : (bumpedEpoch(m.producerEpoch) ?? m.producerEpoch);
+        if (expected === null) {
+          producerEpoch = bumped;
+          lastProducerEpoch = NO_PRODUCER_EPOCH;
+        } else if (m.producerEpoch === NO_PRODUCER_EPOCH || expected.producerEpoch === m.producerEpoch) {
+          producerEpoch = bumped;
+          lastProducerEpoch = m.producerEpoch;
+        } else if (expected.producerEpoch === m.lastProducerEpoch) {
+          // A retry of a bump whose answer the producer missed: the same id and epoch again.
+          producerEpoch = m.producerEpoch;
+          lastProducerEpoch = m.lastProducerEpoch;
+        } else {
+          return fail(ErrorCode.PRODUCER_FENCED);
+        }
       }
       const next = transition(m, 'Empty', {
         producerId,
         lastProducerId,
         producerEpoch,
-        lastProducerEpoch: m.producerEpoch,
+        lastProducerEpoch,
         txnTimeoutMs,
         txnStartTimestampMs: -1,
         txnLastUpdateTimestampMs: now,

@@ -3,9 +3,10 @@ import { test } from 'node:test';
 import { ManualClock } from '../../../broker/clock.js';
 import { ManualScheduler } from '../../../broker/scheduler.js';
 import { ErrorCode } from '../../../broker/protocol/errors.js';
-import { MemoryOffsetsTopicLog } from '../../../broker/group/offsets-topic.js';
+import { MemoryOffsetsTopicLog, partitionForGroup } from '../../../broker/group/offsets-topic.js';
+import { encodeTxnRecord } from '../../../broker/txn/txn-records.js';
 import { TxnCoordinator, type TxnMarker } from '../../../broker/txn/txn-coordinator.js';
-import type { TopicPartition } from '../../../broker/txn/txn-state.js';
+import { newTxnMetadata, type TopicPartition } from '../../../broker/txn/txn-state.js';
 
 interface Harness {
   clock: ManualClock;
@@ -47,11 +48,13 @@ test('InitProducerId: timeout validated, new id at epoch 0, epoch bumped on each
   assert.equal((await h.coordinator.initProducerId('t', 0, null)).errorCode, ErrorCode.INVALID_TRANSACTION_TIMEOUT);
   assert.deepEqual(await h.coordinator.initProducerId('t', 10_000, null), { errorCode: 0, producerId: 100n, producerEpoch: 0 });
   assert.deepEqual(await h.coordinator.initProducerId('t', 10_000, null), { errorCode: 0, producerId: 100n, producerEpoch: 1 });
-  // KIP-360: a retry carrying the epoch before the last bump gets the same answer; an unknown epoch is fenced.
-  assert.deepEqual(await h.coordinator.initProducerId('t', 10_000, { producerId: 100n, producerEpoch: 0 }), { errorCode: 0, producerId: 100n, producerEpoch: 1 });
-  assert.equal((await h.coordinator.initProducerId('t', 10_000, { producerId: 100n, producerEpoch: 5 })).errorCode, ErrorCode.PRODUCER_FENCED);
-  assert.equal((await h.coordinator.initProducerId('t', 10_000, { producerId: 99n, producerEpoch: 1 })).errorCode, ErrorCode.PRODUCER_FENCED);
+  // KIP-360: the producer's current id/epoch bumps; a retry of that bump (the epoch before it) gets the same
+  // answer; another epoch, or another producer id, is fenced.
   assert.deepEqual(await h.coordinator.initProducerId('t', 10_000, { producerId: 100n, producerEpoch: 1 }), { errorCode: 0, producerId: 100n, producerEpoch: 2 });
+  assert.deepEqual(await h.coordinator.initProducerId('t', 10_000, { producerId: 100n, producerEpoch: 1 }), { errorCode: 0, producerId: 100n, producerEpoch: 2 });
+  assert.equal((await h.coordinator.initProducerId('t', 10_000, { producerId: 100n, producerEpoch: 0 })).errorCode, ErrorCode.PRODUCER_FENCED);
+  assert.equal((await h.coordinator.initProducerId('t', 10_000, { producerId: 99n, producerEpoch: 2 })).errorCode, ErrorCode.PRODUCER_FENCED);
+  assert.deepEqual(await h.coordinator.initProducerId('t', 10_000, { producerId: 100n, producerEpoch: 2 }), { errorCode: 0, producerId: 100n, producerEpoch: 3 });
   await h.coordinator.close();
 });
 
@@ -148,4 +151,15 @@ test('reload: state comes back; a transaction left in PrepareCommit gets its mar
   const h5 = await harness(truncated, h.clock);
   assert.equal(h5.coordinator.describe('half'), undefined, 'the tombstone is replayed');
   for (const x of [h2, h4, h5]) await x.coordinator.close();
+});
+
+test('an exhausted epoch rotates to a new producer id; a retry with the old id is answered the same', async () => {
+  const log = new MemoryOffsetsTopicLog();
+  const seeded = { ...newTxnMetadata('t', 42n, 10_000, 1), producerEpoch: 32766 };
+  await log.append(partitionForGroup('t', 3), [encodeTxnRecord(seeded)]);
+  const h = await harness(log);
+  assert.deepEqual(await h.coordinator.initProducerId('t', 10_000, { producerId: 42n, producerEpoch: 32766 }), { errorCode: 0, producerId: 100n, producerEpoch: 0 });
+  assert.equal(h.coordinator.describe('t')?.lastProducerId, 42n);
+  assert.deepEqual(await h.coordinator.initProducerId('t', 10_000, { producerId: 42n, producerEpoch: 32766 }), { errorCode: 0, producerId: 100n, producerEpoch: 0 });
+  await h.coordinator.close();
 });
