@@ -22,7 +22,8 @@ import {
 import { parseGroupState, type GroupState } from './group-state.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { KeyedTimers } from './keyed-timers.js';
-import { PendingTxnOffsets, type PendingOffset } from './txn-offsets.js';
+import { PendingTxnOffsets, acceptTxnOffsets } from './txn-offsets.js';
+import { expirationBase, groupOffsets, offsetTombstone, validateOffsetCommit } from './offset-rules.js';
 import { isOffsetExpired, OffsetStore } from './offset-store.js';
 import { appendErrorCode, OffsetsTopicWriter, partitionForGroup, type OffsetsTopicLog } from './offsets-topic.js';
 import type {
@@ -343,20 +344,7 @@ export class GroupCoordinator {
     } else if (group === undefined && p.generationId >= 0) {
       return allWith(ErrorCode.ILLEGAL_GENERATION);
     }
-    const now = this.clock.now();
-    const accepted: PendingOffset[] = [];
-    const result: OffsetCommitResult = {
-      topics: p.topics.map((t) => ({
-        name: t.name,
-        partitions: t.partitions.map((x) => {
-          const metadata = x.committedMetadata ?? '';
-          if (metadata.length > this.config.offsetMetadataMaxBytes) return { partitionIndex: x.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE as number };
-          const value = { committedOffset: x.committedOffset, leaderEpoch: x.committedLeaderEpoch, metadata, commitTimestampMs: now, expireTimestampMs: null };
-          accepted.push({ topic: t.name, partition: x.partitionIndex, value });
-          return { partitionIndex: x.partitionIndex, errorCode: ErrorCode.NONE as number };
-        }),
-      })),
-    };
+    const { result, accepted } = acceptTxnOffsets(p, this.clock.now(), this.config.offsetMetadataMaxBytes);
     if (accepted.length === 0) return result;
     try {
       // Written as a transactional batch of the producer: the transaction's marker in this partition decides it.
@@ -392,44 +380,7 @@ export class GroupCoordinator {
       if (unavailable !== ErrorCode.NONE) return { groupId: g.groupId, errorCode: unavailable, topics: [] };
       if (g.groupId === '') return { groupId: g.groupId, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
       const group = this.manager.groups.get(g.groupId);
-      const known = group !== undefined && group.state !== 'Dead';
-      if (g.topics === null) {
-        const byTopic = new Map<string, OffsetFetchGroupResult['topics'][number]>();
-        if (known) {
-          for (const o of this.offsets.list(g.groupId)) {
-            let t = byTopic.get(o.topic);
-            if (t === undefined) {
-              t = { name: o.topic, partitions: [] };
-              byTopic.set(o.topic, t);
-            }
-            t.partitions.push({
-              partitionIndex: o.partition,
-              committedOffset: o.value.committedOffset,
-              committedLeaderEpoch: o.value.leaderEpoch,
-              metadata: o.value.metadata,
-              errorCode: ErrorCode.NONE,
-            });
-          }
-        }
-        return { groupId: g.groupId, errorCode: ErrorCode.NONE, topics: [...byTopic.values()] };
-      }
-      return {
-        groupId: g.groupId,
-        errorCode: ErrorCode.NONE,
-        topics: g.topics.map((t) => ({
-          name: t.name,
-          partitions: t.partitionIndexes.map((partitionIndex) => {
-            const o = known ? this.offsets.get(g.groupId, t.name, partitionIndex) : undefined;
-            return {
-              partitionIndex,
-              committedOffset: o?.committedOffset ?? -1n,
-              committedLeaderEpoch: o?.leaderEpoch ?? -1,
-              metadata: o?.metadata ?? '',
-              errorCode: ErrorCode.NONE,
-            };
-          }),
-        })),
-      };
+      return groupOffsets(this.offsets, g, group !== undefined && group.state !== 'Dead');
     });
   }
 
@@ -644,39 +595,4 @@ export class GroupCoordinator {
       memberIds: g.allMembers().map((m) => m.memberId),
     };
   }
-}
-
-function offsetTombstone(groupId: string, topic: string, partition: number): CoordinatorRecord {
-  return { type: 'offsetCommit', groupId, topic, partition, value: null };
-}
-
-/** Kafka's ClassicGroup.validateOffsetCommit. */
-function validateOffsetCommit(group: ClassicGroup, p: OffsetCommitParams): number {
-  if (group.state === 'Dead') return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-  // Generation -1 comes from admin tools and consumers outside group management.
-  if (p.generationId < 0 && group.state === 'Empty') return ErrorCode.NONE;
-  if (p.generationId >= 0 || p.memberId !== '' || p.groupInstanceId !== null) {
-    const invalid = group.validateMember(p.memberId, p.groupInstanceId);
-    if (invalid !== ErrorCode.NONE) return invalid;
-    if (p.generationId !== group.generationId) return ErrorCode.ILLEGAL_GENERATION;
-  } else if (group.state !== 'Empty') {
-    return ErrorCode.UNKNOWN_MEMBER_ID;
-  }
-  if (group.state === 'CompletingRebalance') return ErrorCode.REBALANCE_IN_PROGRESS;
-  return ErrorCode.NONE;
-}
-
-/** Kafka's offsetExpirationCondition: which timestamp an offset's retention counts from, or null (never). */
-function expirationBase(group: ClassicGroup): ((o: OffsetAndMetadata) => number) | null {
-  if (group.protocolType !== null) {
-    if (group.state === 'Empty') {
-      const since = group.stateTimestamp;
-      return (o) => since ?? o.commitTimestampMs;
-    }
-    if (group.usesConsumerProtocol() && group.subscribedTopics !== null && group.state === 'Stable') {
-      return (o) => o.commitTimestampMs;
-    }
-    return null;
-  }
-  return (o) => o.commitTimestampMs;
 }

@@ -1,7 +1,9 @@
 // Offsets committed inside a transaction (TxnOffsetCommit), held per producer
 // until the transaction ends: the coordinator materializes them as committed
 // offsets on commit and drops them on abort. Pure data.
+import { ErrorCode } from '../protocol/errors.js';
 import type { OffsetAndMetadata } from './group-records.js';
+import type { OffsetCommitParams, OffsetCommitResult } from './types.js';
 
 export interface PendingOffset {
   readonly topic: string;
@@ -47,4 +49,22 @@ export class PendingTxnOffsets {
     for (const groups of this.byProducer.values()) if (groups.has(groupId)) return true;
     return false;
   }
+}
+
+/** The answer to a TxnOffsetCommit before it is written: OFFSET_METADATA_TOO_LARGE where due, the rest accepted. */
+export function acceptTxnOffsets(p: OffsetCommitParams, now: number, offsetMetadataMaxBytes: number): { result: OffsetCommitResult; accepted: PendingOffset[] } {
+  const accepted: PendingOffset[] = [];
+  const result: OffsetCommitResult = {
+    topics: p.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((x) => {
+        const metadata = x.committedMetadata ?? '';
+        if (metadata.length > offsetMetadataMaxBytes) return { partitionIndex: x.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE as number };
+        const value = { committedOffset: x.committedOffset, leaderEpoch: x.committedLeaderEpoch, metadata, commitTimestampMs: now, expireTimestampMs: null };
+        accepted.push({ topic: t.name, partition: x.partitionIndex, value });
+        return { partitionIndex: x.partitionIndex, errorCode: ErrorCode.NONE as number };
+      }),
+    })),
+  };
+  return { result, accepted };
 }
