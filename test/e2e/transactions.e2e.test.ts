@@ -3,11 +3,17 @@
 // read_uncommitted ones; sendOffsets commits the group's offsets only when the
 // transaction commits; the coordinator's state survives a restart, and a
 // transaction left open across a restart is aborted by the next
-// InitProducerId of the same transactional id.
+// InitProducerId of the same transactional id; a transactional produce outside
+// the producer's transaction is refused.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { startSedimentInProcess, type InProcessSediment } from '../support/sediment.js';
+import type { RequestContext } from '../../broker/handlers/api-handler.js';
+import { handler as produceHandler } from '../../broker/handlers/00-produce.js';
+import { silentLogger } from '../../broker/logger.js';
+import { ErrorCode } from '../../broker/protocol/errors.js';
+import { buildRecordBatch } from '../../broker/protocol/record-batch.js';
 
 let broker: InProcessSediment;
 
@@ -169,5 +175,27 @@ test('an open transaction past its timeout is aborted by the coordinator and its
   }
   assert.equal(part.lastStableOffset, part.highWatermark);
   await assert.rejects(t.commit());
+  await p.disconnect();
+});
+
+test('a transactional batch for a partition outside the producer’s transaction is refused', async () => {
+  const topic = 'txn-verify';
+  await createTopic(topic, 2);
+  const p = await txProducer('tx-verify');
+  const t = await p.transaction();
+  await t.send({ topic, messages: [{ value: 'in-txn', partition: 0 }] });
+  const meta = broker.broker.context.txns.describe('tx-verify')!;
+  const ctx: RequestContext = { apiKey: 0, apiVersion: 9, correlationId: 1, clientId: null, connectionId: 1, clientHost: '127.0.0.1', log: silentLogger(), signal: new AbortController().signal };
+  const produce = async (partition: number, producerId: bigint, producerEpoch: number): Promise<number> => {
+    const records = buildRecordBatch({ records: [{ key: null, value: Buffer.from('raw'), timestamp: Date.now() }], producerId, producerEpoch, baseSequence: 0, transactional: true });
+    const res = await produceHandler.handle(broker.broker.context, { transactionalId: 'tx-verify', acks: -1, timeoutMs: 1000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] }, ctx);
+    return res!.responses[0]!.partitionResponses[0]!.errorCode;
+  };
+  const before = broker.broker.topics.partition(topic, 1)!.logEndOffset;
+  assert.equal(await produce(1, meta.producerId, meta.producerEpoch), ErrorCode.INVALID_TXN_STATE, 'partition 1 was never added');
+  assert.equal(await produce(0, meta.producerId, meta.producerEpoch + 1), ErrorCode.PRODUCER_FENCED, 'not the transaction’s epoch');
+  assert.equal(await produce(0, 987_654n, 0), ErrorCode.INVALID_TXN_STATE, 'no transaction for that producer id');
+  assert.equal(broker.broker.topics.partition(topic, 1)!.logEndOffset, before, 'nothing appended');
+  await t.abort();
   await p.disconnect();
 });
