@@ -10,6 +10,7 @@ import type { TopicRecord, CreateTopicRequest, MutationOptions } from '../metada
 import type { TopicStore } from '../metadata/topic-store.js';
 import type { AlterConfigOp } from '../metadata/config-alter.js';
 import type { GroupCoordinator } from './group/group-coordinator.js';
+import type { TxnCoordinator } from './txn/txn-coordinator.js';
 
 /** The partition-log operations the request handlers use. */
 export interface PartitionView {
@@ -58,6 +59,7 @@ export interface BrokerContext {
   readonly waiters: PartitionWaiters;
   readonly producerIds: ProducerIdManager;
   readonly groups: GroupCoordinator;
+  readonly txns: TxnCoordinator;
   /** This broker's advertised endpoint: the coordinator of every group. */
   coordinatorNode(): { readonly nodeId: number; readonly host: string; readonly port: number };
   supportedApiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];

@@ -16,6 +16,9 @@ import { KafkaListener } from './server/listener.js';
 import { allHandlers } from './handlers/index.js';
 import { InternalTopicLog } from './internal-topic-log.js';
 import { GroupCoordinator } from './group/group-coordinator.js';
+import { TxnCoordinator } from './txn/txn-coordinator.js';
+import { buildEndTxnMarkerBatch } from './protocol/record-batch.js';
+import { ErrorCode, KafkaError } from './protocol/errors.js';
 import { RemoteLogManager, remoteLogManagerConfig } from '../remote-log/remote-log-manager.js';
 import { FetchWorkerPool, shareableStorageUrl } from '../remote-log/fetch-worker-pool.js';
 import { createRemoteStorage, parseRsmConfig, RSM_CONFIG_PREFIX } from '../remote-log/storage-url.js';
@@ -29,7 +32,8 @@ import { ensureMetaProperties } from '../metadata/meta-properties.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
-export const INTERNAL_TOPICS: ReadonlySet<string> = new Set([CONSUMER_OFFSETS_TOPIC, REMOTE_LOG_METADATA_TOPIC, '__transaction_state']);
+export const TRANSACTION_STATE_TOPIC = '__transaction_state';
+export const INTERNAL_TOPICS: ReadonlySet<string> = new Set([CONSUMER_OFFSETS_TOPIC, REMOTE_LOG_METADATA_TOPIC, TRANSACTION_STATE_TOPIC]);
 
 export interface BrokerOptions {
   log: Logger;
@@ -47,6 +51,7 @@ export class Broker {
     readonly topics: BrokerTopics,
     private readonly logs: LogManager,
     private readonly groups: GroupCoordinator,
+    private readonly txns: TxnCoordinator,
     readonly remoteLogManager: RemoteLogManager | null,
     readonly cleaner: LogCleaner,
     private readonly log: Logger,
@@ -105,6 +110,32 @@ export class Broker {
       },
     });
     await groups.start();
+    const waiters = new PartitionWaiters(scheduler);
+    const txnPartitions = store.get(TRANSACTION_STATE_TOPIC)!.partitionCount;
+    const txns = new TxnCoordinator({
+      log: new InternalTopicLog(TRANSACTION_STATE_TOPIC, txnPartitions, (p) => logs.getLog(TRANSACTION_STATE_TOPIC, p), clock),
+      producerIds,
+      writeMarker: async (tp, marker) => {
+        const partitionLog = logs.getLog(tp.topic, tp.partition);
+        if (partitionLog === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not on this broker`);
+        const batch = buildEndTxnMarkerBatch({ ...marker, timestamp: clock.now() });
+        await partitionLog.append(batch, { leaderEpoch: 0, isFromClient: false });
+        waiters.notify(tp.topic, tp.partition);
+      },
+      offsetsPartitionFor: (groupId) => groups.partitionFor(groupId),
+      onTxnCompleted: (producerId, committed) => groups.completeTxnOffsets(producerId, committed),
+      clock,
+      scheduler,
+      logger: log.child({ component: 'transaction-coordinator' }),
+      config: {
+        numPartitions: txnPartitions,
+        maxTimeoutMs: config.getInt('transaction.max.timeout.ms'),
+        abortTimedOutIntervalMs: config.getInt('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
+        idExpirationMs: config.getInt('transactional.id.expiration.ms'),
+        removeExpiredIntervalMs: config.getInt('transaction.remove.expired.transaction.cleanup.interval.ms'),
+      },
+    });
+    await txns.start();
     if (storage !== null) {
       const metadataLog = new InternalTopicLog(REMOTE_LOG_METADATA_TOPIC, store.get(REMOTE_LOG_METADATA_TOPIC)!.partitionCount, (p) => logs.getLog(REMOTE_LOG_METADATA_TOPIC, p), clock);
       const metadata = new RemoteLogMetadataManager({ log: metadataLog });
@@ -139,9 +170,10 @@ export class Broker {
       clock,
       log,
       topics,
-      waiters: new PartitionWaiters(scheduler),
+      waiters,
       producerIds,
       groups,
+      txns,
       coordinatorNode: () => ({ nodeId: config.nodeId, host: advertised.host, port: advertised.port }),
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
     };
@@ -149,7 +181,7 @@ export class Broker {
     const metrics = new BrokerMetrics(parts);
     dispatcher = new Dispatcher<BrokerContext>(metrics.instrument(allHandlers), context, metrics.requestObserver);
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });
-    const broker = new Broker(config, context, topics, logs, groups, rlm, cleaner, log);
+    const broker = new Broker(config, context, topics, logs, groups, txns, rlm, cleaner, log);
     try {
       const costRoute = createLiveCostRoute({
         metricsText: () => metrics.registry.metrics(),
@@ -182,6 +214,7 @@ export class Broker {
     for (const l of this.listeners) await l.stop();
     await this.http?.stop();
     await this.cleaner.stop();
+    await this.txns.close();
     await this.groups.close();
     await this.remoteLogManager?.stop();
     await this.logs.shutdown();
@@ -195,6 +228,13 @@ async function ensureInternalTopics(config: BrokerConfig, topics: BrokerTopics):
       name: CONSUMER_OFFSETS_TOPIC,
       numPartitions: config.getInt('offsets.topic.num.partitions'),
       configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('offsets.topic.segment.bytes')) },
+    });
+  }
+  if (!topics.store.has(TRANSACTION_STATE_TOPIC)) {
+    await topics.createTopic({
+      name: TRANSACTION_STATE_TOPIC,
+      numPartitions: config.getInt('transaction.state.log.num.partitions'),
+      configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('transaction.state.log.segment.bytes')) },
     });
   }
   if (config.getBoolean('remote.log.storage.system.enable') && !topics.store.has(REMOTE_LOG_METADATA_TOPIC)) {

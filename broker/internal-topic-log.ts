@@ -1,12 +1,16 @@
 // The broker's own records in its internal topics (`__consumer_offsets`,
-// `__remote_log_metadata`), written and read through the same partition logs
-// clients use. Appends are broker writes (no producer checks); reads decode
-// the batches and skip control records.
+// `__remote_log_metadata`, `__transaction_state`), written and read through
+// the same partition logs clients use. Appends are broker writes (no sequence
+// checks); `read` decodes the batches and skips control records. Transactional
+// offset commits are appended as a transactional batch of their producer, and
+// `readAll` reports the producer of such records and the COMMIT/ABORT markers
+// that decide them, for the group coordinator's replay.
 import type { Clock } from './clock.js';
 import type { PartitionLog } from './log/partition-log.js';
-import { buildRecordBatch, decodeRecordBatch, iterateBatches, isControl } from './protocol/record-batch.js';
+import { buildRecordBatch, decodeRecordBatch, iterateBatches, isControl, isTransactional } from './protocol/record-batch.js';
+import { decodeControlRecordKey } from './protocol/records.js';
 import { ErrorCode, KafkaError } from './protocol/errors.js';
-import type { OffsetsTopicLog, OffsetsTopicRecord } from './group/offsets-topic.js';
+import type { OffsetsTopicLog, OffsetsTopicRecord, TxnProducer } from './group/offsets-topic.js';
 import type { MetadataTopicLog, MetadataTopicRecord } from '../metadata/remote-log-metadata/metadata-topic-log.js';
 
 const READ_CHUNK_BYTES = 1 << 20;
@@ -26,10 +30,13 @@ export class InternalTopicLog implements OffsetsTopicLog, MetadataTopicLog {
   }
 
   /** Appends one batch; resolves with the offset of its last record. */
-  async appendRecords(partition: number, records: readonly { key: Buffer | null; value: Buffer | null }[]): Promise<bigint> {
+  async appendRecords(partition: number, records: readonly { key: Buffer | null; value: Buffer | null }[], producer?: TxnProducer): Promise<bigint> {
     const log = this.require(partition);
     const now = this.clock.now();
-    const batch = buildRecordBatch({ records: records.map((r) => ({ key: r.key, value: r.value, timestamp: now })) });
+    const batch = buildRecordBatch({
+      records: records.map((r) => ({ key: r.key, value: r.value, timestamp: now })),
+      ...(producer === undefined ? {} : { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: 0, transactional: true }),
+    });
     const r = await log.append(batch, { leaderEpoch: 0, isFromClient: false });
     return r.lastOffset;
   }
@@ -46,10 +53,41 @@ export class InternalTopicLog implements OffsetsTopicLog, MetadataTopicLog {
     return this.appendRecords(partition, [{ key: a as Buffer | null, value: value ?? null }]);
   }
 
+  async appendTransactional(partition: number, records: readonly OffsetsTopicRecord[], producer: TxnProducer): Promise<void> {
+    if (records.length > 0) await this.appendRecords(partition, records, producer);
+  }
+
+  /** Every keyed record from the log start, with the producer of transactional ones, and the transaction markers. */
   readAll(partition: number): AsyncIterable<OffsetsTopicRecord> {
-    const self = this;
+    const log = this.require(partition);
     return (async function* () {
-      for await (const r of self.read(partition, 0n)) if (r.key !== null) yield { key: r.key, value: r.value };
+      const end = log.logEndOffset;
+      let offset = log.logStartOffset;
+      while (offset < end) {
+        const r = await log.read(offset, READ_CHUNK_BYTES, { maxOffset: end, minOneBatch: true });
+        if (r.records.length === 0) break;
+        let next = offset;
+        for (const chunk of r.records) {
+          for (const b of iterateBatches(chunk)) {
+            next = b.header.baseOffset + BigInt(b.header.lastOffsetDelta) + 1n;
+            const attributes = b.header.attributes;
+            const producerId = isTransactional(attributes) ? b.header.producerId : undefined;
+            const batch = decodeRecordBatch(chunk, b.position);
+            for (const rec of batch.records) {
+              if (rec.offset < offset || rec.key === null) continue;
+              if (isControl(attributes)) {
+                if (producerId === undefined) continue;
+                const type = decodeControlRecordKey(rec.key).type;
+                if (type === 0 || type === 1) yield { key: rec.key, value: rec.value, producerId, marker: type === 1 ? 'COMMIT' : 'ABORT' };
+                continue;
+              }
+              yield producerId === undefined ? { key: rec.key, value: rec.value } : { key: rec.key, value: rec.value, producerId };
+            }
+          }
+        }
+        if (next <= offset) break;
+        offset = next;
+      }
     })();
   }
 

@@ -22,6 +22,8 @@ import {
 import { parseGroupState, type GroupState } from './group-state.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { KeyedTimers } from './keyed-timers.js';
+import { PendingTxnOffsets, acceptTxnOffsets } from './txn-offsets.js';
+import { expirationBase, groupOffsets, offsetTombstone, validateOffsetCommit } from './offset-rules.js';
 import { isOffsetExpired, OffsetStore } from './offset-store.js';
 import { appendErrorCode, OffsetsTopicWriter, partitionForGroup, type OffsetsTopicLog } from './offsets-topic.js';
 import type {
@@ -63,6 +65,7 @@ export class GroupCoordinator {
   private readonly timers: KeyedTimers;
   private readonly manager: ClassicGroupManager;
   private readonly offsets = new OffsetStore();
+  private readonly pendingTxnOffsets = new PendingTxnOffsets();
   private readonly locks = new KeyedMutex();
   private phase: Phase = 'loading';
   private expiryTimer: TimerHandle | null = null;
@@ -109,11 +112,22 @@ export class GroupCoordinator {
     for (let p = 0; p < this.config.offsetsTopicNumPartitions; p++) {
       for await (const raw of this.log.readAll(p)) {
         records++;
+        if (raw.producerId !== undefined && raw.marker !== undefined) {
+          this.replayTxnEnd(raw.producerId, raw.marker === 'COMMIT');
+          continue;
+        }
         let record: CoordinatorRecord;
         try {
           record = decodeCoordinatorRecord(raw);
         } catch (err) {
           this.logger.warn({ err, partition: p }, 'skipping undecodable __consumer_offsets record');
+          continue;
+        }
+        if (raw.producerId !== undefined) {
+          // A TxnOffsetCommit: pending until its transaction's marker.
+          if (record.type === 'offsetCommit' && record.value !== null) {
+            this.pendingTxnOffsets.add(raw.producerId, record.groupId, { topic: record.topic, partition: record.partition, value: record.value });
+          }
           continue;
         }
         this.replay(record);
@@ -154,6 +168,15 @@ export class GroupCoordinator {
       case 'unknown':
         this.logger.debug({ keyVersion: record.keyVersion }, 'ignoring non-classic group record');
         return;
+    }
+  }
+
+  /** A transaction's marker: its pending offsets become committed, or are dropped. */
+  private replayTxnEnd(producerId: bigint, committed: boolean): void {
+    const byGroup = this.pendingTxnOffsets.take(producerId);
+    if (!committed) return;
+    for (const [groupId, offsets] of byGroup) {
+      for (const o of offsets) this.replay({ type: 'offsetCommit', groupId, topic: o.topic, partition: o.partition, value: o.value });
     }
   }
 
@@ -301,6 +324,55 @@ export class GroupCoordinator {
     });
   }
 
+  /**
+   * TxnOffsetCommit: validated as a commit (generation -1 skips the member
+   * checks, as Kafka does for transactional commits), written to the group's
+   * partition as a transactional batch of the producer, then held pending
+   * until the transaction's marker (`completeTxnOffsets`, or the replay).
+   */
+  async txnCommitOffsets(p: OffsetCommitParams & { readonly producerId: bigint; readonly producerEpoch: number }): Promise<OffsetCommitResult> {
+    const allWith = (errorCode: number): OffsetCommitResult => ({
+      topics: p.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((x) => ({ partitionIndex: x.partitionIndex, errorCode })) })),
+    });
+    const unavailable = this.unavailable();
+    if (unavailable !== ErrorCode.NONE) return allWith(unavailable);
+    if (p.groupId === '') return allWith(ErrorCode.INVALID_GROUP_ID);
+    const group = this.manager.groups.get(p.groupId);
+    if (group !== undefined && p.generationId >= 0) {
+      const invalid = validateOffsetCommit(group, p);
+      if (invalid !== ErrorCode.NONE) return allWith(invalid);
+    } else if (group === undefined && p.generationId >= 0) {
+      return allWith(ErrorCode.ILLEGAL_GENERATION);
+    }
+    const { result, accepted } = acceptTxnOffsets(p, this.clock.now(), this.config.offsetMetadataMaxBytes);
+    if (accepted.length === 0) return result;
+    try {
+      // Written as a transactional batch of the producer: the transaction's marker in this partition decides it.
+      const records = accepted.map((a) => encodeCoordinatorRecord({ type: 'offsetCommit', groupId: p.groupId, topic: a.topic, partition: a.partition, value: a.value }));
+      await this.writer.appendTransactional(this.partitionFor(p.groupId), records, { producerId: p.producerId, producerEpoch: p.producerEpoch });
+    } catch (err) {
+      this.logger.warn({ err, groupId: p.groupId }, 'failed to persist transactional offset commit');
+      const code = appendErrorCode(err);
+      for (const t of result.topics) for (const x of t.partitions) if (x.errorCode === ErrorCode.NONE) x.errorCode = code;
+      return result;
+    }
+    for (const a of accepted) this.pendingTxnOffsets.add(p.producerId, p.groupId, a);
+    return result;
+  }
+
+  /**
+   * The end of a producer's transaction, once its marker is in the group's
+   * partition: its pending offsets become committed, or are dropped.
+   */
+  async completeTxnOffsets(producerId: bigint, committed: boolean): Promise<void> {
+    this.replayTxnEnd(producerId, committed);
+  }
+
+  /** Whether an open transaction holds an offset for the partition (OffsetFetch requireStable). */
+  hasPendingTxnOffset(groupId: string, topic: string, partition: number): boolean {
+    return this.pendingTxnOffsets.isPending(groupId, topic, partition);
+  }
+
   /** OffsetFetch for one or more groups; an unknown group answers -1 for every partition, without error. */
   fetchOffsets(groups: readonly OffsetFetchGroupParams[]): OffsetFetchGroupResult[] {
     const unavailable = this.unavailable();
@@ -308,44 +380,7 @@ export class GroupCoordinator {
       if (unavailable !== ErrorCode.NONE) return { groupId: g.groupId, errorCode: unavailable, topics: [] };
       if (g.groupId === '') return { groupId: g.groupId, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
       const group = this.manager.groups.get(g.groupId);
-      const known = group !== undefined && group.state !== 'Dead';
-      if (g.topics === null) {
-        const byTopic = new Map<string, OffsetFetchGroupResult['topics'][number]>();
-        if (known) {
-          for (const o of this.offsets.list(g.groupId)) {
-            let t = byTopic.get(o.topic);
-            if (t === undefined) {
-              t = { name: o.topic, partitions: [] };
-              byTopic.set(o.topic, t);
-            }
-            t.partitions.push({
-              partitionIndex: o.partition,
-              committedOffset: o.value.committedOffset,
-              committedLeaderEpoch: o.value.leaderEpoch,
-              metadata: o.value.metadata,
-              errorCode: ErrorCode.NONE,
-            });
-          }
-        }
-        return { groupId: g.groupId, errorCode: ErrorCode.NONE, topics: [...byTopic.values()] };
-      }
-      return {
-        groupId: g.groupId,
-        errorCode: ErrorCode.NONE,
-        topics: g.topics.map((t) => ({
-          name: t.name,
-          partitions: t.partitionIndexes.map((partitionIndex) => {
-            const o = known ? this.offsets.get(g.groupId, t.name, partitionIndex) : undefined;
-            return {
-              partitionIndex,
-              committedOffset: o?.committedOffset ?? -1n,
-              committedLeaderEpoch: o?.leaderEpoch ?? -1,
-              metadata: o?.metadata ?? '',
-              errorCode: ErrorCode.NONE,
-            };
-          }),
-        })),
-      };
+      return groupOffsets(this.offsets, g, group !== undefined && group.state !== 'Dead');
     });
   }
 
@@ -560,39 +595,4 @@ export class GroupCoordinator {
       memberIds: g.allMembers().map((m) => m.memberId),
     };
   }
-}
-
-function offsetTombstone(groupId: string, topic: string, partition: number): CoordinatorRecord {
-  return { type: 'offsetCommit', groupId, topic, partition, value: null };
-}
-
-/** Kafka's ClassicGroup.validateOffsetCommit. */
-function validateOffsetCommit(group: ClassicGroup, p: OffsetCommitParams): number {
-  if (group.state === 'Dead') return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-  // Generation -1 comes from admin tools and consumers outside group management.
-  if (p.generationId < 0 && group.state === 'Empty') return ErrorCode.NONE;
-  if (p.generationId >= 0 || p.memberId !== '' || p.groupInstanceId !== null) {
-    const invalid = group.validateMember(p.memberId, p.groupInstanceId);
-    if (invalid !== ErrorCode.NONE) return invalid;
-    if (p.generationId !== group.generationId) return ErrorCode.ILLEGAL_GENERATION;
-  } else if (group.state !== 'Empty') {
-    return ErrorCode.UNKNOWN_MEMBER_ID;
-  }
-  if (group.state === 'CompletingRebalance') return ErrorCode.REBALANCE_IN_PROGRESS;
-  return ErrorCode.NONE;
-}
-
-/** Kafka's offsetExpirationCondition: which timestamp an offset's retention counts from, or null (never). */
-function expirationBase(group: ClassicGroup): ((o: OffsetAndMetadata) => number) | null {
-  if (group.protocolType !== null) {
-    if (group.state === 'Empty') {
-      const since = group.stateTimestamp;
-      return (o) => since ?? o.commitTimestampMs;
-    }
-    if (group.usesConsumerProtocol() && group.subscribedTopics !== null && group.state === 'Stable') {
-      return (o) => o.commitTimestampMs;
-    }
-    return null;
-  }
-  return (o) => o.commitTimestampMs;
 }

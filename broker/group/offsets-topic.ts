@@ -7,6 +7,15 @@ export interface OffsetsTopicRecord {
   readonly key: Buffer;
   /** null is a tombstone. */
   readonly value: Buffer | null;
+  /** Read back only: the producer of a transactional record (TxnOffsetCommit), decided by a later marker. */
+  readonly producerId?: bigint;
+  /** Read back only: a COMMIT/ABORT marker of `producerId`'s transaction (key and value are the control record's). */
+  readonly marker?: 'COMMIT' | 'ABORT';
+}
+
+export interface TxnProducer {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
 }
 
 /**
@@ -16,6 +25,8 @@ export interface OffsetsTopicRecord {
  */
 export interface OffsetsTopicLog {
   append(partition: number, records: readonly OffsetsTopicRecord[]): Promise<void>;
+  /** Appends one transactional batch of `producer` (TxnOffsetCommit); the transaction's marker decides it. */
+  appendTransactional?(partition: number, records: readonly OffsetsTopicRecord[], producer: TxnProducer): Promise<void>;
   readAll(partition: number): AsyncIterable<OffsetsTopicRecord>;
 }
 
@@ -45,6 +56,15 @@ export class MemoryOffsetsTopicLog implements OffsetsTopicLog {
     log.push(...records);
   }
 
+  async appendTransactional(partition: number, records: readonly OffsetsTopicRecord[], producer: TxnProducer): Promise<void> {
+    await this.append(partition, records.map((r) => ({ ...r, producerId: producer.producerId })));
+  }
+
+  /** What the transaction coordinator's marker adds to a partition. */
+  appendMarker(partition: number, producerId: bigint, marker: 'COMMIT' | 'ABORT'): void {
+    void this.append(partition, [{ key: Buffer.alloc(0), value: null, producerId, marker }]);
+  }
+
   async *readAll(partition: number): AsyncIterable<OffsetsTopicRecord> {
     for (const r of [...(this.partitions.get(partition) ?? [])]) yield r;
   }
@@ -72,14 +92,25 @@ export class OffsetsTopicWriter {
   constructor(private readonly log: OffsetsTopicLog) {}
 
   append(partition: number, records: readonly OffsetsTopicRecord[]): Promise<void> {
+    return this.enqueue(partition, () => this.log.append(partition, records));
+  }
+
+  private enqueue(partition: number, write: () => Promise<void>): Promise<void> {
     const previous = this.tails.get(partition) ?? Promise.resolve();
-    const done = previous.then(() => this.log.append(partition, records));
+    const done = previous.then(write);
     const tail = done.catch(() => undefined);
     this.tails.set(partition, tail);
     void tail.then(() => {
       if (this.tails.get(partition) === tail) this.tails.delete(partition);
     });
     return done;
+  }
+
+  appendTransactional(partition: number, records: readonly OffsetsTopicRecord[], producer: TxnProducer): Promise<void> {
+    return this.enqueue(partition, () => {
+      if (this.log.appendTransactional === undefined) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'this offsets log takes no transactional writes');
+      return this.log.appendTransactional(partition, records, producer);
+    });
   }
 
   /** Resolves when every append issued so far to the partition has settled. */

@@ -10,8 +10,10 @@
 // response, and when any partition failed the connection is closed instead
 // (Kafka does so the producer learns of the error). With one broker, acks=-1
 // and acks=1 both mean "appended to the leader's log".
-// Not implemented: transactional batches are appended, but no transaction
-// coordinator exists yet (AddPartitionsToTxn is not advertised).
+// A transactional batch is appended only when its producer's transaction is
+// ongoing with the partition added (Kafka's produce-side verification):
+// otherwise INVALID_TXN_STATE, or PRODUCER_FENCED for another epoch (what
+// Kafka's verification through the coordinator answers).
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type {
@@ -21,7 +23,17 @@ import type {
 } from '../protocol/messages/produce.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { recordsBuffer } from '../protocol/record-parts.js';
-import { LOG_OVERHEAD, OFFSET_ATTRIBUTES, OFFSET_BATCH_LENGTH, ATTR_COMPRESSION_MASK, BATCH_HEADER_SIZE } from '../protocol/record-batch.js';
+import {
+  LOG_OVERHEAD,
+  OFFSET_ATTRIBUTES,
+  OFFSET_BATCH_LENGTH,
+  OFFSET_PRODUCER_EPOCH,
+  OFFSET_PRODUCER_ID,
+  ATTR_COMPRESSION_MASK,
+  BATCH_HEADER_SIZE,
+  isControl,
+  isTransactional,
+} from '../protocol/record-batch.js';
 import { CloseConnectionError } from '../server/connection.js';
 
 const ZSTD = 4;
@@ -75,6 +87,13 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
             const records = recordsBuffer(p.records);
             const framing = produceRecordsError(records, ctx.apiVersion);
             if (framing !== null) return partitionResponse(p.index, framing.code, framing.message);
+            if (records.length >= BATCH_HEADER_SIZE) {
+              const attributes = records.readInt16BE(OFFSET_ATTRIBUTES);
+              if (isTransactional(attributes) && !isControl(attributes)) {
+                const code = broker.txns.verifyProduce(records.readBigInt64BE(OFFSET_PRODUCER_ID), records.readInt16BE(OFFSET_PRODUCER_EPOCH), t.name, p.index);
+                if (code !== ErrorCode.NONE) return partitionResponse(p.index, code, 'the partition is not part of an ongoing transaction of this producer');
+              }
+            }
             try {
               const r = await partition.append(records);
               if (!r.duplicate) broker.waiters.notify(t.name, p.index);

@@ -4,8 +4,9 @@
 // commit answers offset -1, leader epoch -1, metadata "" and no error (kcat,
 // kafkajs and the CLI rely on it). Group-level errors (loading, invalid group
 // id) are per partition in v1, top-level in v2-7 and per group in v8+.
-// requireStable (v7+) has nothing to wait for: pending transactional offsets
-// are not held here. v9's KIP-848 member id/epoch are ignored (classic groups).
+// requireStable (v7+): a partition with an offset pending in an open
+// transaction (TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT, which clients
+// retry. v9's KIP-848 member id/epoch are ignored (classic groups).
 import type { ApiHandler } from './api-handler.js';
 import type { GroupHandlerContext } from '../group/handler-context.js';
 import type { OffsetFetchGroupResult } from '../group/types.js';
@@ -46,6 +47,21 @@ function singleGroupResponse(req: OffsetFetchRequest, g: OffsetFetchGroupResult,
   };
 }
 
+/** requireStable: partitions whose offset an open transaction holds get UNSTABLE_OFFSET_COMMIT. */
+function markUnstable(broker: GroupHandlerContext, results: OffsetFetchGroupResult[]): OffsetFetchGroupResult[] {
+  return results.map((g) => ({
+    ...g,
+    topics: g.topics.map((t) => ({
+      ...t,
+      partitions: t.partitions.map((p) =>
+        p.errorCode === ErrorCode.NONE && broker.groups.hasPendingTxnOffset(g.groupId, t.name, p.partitionIndex)
+          ? { ...p, committedOffset: -1n, committedLeaderEpoch: -1, errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT }
+          : p,
+      ),
+    })),
+  }));
+}
+
 export const handler: ApiHandler<OffsetFetchRequest, OffsetFetchResponse, GroupHandlerContext> = {
   apiKey: 9,
   minVersion: 1,
@@ -53,7 +69,8 @@ export const handler: ApiHandler<OffsetFetchRequest, OffsetFetchResponse, GroupH
   handle(broker, req, ctx) {
     const v = ctx.apiVersion;
     if (v >= 8) {
-      const results = broker.groups.fetchOffsets(req.groups.map((g) => ({ groupId: g.groupId, topics: g.topics })));
+      const fetched = broker.groups.fetchOffsets(req.groups.map((g) => ({ groupId: g.groupId, topics: g.topics })));
+      const results = req.requireStable ? markUnstable(broker, fetched) : fetched;
       return {
         throttleTimeMs: 0,
         errorCode: ErrorCode.NONE,
@@ -61,7 +78,8 @@ export const handler: ApiHandler<OffsetFetchRequest, OffsetFetchResponse, GroupH
         groups: results.map((g) => ({ groupId: g.groupId, errorCode: g.errorCode, topics: topicsOf(g) })),
       };
     }
-    const [result] = broker.groups.fetchOffsets([{ groupId: req.groupId, topics: v >= 2 ? req.topics : (req.topics ?? []) }]);
+    const fetched = broker.groups.fetchOffsets([{ groupId: req.groupId, topics: v >= 2 ? req.topics : (req.topics ?? []) }]);
+    const [result] = v >= 7 && req.requireStable ? markUnstable(broker, fetched) : fetched;
     if (result === undefined) throw new Error('fetchOffsets answered no group');
     return singleGroupResponse(req, result, v);
   },

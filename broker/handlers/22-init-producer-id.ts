@@ -1,23 +1,28 @@
 // InitProducerId (key 22), versions 0-4.
 // Idempotent producers (no transactional id) get a fresh producer id with epoch
 // 0, whatever id and epoch they pass (as Kafka: without a transactional id the
-// request is accepted blindly and a new id is generated). Transactional ids
-// get COORDINATOR_NOT_AVAILABLE until a transaction coordinator exists.
+// request is accepted blindly and a new id is generated). A transactional id
+// goes to the transaction coordinator: the id's producer id with a bumped
+// epoch (fencing the previous producer and aborting its open transaction).
+// v0-2 clients know no PRODUCER_FENCED: they get INVALID_PRODUCER_EPOCH (KIP-588).
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { InitProducerIdRequest, InitProducerIdResponse } from '../protocol/messages/init-producer-id.js';
 import { ErrorCode } from '../protocol/errors.js';
+import { fencedForVersion } from './txn-errors.js';
 
 export const handler: ApiHandler<InitProducerIdRequest, InitProducerIdResponse, BrokerContext> = {
   apiKey: 22,
   minVersion: 0,
   maxVersion: 4,
-  async handle(broker, req) {
+  async handle(broker, req, ctx) {
     if (req.transactionalId !== null && req.transactionalId !== '') {
-      return { throttleTimeMs: 0, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, producerId: -1n, producerEpoch: -1 };
+      const expected = ctx.apiVersion >= 3 && req.producerId >= 0n ? { producerId: req.producerId, producerEpoch: req.producerEpoch } : null;
+      const r = await broker.txns.initProducerId(req.transactionalId, req.transactionTimeoutMs, expected);
+      return { throttleTimeMs: 0, errorCode: fencedForVersion(r.errorCode, ctx.apiVersion, 4), producerId: r.producerId, producerEpoch: r.producerEpoch };
     }
     const producerId = await broker.producerIds.nextProducerId();
-    return { throttleTimeMs: 0, errorCode: 0, producerId, producerEpoch: 0 };
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch: 0 };
   },
   errorResponse(_req, errorCode) {
     return { throttleTimeMs: 0, errorCode, producerId: -1n, producerEpoch: -1 };

@@ -29,6 +29,10 @@ import { handler as deleteGroups } from './42-delete-groups.js';
 import { handler as offsetDelete } from './47-offset-delete.js';
 import { handler as offsetForLeaderEpoch } from './23-offset-for-leader-epoch.js';
 import { handler as describeLogDirs } from './35-describe-log-dirs.js';
+import { handler as addPartitionsToTxn } from './24-add-partitions-to-txn.js';
+import { handler as addOffsetsToTxn } from './25-add-offsets-to-txn.js';
+import { handler as endTxn } from './26-end-txn.js';
+import { handler as txnOffsetCommit } from './28-txn-offset-commit.js';
 
 export const allHandlers = [
   produce,
@@ -58,4 +62,8 @@ export const allHandlers = [
   offsetDelete,
   offsetForLeaderEpoch,
   describeLogDirs,
+  addPartitionsToTxn,
+  addOffsetsToTxn,
+  endTxn,
+  txnOffsetCommit,
 ] as unknown as ApiHandler<unknown, unknown, BrokerContext>[];
