@@ -363,7 +363,11 @@ export function ownershipProblem(owned: ReadonlyMap<string, readonly number[]>, 
 export function partitionLogBytes(dataDir: string, topic: string, partition: number): number {
   const dir = path.join(dataDir, `${topic}-${partition}`);
   let total = 0;
-  for (const f of readdirSync(dir)) if (f.endsWith('.log')) total += statSync(path.join(dir, f)).size;
+  for (const f of readdirSync(dir)) {
+    if (!f.endsWith('.log')) continue;
+    // The cleaner or retention may delete a segment between the listing and the stat: it holds no bytes then.
+    total += statSync(path.join(dir, f), { throwIfNoEntry: false })?.size ?? 0;
+  }
   return total;
 }
 
