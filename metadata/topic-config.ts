@@ -1,12 +1,13 @@
 // Topic configuration: overrides resolved against the broker's defaults (Kafka's
 // LogConfig.fromProps over KafkaConfig.extractLogConfigMap), the validation
 // CreateTopics/AlterConfigs run (LogConfig.validate, including the tiered storage
-// rules), and the mapping to the log layer's LogConfig.
+// rules), and the mapping to the log layer's LogConfig (broker/log/log-config.ts).
 //
 // Sediment's one derived default: remote.storage.enable is true for a new topic
 // when the broker has tiered storage on, the topic's cleanup.policy is exactly
 // "delete" and the topic is not internal (`__*`); false otherwise. An explicit
 // remote.storage.enable=true is still refused on a compacted topic.
+import type { LogConfig } from '../broker/log/log-config.js';
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
 import { topicConfigDef, TOPIC_CONFIG_DEFS } from './config-defs.js';
 import {
@@ -242,42 +243,7 @@ function checkLocalRetention(localKey: string, local: number, totalKey: string, 
   }
 }
 
-// ---- the log layer's view ----
-
-export type TimestampType = 'CreateTime' | 'LogAppendTime';
-
-/** What a partition log needs; numbers in ms/bytes, -1 = unlimited. */
-export interface LogConfig {
-  readonly segmentBytes: number;
-  readonly segmentMs: number;
-  readonly segmentJitterMs: number;
-  readonly retentionMs: number;
-  readonly retentionBytes: number;
-  /** local.retention.ms with -2 resolved to retentionMs. */
-  readonly localRetentionMs: number;
-  /** local.retention.bytes with -2 resolved to retentionBytes. */
-  readonly localRetentionBytes: number;
-  readonly indexIntervalBytes: number;
-  readonly segmentIndexBytes: number;
-  readonly maxMessageBytes: number;
-  readonly flushIntervalMessages: number;
-  readonly flushIntervalMs: number;
-  readonly fileDeleteDelayMs: number;
-  readonly messageTimestampType: TimestampType;
-  readonly messageTimestampBeforeMaxMs: number;
-  readonly messageTimestampAfterMaxMs: number;
-  readonly cleanupPolicy: { readonly delete: boolean; readonly compact: boolean };
-  readonly remoteStorageEnable: boolean;
-  readonly remoteLogCopyDisable: boolean;
-  readonly remoteLogDeleteOnDisable: boolean;
-  readonly deleteRetentionMs: number;
-  readonly minCleanableDirtyRatio: number;
-  readonly minCompactionLagMs: number;
-  readonly maxCompactionLagMs: number;
-  readonly minInSyncReplicas: number;
-  /** producer.id.expiration.ms, a broker key; set by logConfigFor. */
-  readonly producerIdExpirationMs?: number;
-}
+// ---- the log layer's view (broker/log/log-config.ts owns the shape) ----
 
 export function toLogConfig(config: EffectiveTopicConfig): LogConfig {
   const retentionMs = config.number('retention.ms');

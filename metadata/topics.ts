@@ -3,6 +3,7 @@
 // AlterConfigs and IncrementalAlterConfigs on a single broker. Pure: no I/O;
 // metadata/topic-store.ts persists it. Every refusal is a KafkaError with
 // Kafka's code and a message like Kafka's.
+import type { LogConfig } from '../broker/log/log-config.js';
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
 import { incrementalAlterOverrides, replaceOverrides, type AlterConfigOp } from './config-alter.js';
 import {
@@ -11,7 +12,6 @@ import {
   validateTopicOverrides,
   type BrokerDefaults,
   type EffectiveTopicConfig,
-  type LogConfig,
   type TopicOverrides,
 } from './topic-config.js';
 import { isValidUuid, randomUuid, RESERVED_UUIDS, type RandomBytes } from './uuid.js';

@@ -1,65 +1,76 @@
-// Topic-level log configuration, Kafka's names camelCased, with Kafka's defaults.
+// What a partition log needs from its topic's configuration: Kafka's topic keys
+// camelCased, numbers in ms/bytes, -1 = unlimited. The one definition of the
+// shape: metadata/topic-config.ts resolves a topic's overrides into it
+// (toLogConfig), and logConfig() builds one from Kafka's defaults for code that
+// has no topic behind it (tools, tests). Optional fields have a documented
+// meaning when absent, which the log applies.
 
 export type TimestampType = 'CreateTime' | 'LogAppendTime';
 
 export interface LogConfig {
   /** segment.bytes */
-  segmentBytes: number;
+  readonly segmentBytes: number;
   /** segment.ms */
-  segmentMs: number;
+  readonly segmentMs: number;
+  /** segment.jitter.ms */
+  readonly segmentJitterMs: number;
   /** retention.ms; -1 = unlimited */
-  retentionMs: number;
+  readonly retentionMs: number;
   /** retention.bytes; -1 = unlimited */
-  retentionBytes: number;
+  readonly retentionBytes: number;
   /** index.interval.bytes */
-  indexIntervalBytes: number;
-  /** max.message.bytes (one batch) */
-  maxMessageBytes: number;
-  /** flush.messages: fsync after this many unflushed messages */
-  flushIntervalMessages: number;
-  /** flush.ms: fsync when the oldest unflushed append is this old (checked by LogManager) */
-  flushIntervalMs: number;
-  /** message.timestamp.type */
-  messageTimestampType: TimestampType;
+  readonly indexIntervalBytes: number;
   /** segment.index.bytes: size cap of each sparse index */
-  segmentIndexBytes: number;
+  readonly segmentIndexBytes: number;
+  /** max.message.bytes (one batch) */
+  readonly maxMessageBytes: number;
+  /** flush.messages: fsync after this many unflushed messages */
+  readonly flushIntervalMessages: number;
+  /** flush.ms: fsync when the oldest unflushed append is this old (checked by LogManager) */
+  readonly flushIntervalMs: number;
+  /** file.delete.delay.ms */
+  readonly fileDeleteDelayMs: number;
+  /** message.timestamp.type */
+  readonly messageTimestampType: TimestampType;
   /** message.timestamp.before.max.ms (CreateTime only) */
-  messageTimestampBeforeMaxMs?: number;
+  readonly messageTimestampBeforeMaxMs?: number;
   /** message.timestamp.after.max.ms (CreateTime only) */
-  messageTimestampAfterMaxMs?: number;
-  /** producer.id.expiration.ms (broker-level in Kafka) */
-  producerIdExpirationMs?: number;
+  readonly messageTimestampAfterMaxMs?: number;
+  /** min.insync.replicas */
+  readonly minInSyncReplicas: number;
+  /** producer.id.expiration.ms (broker-level in Kafka; metadata's logConfigFor sets it) */
+  readonly producerIdExpirationMs?: number;
   /**
    * How deep appends look into batches (Sediment-specific): 'header' (framing,
    * CRC, counts), 'records' (also walks uncompressed records without copying;
    * the default), 'deep' (also decompresses, as Kafka's LogValidator does).
    */
-  validationLevel?: 'header' | 'records' | 'deep';
+  readonly validationLevel?: 'header' | 'records' | 'deep';
   /**
    * remote.storage.enable: the partition is tiered. Local retention then bounds
    * the local tier with local.retention.* (retention.* bound local + remote and are
    * applied by the RemoteLogManager), and the tiering veto keeps segments that are
    * not yet remote.
    */
-  remoteStorageEnable?: boolean;
+  readonly remoteStorageEnable?: boolean;
   /** remote.log.copy.disable */
-  remoteLogCopyDisable?: boolean;
+  readonly remoteLogCopyDisable?: boolean;
   /** remote.log.delete.on.disable */
-  remoteLogDeleteOnDisable?: boolean;
-  /** local.retention.ms; -2 (or absent) = retention.ms */
-  localRetentionMs?: number;
-  /** local.retention.bytes; -2 (or absent) = retention.bytes */
-  localRetentionBytes?: number;
+  readonly remoteLogDeleteOnDisable?: boolean;
+  /** local.retention.ms; -2 (or absent) = retention.ms (toLogConfig resolves -2) */
+  readonly localRetentionMs?: number;
+  /** local.retention.bytes; -2 (or absent) = retention.bytes (toLogConfig resolves -2) */
+  readonly localRetentionBytes?: number;
   /** cleanup.policy (absent = delete only). Without delete, retention.ms/bytes remove nothing; compact enables the log cleaner. */
-  cleanupPolicy?: { delete: boolean; compact: boolean };
+  readonly cleanupPolicy?: { readonly delete: boolean; readonly compact: boolean };
   /** delete.retention.ms: how long tombstones and transaction markers outlive the clean that first saw them. */
-  deleteRetentionMs?: number;
+  readonly deleteRetentionMs?: number;
   /** min.cleanable.dirty.ratio */
-  minCleanableDirtyRatio?: number;
+  readonly minCleanableDirtyRatio?: number;
   /** min.compaction.lag.ms */
-  minCompactionLagMs?: number;
+  readonly minCompactionLagMs?: number;
   /** max.compaction.lag.ms */
-  maxCompactionLagMs?: number;
+  readonly maxCompactionLagMs?: number;
 }
 
 const LONG_MAX_AS_NUMBER = Number.MAX_SAFE_INTEGER;
@@ -67,16 +78,19 @@ const LONG_MAX_AS_NUMBER = Number.MAX_SAFE_INTEGER;
 export const defaultLogConfig: Readonly<LogConfig> = Object.freeze({
   segmentBytes: 1024 * 1024 * 1024,
   segmentMs: 7 * 24 * 60 * 60 * 1000,
+  segmentJitterMs: 0,
   retentionMs: 7 * 24 * 60 * 60 * 1000,
   retentionBytes: -1,
   indexIntervalBytes: 4096,
   maxMessageBytes: 1024 * 1024 + 12,
   flushIntervalMessages: LONG_MAX_AS_NUMBER,
   flushIntervalMs: LONG_MAX_AS_NUMBER,
+  fileDeleteDelayMs: 60_000,
   messageTimestampType: 'CreateTime',
   segmentIndexBytes: 10 * 1024 * 1024,
   messageTimestampBeforeMaxMs: LONG_MAX_AS_NUMBER,
   messageTimestampAfterMaxMs: LONG_MAX_AS_NUMBER,
+  minInSyncReplicas: 1,
   producerIdExpirationMs: 86_400_000,
 });
 
