@@ -13,27 +13,26 @@
 // group. The default (assign) mode therefore drives kafkajs's own cluster and
 // broker objects (the ones its consumer uses) to send Fetch requests from offset 0
 // and decode the record batches; --group uses the public consumer API.
-import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { CompressionTypes, Kafka, logLevel, type Message, type IHeaders } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import {
   RoundTripVerifier,
   defaultBaseTimestamp,
   exactExpectation,
-  expectedOffsetForTimestamp,
   partitionRecordCount,
-  recordHeaders,
-  recordKey,
-  recordPartition,
-  recordTimestamp,
-  recordValue,
   timestampSamples,
-  type ConsumedRecord,
   type RoundTripSummary,
 } from '../content.js';
-
-const client = 'kafkajs';
-const clientVersion = (createRequire(import.meta.url)('kafkajs/package.json') as { version: string }).version;
+import {
+  client,
+  clientVersion,
+  compressionOf,
+  consumeInGroup,
+  expectedKafkajsOffsetForTimestamp,
+  kafkaClient,
+  sendRecords,
+  toConsumed,
+} from './kafkajs-common.js';
 
 interface Options {
   bootstrap: string;
@@ -131,53 +130,15 @@ function internalCluster(kafka: Kafka): InternalCluster {
   return (create as CreateCluster)({ metadataMaxAge: 300_000, allowAutoTopicCreation: false, isolationLevel: 1 });
 }
 
-function headerText(v: Buffer | Buffer[] | undefined): string {
-  if (v === undefined) return '<missing>';
-  if (Array.isArray(v)) return v.map((b) => b.toString()).join('|');
-  return v.toString();
-}
-
-function toConsumed(partition: number, m: { offset: string; timestamp: string; key: Buffer | null; value: Buffer | null; headers?: IHeaders | Record<string, Buffer | Buffer[] | undefined>; timestampType?: number }): ConsumedRecord {
-  const headers: Array<[string, string]> = Object.entries(m.headers ?? {}).map(([k, v]) => [k, headerText(v as Buffer | Buffer[] | undefined)]);
-  return {
-    partition,
-    offset: Number(m.offset),
-    key: m.key === null ? null : m.key.toString(),
-    value: m.value === null ? null : m.value.toString(),
-    headers,
-    timestamp: Number(m.timestamp),
-    ...(m.timestampType === undefined ? {} : { createTime: m.timestampType === 0 }),
-  };
-}
-
 async function produce(kafka: Kafka, o: Options, errors: (msg: string) => void): Promise<number> {
   const producer = kafka.producer({ idempotent: o.idempotent, maxInFlightRequests: 1, allowAutoTopicCreation: !o.create });
   await producer.connect();
   let acknowledged = 0;
-  const compression = o.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
+  const compression = compressionOf(o.compression);
   try {
     for (let start = 0; start < o.count; start += o.chunk) {
       const end = Math.min(o.count, start + o.chunk);
-      const messages: Message[] = [];
-      for (let i = start; i < end; i++) {
-        messages.push({
-          partition: recordPartition(i, o.partitions),
-          key: recordKey(i),
-          value: recordValue(i),
-          headers: Object.fromEntries(recordHeaders(i, client)),
-          timestamp: String(recordTimestamp(i, o.baseTimestamp)),
-        });
-      }
-      const metadata = await producer.send({ topic: o.topic, messages, acks: -1, compression });
-      for (const md of metadata) {
-        if (md.errorCode !== 0) errors(`produce to partition ${md.partition}: error ${md.errorCode}`);
-        // First record of this chunk in partition p: the first i >= start with i % P == p.
-        const first = start + ((((md.partition - start) % o.partitions) + o.partitions) % o.partitions);
-        const want = Math.floor(first / o.partitions);
-        if (md.baseOffset !== undefined && Number(md.baseOffset) !== want) {
-          errors(`chunk at record ${start}: partition ${md.partition} base offset ${md.baseOffset}, expected ${want}`);
-        }
-      }
+      await sendRecords(producer, { topic: o.topic, partitions: o.partitions, baseTimestamp: o.baseTimestamp, start, end }, compression, errors);
       acknowledged += end - start;
     }
   } finally {
@@ -236,38 +197,6 @@ async function consumeAssigned(kafka: Kafka, o: Options, verifier: RoundTripVeri
   }
 }
 
-async function consumeGroup(kafka: Kafka, o: Options, group: string, verifier: RoundTripVerifier): Promise<void> {
-  const consumer = kafka.consumer({ groupId: group, maxWaitTimeInMs: 500 });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topics: [o.topic], fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        verifier.error(`timed out after ${o.timeoutMs} ms with ${verifier.consumedCount} of ${o.count} records`);
-        resolve();
-      }, o.timeoutMs);
-      consumer
-        .run({
-          autoCommit: true,
-          eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
-            for (const m of batch.messages) {
-              verifier.observe(toConsumed(batch.partition, m));
-              resolveOffset(m.offset);
-            }
-            await heartbeat();
-            if (verifier.complete) {
-              clearTimeout(timer);
-              resolve();
-            }
-          },
-        })
-        .catch(reject);
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-}
-
 async function checkOffsetsByTimestamp(kafka: Kafka, o: Options, error: (msg: string) => void): Promise<number> {
   const admin = kafka.admin();
   await admin.connect();
@@ -278,9 +207,7 @@ async function checkOffsetsByTimestamp(kafka: Kafka, o: Options, error: (msg: st
       const ts = o.baseTimestamp + i;
       const result = await admin.fetchTopicOffsetsByTimestamp(o.topic, ts);
       for (const { partition, offset } of result) {
-        // kafkajs substitutes the high watermark when the broker answers -1.
-        const expected = expectedOffsetForTimestamp(i, partition, o.count, o.partitions);
-        const want = expected === -1 ? partitionRecordCount(o.count, o.partitions, partition) : expected;
+        const want = expectedKafkajsOffsetForTimestamp(i, partition, o.count, o.partitions);
         if (Number(offset) !== want) error(`fetchTopicOffsetsByTimestamp(${ts}) partition ${partition}: offset ${offset}, expected ${want}`);
         checked++;
       }
@@ -293,7 +220,7 @@ async function checkOffsetsByTimestamp(kafka: Kafka, o: Options, error: (msg: st
 
 async function main(): Promise<number> {
   const o = parseOptions(process.argv.slice(2));
-  const kafka = new Kafka({ clientId: 'sediment-round-trip', brokers: [o.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 8 } });
+  const kafka = kafkaClient('sediment-round-trip', o.bootstrap);
   const verifier = new RoundTripVerifier(o.count, o.partitions, exactExpectation(client, o.baseTimestamp));
   const error = (m: string): void => verifier.error(m);
   let produced = 0;
@@ -320,7 +247,7 @@ async function main(): Promise<number> {
       consumedPhase = true;
       const t0 = performance.now();
       if (o.group === undefined) await consumeAssigned(kafka, o, verifier);
-      else await consumeGroup(kafka, o, o.group, verifier);
+      else await consumeInGroup(kafka, { topic: o.topic, group: o.group, count: o.count, timeoutMs: o.timeoutMs, commit: 'auto' }, verifier);
       consumeMs = Math.round(performance.now() - t0);
       listOffsetsChecked = await checkOffsetsByTimestamp(kafka, o, error);
     }

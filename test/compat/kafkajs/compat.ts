@@ -7,26 +7,17 @@
 // lists offsets (fetchTopicOffsets: low and high, fetchTopicOffsetsByTimestamp)
 // and the group's lag (fetchOffsets against the high watermarks, describeGroups).
 // Prints one JSON summary line last (test/compat/summary.ts).
-import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { CompressionTypes, Kafka, logLevel, type Admin, type Message } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
+import { client, clientVersion, compressionOf, consumeInGroup, expectedKafkajsOffsetForTimestamp, kafkaClient, sendRecords } from '../../clients/kafkajs/kafkajs-common.js';
 import {
   RoundTripVerifier,
   defaultBaseTimestamp,
   exactExpectation,
-  expectedOffsetForTimestamp,
   partitionRecordCount,
-  recordHeaders,
-  recordKey,
-  recordPartition,
-  recordTimestamp,
-  recordValue,
   timestampSamples,
 } from '../../clients/content.js';
 import { OperationReport, codecSlices } from '../summary.js';
-
-const client = 'kafkajs';
-const clientVersion = (createRequire(import.meta.url)('kafkajs/package.json') as { version: string }).version;
 
 interface Options {
   bootstrap: string;
@@ -66,12 +57,6 @@ function parseOptions(argv: string[]): Options {
   };
 }
 
-function compressionOf(codec: string): CompressionTypes {
-  if (codec === 'none') return CompressionTypes.None;
-  if (codec === 'gzip') return CompressionTypes.GZIP;
-  throw new Error(`kafkajs has no built-in ${codec} codec (only none and gzip; others need plugins)`);
-}
-
 async function createTopic(admin: Admin, o: Options): Promise<string> {
   const created = await admin.createTopics({ topics: [{ topic: o.topic, numPartitions: o.partitions, replicationFactor: 1 }], waitForLeaders: true });
   if (!created) throw new Error(`createTopics answered false: ${o.topic} already exists`);
@@ -88,24 +73,8 @@ async function produce(kafka: Kafka, o: Options, report: OperationReport): Promi
     await producer.connect();
     try {
       for (let start = from; start < to; start += chunk) {
-        const end = Math.min(to, start + chunk);
-        const messages: Message[] = [];
-        for (let i = start; i < end; i++) {
-          messages.push({
-            partition: recordPartition(i, o.partitions),
-            key: recordKey(i),
-            value: recordValue(i),
-            headers: Object.fromEntries(recordHeaders(i, client)),
-            timestamp: String(recordTimestamp(i, o.baseTimestamp)),
-          });
-        }
-        const metadata = await producer.send({ topic: o.topic, messages, acks: -1, compression });
-        for (const md of metadata) {
-          if (md.errorCode !== 0) report.error(`partition ${md.partition}: error ${md.errorCode}`);
-          const first = start + ((((md.partition - start) % o.partitions) + o.partitions) % o.partitions);
-          const want = Math.floor(first / o.partitions);
-          if (md.baseOffset !== undefined && Number(md.baseOffset) !== want) report.error(`records from ${start}: partition ${md.partition} base offset ${md.baseOffset}, expected ${want}`);
-        }
+        const range = { topic: o.topic, partitions: o.partitions, baseTimestamp: o.baseTimestamp, start, end: Math.min(to, start + chunk) };
+        await sendRecords(producer, range, compression, (m) => report.error(m));
       }
     } finally {
       await producer.disconnect();
@@ -115,55 +84,9 @@ async function produce(kafka: Kafka, o: Options, report: OperationReport): Promi
   return `${o.count} records (${parts.join(', ')}), idempotent`;
 }
 
-function headerText(v: Buffer | string | Array<Buffer | string> | undefined): string {
-  if (v === undefined) return '<missing>';
-  if (Array.isArray(v)) return v.map((b) => b.toString()).join('|');
-  return v.toString();
-}
-
 async function consume(kafka: Kafka, o: Options, report: OperationReport): Promise<string> {
   const verifier = new RoundTripVerifier(o.count, o.partitions, exactExpectation(client, o.baseTimestamp));
-  const consumer = kafka.consumer({ groupId: o.group, maxWaitTimeInMs: 500 });
-  let commits = 0;
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topics: [o.topic], fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        verifier.error(`timed out after ${o.timeoutMs} ms with ${verifier.consumedCount} of ${o.count} records`);
-        resolve();
-      }, o.timeoutMs);
-      consumer
-        .run({
-          autoCommit: false,
-          eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
-            for (const m of batch.messages) {
-              verifier.observe({
-                partition: batch.partition,
-                offset: Number(m.offset),
-                key: m.key === null ? null : m.key.toString(),
-                value: m.value === null ? null : m.value.toString(),
-                headers: Object.entries(m.headers ?? {}).map(([k, v]) => [k, headerText(v)] as const),
-                timestamp: Number(m.timestamp),
-              });
-              resolveOffset(m.offset);
-            }
-            if (batch.messages.length > 0) {
-              await consumer.commitOffsets([{ topic: o.topic, partition: batch.partition, offset: String(Number(batch.lastOffset()) + 1) }]);
-              commits++;
-            }
-            await heartbeat();
-            if (verifier.complete) {
-              clearTimeout(timer);
-              resolve();
-            }
-          },
-        })
-        .catch(reject);
-    });
-  } finally {
-    await consumer.disconnect();
-  }
+  const commits = await consumeInGroup(kafka, { topic: o.topic, group: o.group, count: o.count, timeoutMs: o.timeoutMs, commit: 'eachBatch' }, verifier);
   const v = verifier.finish();
   for (const e of v.errors) report.error(e);
   if (v.errorCount > v.errors.length) report.error(`${v.errorCount - v.errors.length} more verification errors`);
@@ -183,9 +106,7 @@ async function listOffsets(admin: Admin, o: Options, report: OperationReport): P
     const result = await admin.fetchTopicOffsetsByTimestamp(o.topic, ts);
     for (let p = 0; p < o.partitions; p++) {
       const e = result.find((x) => x.partition === p);
-      // kafkajs substitutes the high watermark when the broker answers -1.
-      const expected = expectedOffsetForTimestamp(i, p, o.count, o.partitions);
-      const want = expected === -1 ? partitionRecordCount(o.count, o.partitions, p) : expected;
+      const want = expectedKafkajsOffsetForTimestamp(i, p, o.count, o.partitions);
       if (e === undefined || Number(e.offset) !== want) report.error(`fetchTopicOffsetsByTimestamp(${ts}) partition ${p}: ${JSON.stringify(e)}, expected ${want}`);
     }
   }
@@ -218,7 +139,7 @@ async function groupLag(admin: Admin, o: Options, report: OperationReport): Prom
 async function main(): Promise<number> {
   const o = parseOptions(process.argv.slice(2));
   const report = new OperationReport(client, clientVersion, o.codecs, true, o.count);
-  const kafka = new Kafka({ clientId: 'sediment-compat-kafkajs', brokers: [o.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 8 } });
+  const kafka = kafkaClient('sediment-compat-kafkajs', o.bootstrap);
   const admin = kafka.admin();
   await admin.connect();
   try {
