@@ -4,6 +4,7 @@
 // restart rebuilds this from the metadata replay.
 import type { Logger } from 'pino';
 import type { Clock } from '../broker/clock.js';
+import type { LogConfig } from '../broker/log/log-config.js';
 import type { PartitionLog } from '../broker/log/partition-log.js';
 import type { Scheduler } from '../broker/scheduler.js';
 import type { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/remote-log-metadata-manager.js';
@@ -17,14 +18,8 @@ import type { IndexCache } from './index-cache.js';
 import type { RemoteSegmentRef, RemoteStorage } from './remote-storage.js';
 import type { ByteRateThrottle } from './throttle.js';
 
-/** Tiering settings a partition log's config may carry (see broker/log/log-config.ts). */
-export interface TieringConfig {
-  readonly retentionMs: number;
-  readonly retentionBytes: number;
-  readonly remoteStorageEnable?: boolean;
-  readonly remoteLogCopyDisable?: boolean;
-  readonly remoteLogDeleteOnDisable?: boolean;
-}
+/** The tiering settings of a partition log's config. */
+export type TieringConfig = Pick<LogConfig, 'retentionMs' | 'retentionBytes' | 'remoteStorageEnable' | 'remoteLogCopyDisable' | 'remoteLogDeleteOnDisable'>;
 
 export function tieringConfig(log: PartitionLog): TieringConfig {
   return log.currentConfig;
