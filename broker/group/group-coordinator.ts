@@ -20,7 +20,7 @@ import {
   type OffsetAndMetadata,
 } from './group-records.js';
 import { parseGroupState, type GroupState } from './group-state.js';
-import { KeyedMutex } from './keyed-mutex.js';
+import { InflightWrites, KeyedMutex } from './keyed-mutex.js';
 import { KeyedTimers } from './keyed-timers.js';
 import { PendingTxnOffsets, acceptTxnOffsets } from './txn-offsets.js';
 import { expirationBase, groupOffsets, offsetTombstone, validateOffsetCommit } from './offset-rules.js';
@@ -67,6 +67,7 @@ export class GroupCoordinator {
   private readonly offsets = new OffsetStore();
   private readonly pendingTxnOffsets = new PendingTxnOffsets();
   private readonly locks = new KeyedMutex();
+  private readonly inflightCommits = new InflightWrites();
   private phase: Phase = 'loading';
   private expiryTimer: TimerHandle | null = null;
   private expiryRun: Promise<void> | null = null;
@@ -244,19 +245,20 @@ export class GroupCoordinator {
     const unavailable = this.unavailable();
     if (unavailable !== ErrorCode.NONE) return allWith(unavailable);
     if (p.groupId === '') return allWith(ErrorCode.INVALID_GROUP_ID);
-    return this.locks.run(p.groupId, async () => {
+    const staged = await this.locks.run(p.groupId, async (): Promise<{ result: OffsetCommitResult; applied: Promise<void> }> => {
+      const rejected = (errorCode: number) => ({ result: allWith(errorCode), applied: Promise.resolve() });
       let group = this.manager.groups.get(p.groupId);
       let created = false;
       if (group === undefined) {
         if (p.generationId >= 0) {
-          return allWith(p.groupIdNotFoundSupported ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION);
+          return rejected(p.groupIdNotFoundSupported ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION);
         }
         // Admin tools and assign()-based consumers commit into a "simple" group.
         group = this.manager.createGroup(p.groupId);
         created = true;
       }
       const invalid = validateOffsetCommit(group, p);
-      if (invalid !== ErrorCode.NONE) return allWith(invalid);
+      if (invalid !== ErrorCode.NONE) return rejected(invalid);
       if (group.state === 'Stable' || group.state === 'PreparingRebalance') {
         // A commit keeps the member's session alive, as in Kafka.
         const member = group.member(p.memberId);
@@ -265,8 +267,7 @@ export class GroupCoordinator {
       const now = this.clock.now();
       const expireTimestampMs = p.retentionTimeMs === -1 ? null : now + p.retentionTimeMs;
       const result: OffsetCommitResult = { topics: [] };
-      const accepted: { topic: string; partition: number; value: OffsetAndMetadata; response: { errorCode: number } }[] =
-        [];
+      const accepted: { topic: string; partition: number; value: OffsetAndMetadata; response: { errorCode: number } }[] = [];
       for (const t of p.topics) {
         const partitions: { partitionIndex: number; errorCode: number }[] = [];
         result.topics.push({ name: t.name, partitions });
@@ -281,47 +282,41 @@ export class GroupCoordinator {
           accepted.push({
             topic: t.name,
             partition: x.partitionIndex,
-            value: {
-              committedOffset: x.committedOffset,
-              leaderEpoch: x.committedLeaderEpoch,
-              metadata,
-              commitTimestampMs: now,
-              expireTimestampMs,
-            },
+            value: { committedOffset: x.committedOffset, leaderEpoch: x.committedLeaderEpoch, metadata, commitTimestampMs: now, expireTimestampMs },
             response,
           });
         }
       }
       const dropIfUnused = (): void => {
-        if (created && group.state === 'Empty' && !this.offsets.hasOffsets(p.groupId)) {
+        if (created && group.state === 'Empty' && !this.offsets.hasOffsets(p.groupId) && this.manager.groups.get(p.groupId) === group && !this.inflightCommits.has(p.groupId)) {
           this.manager.groups.delete(p.groupId);
         }
       };
       if (accepted.length === 0) {
         dropIfUnused();
-        return result;
+        return { result, applied: Promise.resolve() };
       }
-      try {
-        await this.write(
-          p.groupId,
-          accepted.map((a) => ({
-            type: 'offsetCommit',
-            groupId: p.groupId,
-            topic: a.topic,
-            partition: a.partition,
-            value: a.value,
-          })),
-        );
-      } catch (err) {
-        this.logger.warn({ err, groupId: p.groupId }, 'failed to persist offset commit');
-        const code = appendErrorCode(err);
-        for (const a of accepted) a.response.errorCode = code;
-        dropIfUnused();
-        return result;
-      }
-      for (const a of accepted) this.offsets.put(p.groupId, a.topic, a.partition, a.value);
-      return result;
+      // Queued under the lock (records land in lock order), written after it (one group's commits share appends).
+      const written = this.write(p.groupId, accepted.map((a) => ({ type: 'offsetCommit', groupId: p.groupId, topic: a.topic, partition: a.partition, value: a.value })));
+      // Writes settle in call order, so these run in lock order too.
+      const applied = written.then(
+        () => {
+          this.inflightCommits.end(p.groupId);
+          for (const a of accepted) this.offsets.put(p.groupId, a.topic, a.partition, a.value);
+        },
+        (err: unknown) => {
+          this.inflightCommits.end(p.groupId);
+          this.logger.warn({ err, groupId: p.groupId }, 'failed to persist offset commit');
+          const code = appendErrorCode(err);
+          for (const a of accepted) a.response.errorCode = code;
+          dropIfUnused();
+        },
+      );
+      this.inflightCommits.begin(p.groupId, applied);
+      return { result, applied };
     });
+    await staged.applied;
+    return staged.result;
   }
 
   /**
@@ -390,6 +385,7 @@ export class GroupCoordinator {
     if (unavailable !== ErrorCode.NONE) return { errorCode: unavailable, topics: [] };
     if (p.groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
     return this.locks.run(p.groupId, async () => {
+      await this.inflightCommits.settled(p.groupId);
       const group = this.manager.groups.get(p.groupId);
       if (group === undefined || group.state === 'Dead') return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] };
       if (group.state !== 'Empty' && !group.usesConsumerProtocol()) {
@@ -481,6 +477,7 @@ export class GroupCoordinator {
         if (unavailable !== ErrorCode.NONE) return { groupId, errorCode: unavailable };
         if (groupId === '') return { groupId, errorCode: ErrorCode.INVALID_GROUP_ID };
         return this.locks.run(groupId, async () => {
+          await this.inflightCommits.settled(groupId);
           const group = this.manager.groups.get(groupId);
           if (group === undefined || group.state === 'Dead') return { groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND };
           if (group.state !== 'Empty') return { groupId, errorCode: ErrorCode.NON_EMPTY_GROUP };
@@ -542,6 +539,7 @@ export class GroupCoordinator {
   }
 
   private async expireGroupOffsets(groupId: string): Promise<void> {
+    await this.inflightCommits.settled(groupId);
     const group = this.manager.groups.get(groupId);
     if (group === undefined || group.state === 'Dead' || this.phase !== 'active') return;
     const base = expirationBase(group);

@@ -1,6 +1,6 @@
 // The port through which the coordinator persists to `__consumer_offsets`,
 // its in-memory implementation, the group -> partition mapping, and a writer
-// that keeps appends to one partition in call order.
+// that keeps appends to one partition in call order and group-commits them.
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 
 export interface OffsetsTopicRecord {
@@ -81,41 +81,129 @@ export class MemoryOffsetsTopicLog implements OffsetsTopicLog {
   }
 }
 
+interface QueuedWrite {
+  readonly records: readonly OffsetsTopicRecord[];
+  /** Set for a transactional write, which goes out alone as a batch of its producer. */
+  readonly producer?: TxnProducer;
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+}
+
+interface PartitionQueue {
+  readonly waiting: QueuedWrite[];
+  inFlight: boolean;
+  /** Settles (never rejects) when the last write issued so far has settled. */
+  tail: Promise<void>;
+}
+
+/** How much one group-committed append may carry (well under the 1 MiB default message.max.bytes). */
+export interface OffsetsTopicWriterLimits {
+  readonly maxRecordsPerAppend: number;
+  readonly maxBytesPerAppend: number;
+}
+
+export const defaultOffsetsTopicWriterLimits: OffsetsTopicWriterLimits = { maxRecordsPerAppend: 4096, maxBytesPerAppend: 512 * 1024 };
+
+function recordBytes(records: readonly OffsetsTopicRecord[]): number {
+  let n = 0;
+  for (const r of records) n += r.key.length + (r.value?.length ?? 0);
+  return n;
+}
+
 /**
- * Serializes appends per partition: an append starts only after the previous
- * one to the same partition settled, so records of one group land in the
- * order the coordinator produced them whatever the log implementation does.
+ * Group commit per partition: one append to a partition is in flight at a
+ * time; writes issued meanwhile queue, and when it settles the queued plain
+ * writes go out together as one append (a transactional write goes alone).
+ * Records land in call order, and every write settles with the outcome of the
+ * append that carried it, in call order.
  */
 export class OffsetsTopicWriter {
-  private readonly tails = new Map<number, Promise<void>>();
+  private readonly queues = new Map<number, PartitionQueue>();
+  private readonly limits: OffsetsTopicWriterLimits;
 
-  constructor(private readonly log: OffsetsTopicLog) {}
-
-  append(partition: number, records: readonly OffsetsTopicRecord[]): Promise<void> {
-    return this.enqueue(partition, () => this.log.append(partition, records));
+  constructor(
+    private readonly log: OffsetsTopicLog,
+    limits: Partial<OffsetsTopicWriterLimits> = {},
+  ) {
+    this.limits = { ...defaultOffsetsTopicWriterLimits, ...limits };
   }
 
-  private enqueue(partition: number, write: () => Promise<void>): Promise<void> {
-    const previous = this.tails.get(partition) ?? Promise.resolve();
-    const done = previous.then(write);
-    const tail = done.catch(() => undefined);
-    this.tails.set(partition, tail);
-    void tail.then(() => {
-      if (this.tails.get(partition) === tail) this.tails.delete(partition);
-    });
-    return done;
+  append(partition: number, records: readonly OffsetsTopicRecord[]): Promise<void> {
+    return this.enqueue(partition, records, undefined);
   }
 
   appendTransactional(partition: number, records: readonly OffsetsTopicRecord[], producer: TxnProducer): Promise<void> {
-    return this.enqueue(partition, () => {
-      if (this.log.appendTransactional === undefined) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'this offsets log takes no transactional writes');
-      return this.log.appendTransactional(partition, records, producer);
-    });
+    return this.enqueue(partition, records, producer);
   }
 
   /** Resolves when every append issued so far to the partition has settled. */
   async barrier(partition: number): Promise<void> {
-    await (this.tails.get(partition) ?? Promise.resolve());
+    await (this.queues.get(partition)?.tail ?? Promise.resolve());
+  }
+
+  private enqueue(partition: number, records: readonly OffsetsTopicRecord[], producer: TxnProducer | undefined): Promise<void> {
+    const queue = this.queues.get(partition) ?? { waiting: [], inFlight: false, tail: Promise.resolve() };
+    this.queues.set(partition, queue);
+    const done = new Promise<void>((resolve, reject) => {
+      queue.waiting.push(producer === undefined ? { records, resolve, reject } : { records, producer, resolve, reject });
+    });
+    const tail = done.catch(() => undefined);
+    queue.tail = tail;
+    if (!queue.inFlight) {
+      queue.inFlight = true;
+      // Starts on the next microtask, so writes issued in the same tick share the first append.
+      queueMicrotask(() => this.drain(partition, queue));
+    }
+    return done;
+  }
+
+  /** The writes at the head of the queue that go out as one append. */
+  private takeRun(queue: PartitionQueue): QueuedWrite[] {
+    const first = queue.waiting[0];
+    if (first === undefined) return [];
+    if (first.producer !== undefined) return queue.waiting.splice(0, 1);
+    let count = 0;
+    let records = 0;
+    let bytes = 0;
+    for (const w of queue.waiting) {
+      if (w.producer !== undefined) break;
+      const b = recordBytes(w.records);
+      if (count > 0 && (records + w.records.length > this.limits.maxRecordsPerAppend || bytes + b > this.limits.maxBytesPerAppend)) break;
+      count++;
+      records += w.records.length;
+      bytes += b;
+    }
+    return queue.waiting.splice(0, count);
+  }
+
+  private drain(partition: number, queue: PartitionQueue): void {
+    const run = this.takeRun(queue);
+    if (run.length === 0) {
+      queue.inFlight = false;
+      if (this.queues.get(partition) === queue) this.queues.delete(partition);
+      return;
+    }
+    const settle = (err: unknown, failed: boolean): void => {
+      for (const w of run) {
+        if (failed) w.reject(err);
+        else w.resolve();
+      }
+      this.drain(partition, queue);
+    };
+    this.write(partition, run).then(
+      () => settle(undefined, false),
+      (err: unknown) => settle(err, true),
+    );
+  }
+
+  private async write(partition: number, run: readonly QueuedWrite[]): Promise<void> {
+    const first = run[0];
+    if (first?.producer !== undefined) {
+      if (this.log.appendTransactional === undefined) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'this offsets log takes no transactional writes');
+      await this.log.appendTransactional(partition, first.records, first.producer);
+      return;
+    }
+    await this.log.append(partition, run.length === 1 ? (first?.records ?? []) : run.flatMap((w) => w.records));
   }
 }
 

@@ -10,6 +10,7 @@ import {
   MemoryOffsetsTopicLog,
   type OffsetsTopicLog,
   type OffsetsTopicRecord,
+  type TxnProducer,
 } from '../../../broker/group/offsets-topic.js';
 import type { GroupProtocol, JoinGroupParams, JoinGroupResult, SyncGroupResult } from '../../../broker/group/types.js';
 import { ErrorCode } from '../../../broker/protocol/errors.js';
@@ -204,5 +205,48 @@ export class FlakyLog implements OffsetsTopicLog {
 
   readAll(partition: number): AsyncIterable<OffsetsTopicRecord> {
     return this.inner.readAll(partition);
+  }
+}
+
+/** A log whose appends wait until the test releases them, counting what each append carried. */
+export class GatedLog implements OffsetsTopicLog {
+  readonly inner = new MemoryOffsetsTopicLog();
+  /** Keys of every append, in call order; transactional ones prefixed with `txn:`. */
+  readonly appends: string[][] = [];
+  private readonly gates: { release: () => void; fail: (err: unknown) => void }[] = [];
+  private waiter: (() => void) | null = null;
+
+  private gate(keys: string[]): Promise<void> {
+    this.appends.push(keys);
+    const p = new Promise<void>((release, fail) => this.gates.push({ release, fail }));
+    this.waiter?.();
+    return p;
+  }
+
+  async append(partition: number, records: readonly OffsetsTopicRecord[]): Promise<void> {
+    await this.gate(records.map((r) => r.key.toString()));
+    await this.inner.append(partition, records);
+  }
+
+  async appendTransactional(partition: number, records: readonly OffsetsTopicRecord[], producer: TxnProducer): Promise<void> {
+    await this.gate(records.map((r) => `txn:${r.key.toString()}`));
+    await this.inner.appendTransactional(partition, records, producer);
+  }
+
+  readAll(partition: number): AsyncIterable<OffsetsTopicRecord> {
+    return this.inner.readAll(partition);
+  }
+
+  /** Waits until `n` appends have been started. */
+  async started(n: number): Promise<void> {
+    while (this.appends.length < n) await new Promise<void>((resolve) => (this.waiter = resolve));
+  }
+
+  /** Settles the oldest unsettled append. */
+  release(err?: unknown): void {
+    const g = this.gates.shift();
+    assert.ok(g !== undefined, 'no append in flight');
+    if (err === undefined) g.release();
+    else g.fail(err);
   }
 }

@@ -6,9 +6,11 @@ import {
   MemoryOffsetsTopicLog,
   OffsetsTopicWriter,
   partitionForGroup,
+  type OffsetsTopicLog,
   type OffsetsTopicRecord,
 } from '../../../broker/group/offsets-topic.js';
 import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
+import { GatedLog } from './harness.js';
 
 test("javaStringHashCode matches Java's String.hashCode", () => {
   // Values printed by Java 17's String.hashCode().
@@ -34,43 +36,145 @@ test('partitionForGroup is abs(hashCode) % n, with Integer.MIN_VALUE mapped to 0
   }
 });
 
-test('OffsetsTopicWriter keeps appends to a partition in call order whatever the log latency', async () => {
-  const order: string[] = [];
-  let calls = 0;
-  const log = {
-    async append(_p: number, records: readonly OffsetsTopicRecord[]) {
-      const n = calls++;
-      // Later calls finish faster: without the writer they would land out of order.
-      await new Promise((r) => setTimeout(r, 10 - n * 3));
-      order.push(records[0]?.key.toString() ?? '');
-    },
-    readAll: new MemoryOffsetsTopicLog().readAll,
-  };
-  const writer = new OffsetsTopicWriter(log);
-  const rec = (k: string): OffsetsTopicRecord[] => [{ key: Buffer.from(k), value: null }];
-  await Promise.all([writer.append(0, rec('a')), writer.append(0, rec('b')), writer.append(0, rec('c'))]);
-  assert.deepEqual(order, ['a', 'b', 'c']);
-});
+const rec = (k: string): OffsetsTopicRecord[] => [{ key: Buffer.from(k), value: Buffer.from(`v-${k}`) }];
+const keys = (log: GatedLog, p: number): string[] => log.inner.records(p).map((r) => r.key.toString());
 
-test('a failed append does not block later ones; barrier waits for everything issued', async () => {
-  let fail = true;
+test('OffsetsTopicWriter keeps appends to a partition in call order whatever the log latency', async () => {
+  let calls = 0;
   const inner = new MemoryOffsetsTopicLog();
-  const writer = new OffsetsTopicWriter({
+  const log: OffsetsTopicLog = {
     async append(p, records) {
-      if (fail) {
-        fail = false;
-        throw new Error('boom');
-      }
+      const n = calls++;
+      // Later calls finish faster: appends that overlapped would land out of order.
+      await new Promise((r) => setTimeout(r, Math.max(0, 12 - n * 4)));
       await inner.append(p, records);
     },
     readAll: (p) => inner.readAll(p),
-  });
-  const first = writer.append(1, [{ key: Buffer.from('x'), value: null }]);
-  const second = writer.append(1, [{ key: Buffer.from('y'), value: Buffer.from('v') }]);
-  await assert.rejects(first, /boom/);
-  await writer.barrier(1);
-  await second;
-  assert.deepEqual(inner.records(1).map((r) => r.key.toString()), ['y']);
+  };
+  const writer = new OffsetsTopicWriter(log);
+  const all: Promise<void>[] = [];
+  for (let i = 0; i < 20; i++) {
+    all.push(writer.append(0, rec(`k${i}`)));
+    // Spread the writes over several appends.
+    if (i % 3 === 0) await new Promise((r) => setImmediate(r));
+  }
+  await Promise.all(all);
+  assert.deepEqual(inner.records(0).map((r) => r.key.toString()), Array.from({ length: 20 }, (_, i) => `k${i}`));
+  assert.ok(calls > 1 && calls < 20, `${calls} appends`);
+});
+
+test('writes issued while an append is in flight go out together as one append, in call order', async () => {
+  const log = new GatedLog();
+  const writer = new OffsetsTopicWriter(log);
+  const settled: string[] = [];
+  const write = (k: string, p = 0): Promise<void> => writer.append(p, rec(k)).then(() => void settled.push(k));
+  const first = write('a');
+  await log.started(1);
+  const rest = ['b', 'c', 'd', 'e'].map((k) => write(k));
+  const other = write('x', 1);
+  await log.started(2);
+  assert.deepEqual(log.appends, [['a'], ['x']], 'another partition does not wait');
+  log.release();
+  await first;
+  await log.started(3);
+  assert.deepEqual(log.appends[2], ['b', 'c', 'd', 'e']);
+  log.release(); // x
+  await other;
+  log.release();
+  await Promise.all(rest);
+  assert.deepEqual(settled, ['a', 'x', 'b', 'c', 'd', 'e']);
+  assert.deepEqual(keys(log, 0), ['a', 'b', 'c', 'd', 'e']);
+  await writer.barrier(0);
+});
+
+test('writes issued in the same tick share the first append', async () => {
+  const log = new GatedLog();
+  const writer = new OffsetsTopicWriter(log);
+  const all = Array.from({ length: 64 }, (_, i) => writer.append(2, rec(`k${i}`)));
+  await log.started(1);
+  log.release();
+  await Promise.all(all);
+  assert.equal(log.appends.length, 1);
+  assert.equal(keys(log, 2).length, 64);
+});
+
+test('a failed append fails exactly the writes it carried; later writes still go through', async () => {
+  const log = new GatedLog();
+  const writer = new OffsetsTopicWriter(log);
+  const a = writer.append(0, rec('a'));
+  await log.started(1);
+  const b = writer.append(0, rec('b'));
+  const c = writer.append(0, rec('c'));
+  log.release();
+  await a;
+  await log.started(2);
+  const d = writer.append(0, rec('d'));
+  const err = new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, 'moved');
+  log.release(err);
+  for (const p of [b, c]) {
+    await assert.rejects(p, (e: unknown) => {
+      assert.equal(e, err);
+      assert.equal(appendErrorCode(e), ErrorCode.NOT_COORDINATOR);
+      return true;
+    });
+  }
+  await log.started(3);
+  assert.deepEqual(log.appends[2], ['d']);
+  log.release();
+  await d;
+  const barrier = writer.barrier(0);
+  await barrier;
+  assert.deepEqual(keys(log, 0), ['a', 'd']);
+});
+
+test('a transactional write goes out alone and keeps its place; limits split a run', async () => {
+  const log = new GatedLog();
+  const writer = new OffsetsTopicWriter(log, { maxRecordsPerAppend: 3 });
+  const producer = { producerId: 7n, producerEpoch: 1 };
+  const all = [writer.append(0, rec('a'))];
+  await log.started(1);
+  all.push(writer.append(0, rec('b')), writer.appendTransactional(0, rec('t1'), producer), writer.appendTransactional(0, rec('t2'), producer));
+  for (const k of ['c', 'd', 'e', 'f']) all.push(writer.append(0, rec(k)));
+  for (let i = 1; i <= 6; i++) {
+    log.release();
+    if (i < 6) await log.started(i + 1);
+  }
+  await Promise.all(all);
+  assert.deepEqual(log.appends, [['a'], ['b'], ['txn:t1'], ['txn:t2'], ['c', 'd', 'e'], ['f']]);
+  assert.deepEqual(keys(log, 0), ['a', 'b', 't1', 't2', 'c', 'd', 'e', 'f']);
+  assert.deepEqual(log.inner.records(0).filter((r) => r.producerId === 7n).map((r) => r.key.toString()), ['t1', 't2']);
+});
+
+test('a single write larger than the byte limit still goes out (alone)', async () => {
+  const log = new GatedLog();
+  const writer = new OffsetsTopicWriter(log, { maxBytesPerAppend: 10 });
+  const all = [writer.append(0, rec('a'))];
+  await log.started(1);
+  all.push(writer.append(0, [{ key: Buffer.from('big'), value: Buffer.alloc(100) }]), writer.append(0, rec('b')));
+  for (let i = 1; i <= 3; i++) {
+    log.release();
+    if (i < 3) await log.started(i + 1);
+  }
+  await Promise.all(all);
+  assert.deepEqual(log.appends, [['a'], ['big'], ['b']]);
+});
+
+test('barrier waits for every write issued so far, queued ones included', async () => {
+  const log = new GatedLog();
+  const writer = new OffsetsTopicWriter(log);
+  const a = writer.append(0, rec('a'));
+  await log.started(1);
+  const b = writer.append(0, rec('b')).catch(() => undefined);
+  let passed = false;
+  const barrier = writer.barrier(0).then(() => (passed = true));
+  log.release();
+  await a;
+  await log.started(2);
+  assert.equal(passed, false);
+  log.release(new Error('boom'));
+  await b;
+  await barrier;
+  assert.equal(passed, true);
 });
 
 test('append errors map to the coordinator errors Kafka returns', () => {
