@@ -12,6 +12,17 @@ import type { AlterConfigOp } from '../metadata/config-alter.js';
 import type { GroupCoordinator } from './group/group-coordinator.js';
 import type { TxnCoordinator } from './txn/txn-coordinator.js';
 
+/** One producer of a partition's producer state, as DescribeProducers reports it. */
+export interface ActiveProducer {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly lastSequence: number;
+  readonly lastTimestamp: bigint;
+  readonly coordinatorEpoch: number;
+  /** First offset of the producer's open transaction, or -1. */
+  readonly currentTxnStartOffset: bigint;
+}
+
 /** The partition-log operations the request handlers use. */
 export interface PartitionView {
   readonly topic: string;
@@ -32,6 +43,8 @@ export interface PartitionView {
   deleteRecordsBefore(offset: bigint): Promise<bigint>;
   /** OffsetForLeaderEpoch: the end offset of `epoch` (the first offset of the next epoch, or the log end). */
   endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint };
+  /** DescribeProducers: the producers the partition's producer state holds. */
+  activeProducers(): ActiveProducer[];
   /** Bytes of the local segments, and the log directory holding them. */
   readonly localSizeBytes: number;
   readonly logDir: string;

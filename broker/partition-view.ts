@@ -1,7 +1,7 @@
 // A partition as the handlers see it: the local PartitionLog, and below its
 // local log start the remote tier (when a RemoteTier is attached).
 import path from 'node:path';
-import type { PartitionView } from './broker-context.js';
+import type { ActiveProducer, PartitionView } from './broker-context.js';
 import type { PartitionLog } from './log/partition-log.js';
 import { recordsOf, type Records } from './protocol/record-parts.js';
 
@@ -65,6 +65,17 @@ export class LocalPartitionView implements PartitionView {
     const aborted = r.firstOffset === null ? [] : this.log.collectAbortedTransactions(r.firstOffset, opts.maxOffset);
     // One part per segment read: they go to the socket one after another, never joined.
     return { records: recordsOf(r.records), abortedTransactions: aborted.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset })) };
+  }
+
+  activeProducers(): ActiveProducer[] {
+    return [...this.log.producerStateManager().activeProducers().values()].map((e) => ({
+      producerId: e.producerId,
+      producerEpoch: e.producerEpoch,
+      lastSequence: e.lastSeq,
+      lastTimestamp: e.lastTimestamp,
+      coordinatorEpoch: e.coordinatorEpoch,
+      currentTxnStartOffset: e.currentTxnFirstOffset,
+    }));
   }
 
   async offsetForTimestamp(timestamp: bigint) {

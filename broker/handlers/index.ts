@@ -33,6 +33,9 @@ import { handler as addPartitionsToTxn } from './24-add-partitions-to-txn.js';
 import { handler as addOffsetsToTxn } from './25-add-offsets-to-txn.js';
 import { handler as endTxn } from './26-end-txn.js';
 import { handler as txnOffsetCommit } from './28-txn-offset-commit.js';
+import { handler as describeProducers } from './61-describe-producers.js';
+import { handler as describeTransactions } from './65-describe-transactions.js';
+import { handler as listTransactions } from './66-list-transactions.js';
 
 export const allHandlers = [
   produce,
@@ -66,4 +69,7 @@ export const allHandlers = [
   addOffsetsToTxn,
   endTxn,
   txnOffsetCommit,
+  describeProducers,
+  describeTransactions,
+  listTransactions,
 ] as unknown as ApiHandler<unknown, unknown, BrokerContext>[];

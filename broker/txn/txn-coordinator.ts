@@ -114,6 +114,16 @@ export class TxnCoordinator {
     return [...this.txns.keys()];
   }
 
+  /** Every transactional id's current metadata (ListTransactions). */
+  allTransactions(): TxnMetadata[] {
+    return [...this.txns.values()];
+  }
+
+  /** Whether the coordinator is still replaying its log, serving, or shut down (the admin APIs). */
+  get status(): 'loading' | 'active' | 'closed' {
+    return this.phase;
+  }
+
   /** Replays `__transaction_state`, completes transactions left half-ended, starts the scheduled checks. */
   async start(): Promise<void> {
     let records = 0;
