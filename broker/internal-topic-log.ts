@@ -58,63 +58,54 @@ export class InternalTopicLog implements OffsetsTopicLog, MetadataTopicLog {
   }
 
   /** Every keyed record from the log start, with the producer of transactional ones, and the transaction markers. */
-  readAll(partition: number): AsyncIterable<OffsetsTopicRecord> {
+  async *readAll(partition: number): AsyncIterable<OffsetsTopicRecord> {
     const log = this.require(partition);
-    return (async function* () {
-      const end = log.logEndOffset;
-      let offset = log.logStartOffset;
-      while (offset < end) {
-        const r = await log.read(offset, READ_CHUNK_BYTES, { maxOffset: end, minOneBatch: true });
-        if (r.records.length === 0) break;
-        let next = offset;
-        for (const chunk of r.records) {
-          for (const b of iterateBatches(chunk)) {
-            next = b.header.baseOffset + BigInt(b.header.lastOffsetDelta) + 1n;
-            const attributes = b.header.attributes;
-            const producerId = isTransactional(attributes) ? b.header.producerId : undefined;
-            const batch = decodeRecordBatch(chunk, b.position);
-            for (const rec of batch.records) {
-              if (rec.offset < offset || rec.key === null) continue;
-              if (isControl(attributes)) {
-                if (producerId === undefined) continue;
-                const type = decodeControlRecordKey(rec.key).type;
-                if (type === 0 || type === 1) yield { key: rec.key, value: rec.value, producerId, marker: type === 1 ? 'COMMIT' : 'ABORT' };
-                continue;
-              }
-              yield producerId === undefined ? { key: rec.key, value: rec.value } : { key: rec.key, value: rec.value, producerId };
-            }
-          }
-        }
-        if (next <= offset) break;
-        offset = next;
+    for await (const { attributes, producerId: pid, record: rec } of recordsFrom(log, log.logStartOffset)) {
+      if (rec.key === null) continue;
+      const producerId = isTransactional(attributes) ? pid : undefined;
+      if (isControl(attributes)) {
+        if (producerId === undefined) continue;
+        const type = decodeControlRecordKey(rec.key).type;
+        if (type === 0 || type === 1) yield { key: rec.key, value: rec.value, producerId, marker: type === 1 ? 'COMMIT' : 'ABORT' };
+        continue;
       }
-    })();
+      yield producerId === undefined ? { key: rec.key, value: rec.value } : { key: rec.key, value: rec.value, producerId };
+    }
   }
 
   /** Records from `fromOffset` up to the log end as it is now, control records skipped. */
-  read(partition: number, fromOffset: bigint): AsyncIterable<MetadataTopicRecord & { value: Buffer | null }> {
+  async *read(partition: number, fromOffset: bigint): AsyncIterable<MetadataTopicRecord & { value: Buffer | null }> {
     const log = this.require(partition);
-    return (async function* () {
-      const end = log.logEndOffset;
-      let offset = fromOffset < log.logStartOffset ? log.logStartOffset : fromOffset;
-      while (offset < end) {
-        const r = await log.read(offset, READ_CHUNK_BYTES, { maxOffset: end, minOneBatch: true });
-        if (r.records.length === 0) break;
-        let next = offset;
-        for (const chunk of r.records) {
-          for (const b of iterateBatches(chunk)) {
-            next = b.header.baseOffset + BigInt(b.header.lastOffsetDelta) + 1n;
-            if (isControl(b.header.attributes)) continue;
-            const batch = decodeRecordBatch(chunk, b.position);
-            for (const rec of batch.records) {
-              if (rec.offset < offset) continue;
-              yield { offset: rec.offset, key: rec.key, value: rec.value } as MetadataTopicRecord & { value: Buffer | null };
-            }
-          }
+    const from = fromOffset < log.logStartOffset ? log.logStartOffset : fromOffset;
+    for await (const { attributes, record: rec } of recordsFrom(log, from)) {
+      if (isControl(attributes)) continue;
+      yield { offset: rec.offset, key: rec.key, value: rec.value } as MetadataTopicRecord & { value: Buffer | null };
+    }
+  }
+}
+
+/** Every record at or after `fromOffset` up to the log end as it is when called, with its batch's attributes and producer id. */
+async function* recordsFrom(
+  log: PartitionLog,
+  fromOffset: bigint,
+): AsyncGenerator<{ attributes: number; producerId: bigint; record: ReturnType<typeof decodeRecordBatch>['records'][number] }> {
+  const end = log.logEndOffset;
+  let offset = fromOffset;
+  while (offset < end) {
+    const r = await log.read(offset, READ_CHUNK_BYTES, { maxOffset: end, minOneBatch: true });
+    if (r.records.length === 0) break;
+    let next = offset;
+    for (const chunk of r.records) {
+      for (const b of iterateBatches(chunk)) {
+        next = b.header.baseOffset + BigInt(b.header.lastOffsetDelta) + 1n;
+        const attributes = b.header.attributes;
+        const batch = decodeRecordBatch(chunk, b.position);
+        for (const record of batch.records) {
+          if (record.offset >= offset) yield { attributes, producerId: b.header.producerId, record };
         }
-        if (next <= offset) break;
-        offset = next;
       }
-    })();
+    }
+    if (next <= offset) break;
+    offset = next;
   }
 }
