@@ -52,7 +52,6 @@ interface SegmentRead {
   readonly reachedEnd: boolean;
 }
 
-const EMPTY = Buffer.alloc(0);
 
 function describe(ref: RemoteSegmentRef): string {
   return `remote segment ${ref.segmentId} of ${ref.topic}-${ref.partition} (base offset ${ref.baseOffset})`;
@@ -77,13 +76,10 @@ export class RemoteReader {
     return undefined;
   }
 
-  /** Whole batches from the one holding `fetchOffset`; an empty buffer when none fits in maxBytes. */
-  async read(state: PartitionState, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Buffer> {
-    const parts = await this.readParts(state, fetchOffset, maxBytes, minOneBatch, signal);
-    return parts.length === 0 ? EMPTY : parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
-  }
-
-  /** As read, but the batches' bytes come as views into the cached chunks (nothing copied). */
+  /**
+   * Whole batches from the one holding `fetchOffset`, as views into the cached
+   * chunks (nothing copied); none when no batch fits in maxBytes.
+   */
   async readParts(state: PartitionState, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Buffer[]> {
     const found = this.findSegment(state, fetchOffset);
     if (found === undefined) {

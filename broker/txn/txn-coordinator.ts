@@ -241,12 +241,7 @@ export class TxnCoordinator {
 
   /** AddPartitionsToTxn (and AddOffsetsToTxn with the group's offsets partition): the error code for every partition. */
   async addPartitions(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: readonly TopicPartition[]): Promise<number> {
-    const unavailable = this.unavailable();
-    if (unavailable !== ErrorCode.NONE) return unavailable;
-    return this.locks.run(transactionalId, async () => {
-      const m = this.txns.get(transactionalId);
-      const invalid = this.checkProducer(m, producerId, producerEpoch);
-      if (invalid !== ErrorCode.NONE || m === undefined) return invalid;
+    return this.withProducer(transactionalId, producerId, producerEpoch, async (m) => {
       if (m.state === 'PrepareCommit' || m.state === 'PrepareAbort' || m.state === 'PrepareEpochFence') return ErrorCode.CONCURRENT_TRANSACTIONS;
       if (m.state === 'Dead') return ErrorCode.INVALID_TXN_STATE;
       if (m.state === 'Ongoing' && partitions.every((tp) => m.partitions.has(tpKey(tp.topic, tp.partition)))) return ErrorCode.NONE;
@@ -268,12 +263,7 @@ export class TxnCoordinator {
 
   /** EndTxn: commits or aborts the ongoing transaction; answers once the markers are written. */
   async endTxn(transactionalId: string, producerId: bigint, producerEpoch: number, committed: boolean): Promise<number> {
-    const unavailable = this.unavailable();
-    if (unavailable !== ErrorCode.NONE) return unavailable;
-    return this.locks.run(transactionalId, async () => {
-      const m = this.txns.get(transactionalId);
-      const invalid = this.checkProducer(m, producerId, producerEpoch);
-      if (invalid !== ErrorCode.NONE || m === undefined) return invalid;
+    return this.withProducer(transactionalId, producerId, producerEpoch, async (m) => {
       switch (m.state) {
         case 'Ongoing':
           return this.endOngoing(m, committed);
@@ -324,6 +314,22 @@ export class TxnCoordinator {
   }
 
   // ================================================================ internals
+
+  /**
+   * Runs `fn` under the transactional id's lock with its metadata, once the
+   * coordinator is available and the producer id and epoch are the current ones;
+   * otherwise answers the error.
+   */
+  private async withProducer(transactionalId: string, producerId: bigint, producerEpoch: number, fn: (m: TxnMetadata) => Promise<number>): Promise<number> {
+    const unavailable = this.unavailable();
+    if (unavailable !== ErrorCode.NONE) return unavailable;
+    return this.locks.run(transactionalId, async () => {
+      const m = this.txns.get(transactionalId);
+      const invalid = this.checkProducer(m, producerId, producerEpoch);
+      if (invalid !== ErrorCode.NONE || m === undefined) return invalid;
+      return fn(m);
+    });
+  }
 
   private checkProducer(m: TxnMetadata | undefined, producerId: bigint, producerEpoch: number): number {
     if (m === undefined || m.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;

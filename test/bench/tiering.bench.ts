@@ -3,7 +3,7 @@
 // same run.
 //
 //   npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N]
-//                            [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--doc PATH | --no-doc] [--profile DIR]
+//                            [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--cache-mb N] [--doc PATH | --no-doc] [--profile DIR]
 //
 // Each round has its own topic (64 MiB segments by default), and each broker
 // figure is taken between two runs of its plain-client baseline, so load from
@@ -61,6 +61,8 @@ interface Options {
   fetchWorkers: number | undefined;
   /** rsm.config.chunk.cache.fetch.chunks: chunks per ranged GET of the broker (and of the second raw GET baseline). */
   fetchChunks: number;
+  /** rsm.config.chunk.cache.size.bytes in MiB; undefined = one round's topic plus 64 MiB. */
+  cacheMb: number | undefined;
   doc: string | null;
   profileDir: string | null;
 }
@@ -73,12 +75,12 @@ const COLD_TARGET = 0.8;
 
 function usage(msg: string): never {
   console.error(`tiering.bench: ${msg}`);
-  console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--doc PATH | --no-doc] [--profile DIR]');
+  console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--cache-mb N] [--doc PATH | --no-doc] [--profile DIR]');
   process.exit(2);
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 2, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null };
+  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 2, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null };
   const num = (v: string | undefined, name: string): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n <= 0) usage(`${name} wants a positive integer`);
@@ -93,6 +95,7 @@ function parseArgs(argv: readonly string[]): Options {
     else if (a === '--partitions') o.partitions = num(argv[++i], a);
     else if (a === '--prefetch-chunks') o.prefetchChunks = num(argv[++i], a);
     else if (a === '--fetch-chunks') o.fetchChunks = num(argv[++i], a);
+    else if (a === '--cache-mb') o.cacheMb = num(argv[++i], a);
     else if (a === '--fetch-workers') {
       o.fetchWorkers = Number(argv[++i]);
       if (!Number.isInteger(o.fetchWorkers) || o.fetchWorkers < 0) usage('--fetch-workers wants an integer >= 0');
@@ -348,7 +351,8 @@ async function setLocalRetention(bootstrap: string, topic: string, ms: number): 
 }
 
 async function run(o: Options, minio: MinioServer): Promise<Results> {
-  const chunkCacheBytes = process.env.BENCH_CACHE_MB !== undefined ? Number(process.env.BENCH_CACHE_MB) * 1_048_576 : (o.mbPerPartition * o.partitions + 64) * 1_048_576;
+  // Default: big enough for one round's topic, so its second read can hit.
+  const chunkCacheBytes = (o.cacheMb ?? o.mbPerPartition * o.partitions + 64) * 1_048_576;
   let broker: InProcessSediment = await startSedimentInProcess({ overrides: brokerOverrides(minio, chunkCacheBytes, o.chunkMb * 1_048_576, o), logLevel: 'warn' });
   const profiles: string[] = [];
   const rounds: Round[] = [];

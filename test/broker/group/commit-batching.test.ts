@@ -2,7 +2,7 @@
 // lock covers validation and queueing only, the append is written after it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ErrorCode, GatedLog, track } from './harness.js';
+import { ErrorCode, GatedLog, commitParams, track } from './harness.js';
 import { GroupCoordinator } from '../../../broker/group/group-coordinator.js';
 import { decodeCoordinatorRecord } from '../../../broker/group/group-records.js';
 import type { OffsetCommitParams } from '../../../broker/group/types.js';
@@ -11,15 +11,7 @@ import { ManualClock } from '../../../broker/clock.js';
 import { ManualScheduler } from '../../../broker/scheduler.js';
 
 function commit(offset: bigint, groupId = 'g', partition = 0): OffsetCommitParams {
-  return {
-    groupId,
-    generationId: -1,
-    memberId: '',
-    groupInstanceId: null,
-    retentionTimeMs: -1,
-    groupIdNotFoundSupported: true,
-    topics: [{ name: 't', partitions: [{ partitionIndex: partition, committedOffset: offset, committedLeaderEpoch: 0, committedMetadata: null }] }],
-  };
+  return commitParams(offset, { groupId }, { partitionIndex: partition });
 }
 
 async function start(): Promise<{ log: GatedLog; coordinator: GroupCoordinator; partition: number }> {

@@ -12,7 +12,7 @@ import {
   type OffsetsTopicRecord,
   type TxnProducer,
 } from '../../../broker/group/offsets-topic.js';
-import type { GroupProtocol, JoinGroupParams, JoinGroupResult, SyncGroupResult } from '../../../broker/group/types.js';
+import type { GroupProtocol, JoinGroupParams, JoinGroupResult, OffsetCommitParams, SyncGroupResult } from '../../../broker/group/types.js';
 import { ErrorCode } from '../../../broker/protocol/errors.js';
 import { Writer } from '../../../broker/protocol/writer.js';
 import { encodeConsumerProtocolSubscription } from '../../../broker/protocol/messages/records/consumer-protocol-subscription.js';
@@ -115,6 +115,24 @@ export async function startHarness(
         await settle();
       }
     },
+  };
+}
+
+/** An OffsetCommit of one offset of `t`-0 by a simple (generation -1) group `g`; overrides and the partition entry's fields change it. */
+export function commitParams(
+  offset: bigint,
+  overrides: Partial<OffsetCommitParams> = {},
+  entry: { partitionIndex?: number; committedLeaderEpoch?: number; committedMetadata?: string | null } = {},
+): OffsetCommitParams {
+  return {
+    groupId: 'g',
+    generationId: -1,
+    memberId: '',
+    groupInstanceId: null,
+    retentionTimeMs: -1,
+    groupIdNotFoundSupported: true,
+    topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: 0, committedMetadata: null, ...entry }] }],
+    ...overrides,
   };
 }
 

@@ -1,22 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ErrorCode, FlakyLog, joinParams, settle, startHarness, startJoin, subscription, syncAll, track, type Harness } from './harness.js';
+import { ErrorCode, FlakyLog, commitParams, joinParams, settle, startHarness, startJoin, subscription, syncAll, track, type Harness } from './harness.js';
 import type { OffsetCommitParams } from '../../../broker/group/types.js';
 import { GroupCoordinator } from '../../../broker/group/group-coordinator.js';
 import { ManualClock } from '../../../broker/clock.js';
 import { ManualScheduler } from '../../../broker/scheduler.js';
 
 function commit(overrides: Partial<OffsetCommitParams> = {}, offset = 42n, metadata: string | null = 'meta'): OffsetCommitParams {
-  return {
-    groupId: 'g',
-    generationId: -1,
-    memberId: '',
-    groupInstanceId: null,
-    retentionTimeMs: -1,
-    groupIdNotFoundSupported: true,
-    topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: 3, committedMetadata: metadata }] }],
-    ...overrides,
-  };
+  return commitParams(offset, overrides, { committedLeaderEpoch: 3, committedMetadata: metadata });
 }
 
 function errorOf(res: Awaited<ReturnType<GroupCoordinator['commitOffsets']>>): number | undefined {

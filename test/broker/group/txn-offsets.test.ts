@@ -3,22 +3,11 @@
 // the same outcome when the coordinator replays __consumer_offsets.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ErrorCode, startHarness } from './harness.js';
+import { ErrorCode, commitParams, startHarness } from './harness.js';
 import type { OffsetCommitParams } from '../../../broker/group/types.js';
 
 function txnCommit(producerId: bigint, offset: bigint, overrides: Partial<OffsetCommitParams> = {}): OffsetCommitParams & { producerId: bigint; producerEpoch: number } {
-  return {
-    groupId: 'g',
-    generationId: -1,
-    memberId: '',
-    groupInstanceId: null,
-    retentionTimeMs: -1,
-    groupIdNotFoundSupported: false,
-    topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: null }] }],
-    producerId,
-    producerEpoch: 0,
-    ...overrides,
-  };
+  return { ...commitParams(offset, { groupIdNotFoundSupported: false, ...overrides }, { committedLeaderEpoch: -1 }), producerId, producerEpoch: 0 };
 }
 
 async function committed(h: Awaited<ReturnType<typeof startHarness>>): Promise<bigint> {
