@@ -34,6 +34,8 @@
 // | rsm.config.s3.retry.backoff.ms           | 100            | first backoff (exponential, full jitter)                   |
 // | rsm.config.s3.retry.backoff.max.ms       | 5000           | backoff cap                                                |
 // | rsm.config.s3.max.connections            | 64             | sockets kept per host                                      |
+// | rsm.config.s3.read.http.handler          | direct         | GETs' transport: direct (one reused read buffer per        |
+// |                                          |                | connection) or node-http (the SDK's handler)               |
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
@@ -45,6 +47,7 @@ import type { RemoteStorage } from './remote-storage.js';
 import { DEFAULT_RETRY_POLICY } from './retry.js';
 import { MIN_PART_SIZE } from './s3/s3-object-store.js';
 import { S3RemoteStorage, type S3RemoteStorageOptions } from './s3/s3-remote-storage.js';
+import { S3_HTTP_HANDLER_KINDS, type S3HttpHandlerKind } from './s3/s3-client.js';
 
 export const RSM_CONFIG_PREFIX = 'rsm.config.';
 
@@ -82,6 +85,7 @@ const KEYS = {
   's3.retry.backoff.ms': 'int',
   's3.retry.backoff.max.ms': 'int',
   's3.max.connections': 'int',
+  's3.read.http.handler': 'string',
 } as const satisfies Record<string, Kind>;
 type Key = keyof typeof KEYS;
 
@@ -113,6 +117,7 @@ export interface RsmConfig {
     readonly retryBackoffMs: number;
     readonly retryBackoffMaxMs: number;
     readonly maxConnections: number;
+    readonly readHttpHandler: S3HttpHandlerKind;
   };
 }
 
@@ -147,6 +152,14 @@ export function parseRsmConfig(raw: Readonly<Record<string, string>>): RsmConfig
   const str = (key: Key): string | undefined => {
     const v = values.get(key);
     return v === undefined || v === '' ? undefined : v;
+  };
+  const oneOf = <T extends string>(key: Key, allowed: readonly T[], def: T): T => {
+    const v = str(key);
+    if (v === undefined) return def;
+    if (!(allowed as readonly string[]).includes(v)) {
+      throw new RemoteStorageConfigError(`${RSM_CONFIG_PREFIX}${key}: want one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
+    }
+    return v as T;
   };
   const endpoint = str('s3.endpoint');
   if (endpoint !== undefined && !/^https?:\/\/[^/]+/.test(endpoint)) {
@@ -191,6 +204,7 @@ export function parseRsmConfig(raw: Readonly<Record<string, string>>): RsmConfig
       retryBackoffMs,
       retryBackoffMaxMs,
       maxConnections: int('s3.max.connections', 64, 1, 10_000),
+      readHttpHandler: oneOf('s3.read.http.handler', S3_HTTP_HANDLER_KINDS, 'direct'),
     },
   };
 }
@@ -271,6 +285,7 @@ export function createRemoteStorage(url: string, rsmConfig: Readonly<Record<stri
             }),
         connectionTimeoutMs: s3.connectionTimeoutMs,
         maxSockets: s3.maxConnections,
+        readHttpHandler: s3.readHttpHandler,
         multipartThresholdBytes: s3.multipartThresholdBytes,
         partSizeBytes: s3.partSizeBytes,
         uploadConcurrency: s3.uploadConcurrency,

@@ -5,6 +5,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
 import type { FailureKind } from '../retry.js';
+import { DirectHttpHandler } from './direct-http-handler.js';
 
 export interface S3Credentials {
   readonly accessKeyId: string;
@@ -26,12 +27,23 @@ export interface S3ClientOptions {
   readonly connectionTimeoutMs?: number;
   /** Sockets kept per host. Default 64. */
   readonly maxSockets?: number;
+  /**
+   * The HTTP transport of GETs: 'direct' (DirectHttpHandler: each connection
+   * read into one reused buffer, bodies copied once) or 'node-http' (the
+   * SDK's own handler, which every other request uses). Default 'direct'.
+   */
+  readonly readHttpHandler?: S3HttpHandlerKind;
 }
 
-export function createS3Client(options: S3ClientOptions): S3Client {
+export type S3HttpHandlerKind = 'direct' | 'node-http';
+export const S3_HTTP_HANDLER_KINDS: readonly S3HttpHandlerKind[] = ['direct', 'node-http'];
+
+/** A client on the SDK's own HTTP handler ('node-http', default) or on DirectHttpHandler ('direct'). */
+export function createS3Client(options: S3ClientOptions, handler: S3HttpHandlerKind = 'node-http'): S3Client {
   // The project runs on Node 20 with a pinned SDK; the SDK's notice about future releases needing Node 22 is noise in broker logs.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const agent = { keepAlive: true, maxSockets: options.maxSockets ?? 64 };
+  const connectionTimeout = options.connectionTimeoutMs ?? 10_000;
   const client = new S3Client({
     region: options.region ?? 'us-east-1',
     ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
@@ -41,11 +53,10 @@ export function createS3Client(options: S3ClientOptions): S3Client {
     // Integrity is checked end to end with the manifest's CRC-32C; skip the SDK's extra checksum pass.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    requestHandler: {
-      connectionTimeout: options.connectionTimeoutMs ?? 10_000,
-      httpAgent: agent,
-      httpsAgent: agent,
-    },
+    requestHandler:
+      handler === 'direct'
+        ? new DirectHttpHandler({ connectionTimeoutMs: connectionTimeout, maxSockets: agent.maxSockets })
+        : { connectionTimeout, httpAgent: agent, httpsAgent: agent },
   });
   // Bodies sent with an x-amz-checksum-crc32c header (every PUT and part we
   // send) are verified by the server against that CRC; signing their SHA-256

@@ -2,6 +2,7 @@
 // bodies go up as multipart uploads (parts uploaded concurrently, the upload
 // aborted on any failure so no invisible parts linger and cost money); reads
 // are ranged GETs.
+import { Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import {
   AbortMultipartUploadCommand,
@@ -18,6 +19,7 @@ import { PieceFiller, pieceCrc32c } from '../object-store.js';
 import { RemoteResourceNotFoundError, RemoteStorageError, throwIfAborted } from '../remote-storage.js';
 import type { RetryPolicy, TransportOptions } from '../retry.js';
 import { DEFAULT_RETRY_POLICY, validatePolicy, withRetries } from '../retry.js';
+import { drainBody } from './direct-http-handler.js';
 import { classifyS3Error, crc32cBase64, s3Crc32c } from './s3-client.js';
 import type { MultipartTarget } from './s3-multipart.js';
 import { MultipartSession, PartBufferPool } from './s3-multipart.js';
@@ -27,6 +29,8 @@ export const MIN_PART_SIZE = 5 * 1024 * 1024;
 
 export interface S3ObjectStoreOptions {
   readonly client: S3Client;
+  /** The client for GETs (e.g. one on DirectHttpHandler); default `client`. */
+  readonly readClient?: S3Client;
   readonly bucket: string;
   /** Bodies larger than this go up as multipart uploads. Default 32 MiB. */
   readonly multipartThresholdBytes?: number;
@@ -47,11 +51,13 @@ export class S3ObjectStore implements ObjectStore {
   readonly uploadConcurrency: number;
   readonly preferredPieceSize: number;
   private readonly client: S3Client;
+  private readonly readClient: S3Client;
   private readonly transport: TransportOptions;
   private readonly pool: PartBufferPool;
 
   constructor(options: S3ObjectStoreOptions) {
     this.client = options.client;
+    this.readClient = options.readClient ?? options.client;
     this.bucket = options.bucket;
     this.description = `s3://${options.bucket}`;
     this.multipartThresholdBytes = options.multipartThresholdBytes ?? 32 * 1024 * 1024;
@@ -102,7 +108,7 @@ export class S3ObjectStore implements ObjectStore {
       `GET ${url}${rangeHeader === undefined ? '' : ` ${rangeHeader}`}`,
       async (s) => {
         try {
-          const res = await this.client.send(
+          const res = await this.readClient.send(
             new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(rangeHeader === undefined ? {} : { Range: rangeHeader }) }),
             { abortSignal: s },
           );
@@ -125,10 +131,10 @@ export class S3ObjectStore implements ObjectStore {
       `GET ${this.url(key)} ${rangeHeader}`,
       async (s) => {
         try {
-          const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: rangeHeader }), { abortSignal: s });
+          const res = await this.readClient.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: rangeHeader }), { abortSignal: s });
           if (res.Body === undefined) return [];
           const filler = new PieceFiller(lengths);
-          for await (const piece of res.Body as AsyncIterable<Uint8Array>) filler.push(piece);
+          await drainBody(res.Body, (piece) => filler.push(piece));
           if (res.ContentLength !== undefined && filler.total !== res.ContentLength) {
             throw new Error(`response body ended after ${filler.total} of ${res.ContentLength} bytes`);
           }
@@ -217,6 +223,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async close(): Promise<void> {
     this.client.destroy();
+    if (this.readClient !== this.client) this.readClient.destroy();
   }
 
   private url(key: string): string {
@@ -324,17 +331,17 @@ export class S3ObjectStore implements ObjectStore {
  * a body that ends short is an error, retried like any cut connection.
  */
 async function readBody(body: { transformToByteArray(): Promise<Uint8Array> }, length: number | undefined): Promise<Buffer> {
-  if (length === undefined || !(Symbol.asyncIterator in body)) {
+  if (length === undefined || !(body instanceof Readable)) {
     const bytes = await body.transformToByteArray();
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
   const out = Buffer.allocUnsafeSlow(length);
   let filled = 0;
-  for await (const piece of body as AsyncIterable<Uint8Array>) {
+  await drainBody(body, (piece) => {
     if (filled + piece.length > length) throw new Error(`response body longer than its Content-Length ${length}`);
     out.set(piece, filled);
     filled += piece.length;
-  }
+  });
   if (filled !== length) throw new Error(`response body ended after ${filled} of ${length} bytes`);
   return out;
 }

@@ -17,7 +17,11 @@ export class S3RemoteStorage extends ObjectRemoteStorage {
   override readonly store: S3ObjectStore;
 
   constructor(options: S3RemoteStorageOptions) {
-    const store = new S3ObjectStore({ ...options, client: createS3Client(options) });
+    const store = new S3ObjectStore({
+      ...options,
+      client: createS3Client(options),
+      readClient: createS3Client(options, options.readHttpHandler ?? 'direct'),
+    });
     super(store, options);
     this.store = store;
   }

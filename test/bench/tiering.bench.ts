@@ -24,8 +24,10 @@
 //    reading every tiered record from offset 0 (cold), both raw GET runs again,
 //    then the same consumers again (warm: chunk cache hit rate). Cold ratio =
 //    consumer MiB/s over the mean of the two chunk-size raw runs; the report
-//    also gives it against the request-size runs, and the CPU time per MiB of
-//    the bench process, MinIO and kcat in each read phase.
+//    also gives it against the request-size runs and against chunk-size GETs
+//    through the broker's own GET transport (the SDK on DirectHttpHandler),
+//    and the CPU time per MiB of the bench process, MinIO and kcat in each
+//    read phase.
 // The broker runs in this process (Broker.start), so the cache counters are read
 // directly and --profile DIR records V8 CPU profiles of the first round's copy
 // and cold read (written to DIR and summarised). Results go to
@@ -41,6 +43,7 @@ import path from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Kafka, logLevel } from 'kafkajs';
 import { AdminClient } from '../../broker/cli/admin-client.js';
+import { DirectHttpHandler, drainBody } from '../../remote-log/s3/direct-http-handler.js';
 import type { PartitionLog } from '../../broker/log/partition-log.js';
 import { startMinio, type MinioServer } from '../support/minio.js';
 import { startSedimentInProcess, type InProcessSediment } from '../support/sediment.js';
@@ -166,7 +169,7 @@ async function consume(bootstrap: string, topic: string, counts: readonly bigint
  * payloads, so a PUT costs no hashing at all (the copy task still sends a
  * CRC-32C the server verifies) - the strictest baseline.
  */
-function rawClient(minio: MinioServer): S3Client {
+function rawClient(minio: MinioServer, handler: 'node-http' | 'direct' = 'node-http'): S3Client {
   process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
   const agent = { keepAlive: true, maxSockets: 64 };
   const client = new S3Client({
@@ -176,7 +179,7 @@ function rawClient(minio: MinioServer): S3Client {
     credentials: { accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey },
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    requestHandler: { httpAgent: agent, httpsAgent: agent },
+    requestHandler: handler === 'direct' ? new DirectHttpHandler({ maxSockets: 64 }) : { httpAgent: agent, httpsAgent: agent },
   });
   client.middlewareStack.add(
     (next) => async (args) => {
@@ -203,9 +206,12 @@ async function rawPut(s3: S3Client, bucket: string, prefix: string, groups: Read
   return performance.now() - started;
 }
 
-async function readBody(body: AsyncIterable<Uint8Array>, size: number): Promise<number> {
+/** Counts a body's bytes the cheapest way its client offers: 'data' events, or DirectBody.drainInto. */
+async function readBody(body: unknown, size: number): Promise<number> {
   let n = 0;
-  for await (const piece of body) n += piece.length;
+  await drainBody(body, (piece) => {
+    n += piece.length;
+  });
   if (n !== size) throw new Error(`short ranged GET: ${n} of ${size} bytes`);
   return n;
 }
@@ -221,7 +227,7 @@ async function rawGet(s3: S3Client, bucket: string, groups: ReadonlyArray<Readon
         while (next < ranges.length) {
           const r = ranges[next++]!;
           const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: r.key, Range: `bytes=${r.start}-${r.end}` }));
-          await readBody(res.Body as AsyncIterable<Uint8Array>, r.end - r.start + 1);
+          await readBody(res.Body, r.end - r.start + 1);
         }
       };
       await Promise.all(Array.from({ length: GETS_IN_FLIGHT }, worker));
@@ -267,6 +273,8 @@ interface Round {
   rawGetMs: [number, number];
   /** Raw ranged GETs of the broker's request size (fetchChunks chunks), before and after the cold read. */
   rawGetRequestMs: [number, number];
+  /** Chunk-size GETs through DirectHttpHandler, the broker's GET transport. */
+  rawGetDirectMs: [number, number];
   coldMs: number;
   warmMs: number;
   coldFetches: number;
@@ -359,6 +367,7 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
   const counts = new Map<string, bigint[]>();
   const logsOf = (topic: string): PartitionLog[] => Array.from({ length: o.partitions }, (_, p) => broker.broker.topics.partitionLog(topic, p)!);
   const s3 = rawClient(minio);
+  const s3direct = rawClient(minio, 'direct');
   try {
     // Upload, round by round: produce, read locally, raw PUT, copy task, raw PUT.
     for (let r = 0; r < o.rounds; r++) {
@@ -394,6 +403,7 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
         copyMs,
         rawGetMs: [0, 0],
         rawGetRequestMs: [0, 0],
+        rawGetDirectMs: [0, 0],
         coldMs: 0,
         warmMs: 0,
         coldFetches: 0,
@@ -431,6 +441,7 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       const rawGetCpu = cpuSince(cpu, minio.pid);
       const requestBytes = o.chunkMb * o.fetchChunks * 1_048_576;
       const rawRequestBefore = await rawGet(s3, minio.bucket, objects, requestBytes);
+      const rawDirectBefore = await rawGet(s3direct, minio.bucket, objects, o.chunkMb * 1_048_576);
       const start = rlm.cacheStats().chunks;
       cpu = cpuTimes(minio.pid);
       const loopDelay = monitorEventLoopDelay({ resolution: 1 });
@@ -444,6 +455,7 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       const mid = rlm.cacheStats().chunks;
       const rawAfter = await rawGet(s3, minio.bucket, objects, o.chunkMb * 1_048_576);
       const rawRequestAfter = await rawGet(s3, minio.bucket, objects, requestBytes);
+      const rawDirectAfter = await rawGet(s3direct, minio.bucket, objects, o.chunkMb * 1_048_576);
       cpu = cpuTimes(minio.pid);
       const warmMs = await consume(broker.bootstrap, round.topic, ends);
       const warmCpu = cpuSince(cpu, minio.pid);
@@ -451,6 +463,7 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       const end = rlm.cacheStats().chunks;
       round.rawGetMs = [rawBefore, rawAfter];
       round.rawGetRequestMs = [rawRequestBefore, rawRequestAfter];
+      round.rawGetDirectMs = [rawDirectBefore, rawDirectAfter];
       round.coldMs = cold.result;
       round.warmMs = warmMs;
       round.coldFetches = mid.fetches - start.fetches;
@@ -466,6 +479,7 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
     return { rounds, profiles };
   } finally {
     s3.destroy();
+    s3direct.destroy();
     await broker.close();
   }
 }
@@ -499,6 +513,7 @@ function report(o: Options, res: Results): string {
     const rawPut = (rate(b, r.rawPutMs[0]) + rate(b, r.rawPutMs[1])) / 2;
     const rawGet = (rate(b, r.rawGetMs[0]) + rate(b, r.rawGetMs[1])) / 2;
     const rawGetRequest = (rate(b, r.rawGetRequestMs[0]) + rate(b, r.rawGetRequestMs[1])) / 2;
+    const rawGetDirect = (rate(b, r.rawGetDirectMs[0]) + rate(b, r.rawGetDirectMs[1])) / 2;
     const copy = rate(b, r.copyMs);
     const cold = rate(b, r.coldMs);
     const lookups = r.warm.hits + r.warm.inFlightHits + r.warm.misses;
@@ -512,6 +527,8 @@ function report(o: Options, res: Results): string {
       coldRatio: cold / rawGet,
       rawGetRequest,
       coldRequestRatio: cold / rawGetRequest,
+      rawGetDirect,
+      coldDirectRatio: cold / rawGetDirect,
       cpu: r.cpu,
       warm: rate(b, r.warmMs),
       hitRate: lookups === 0 ? 0 : r.warm.hits / lookups,
@@ -534,9 +551,10 @@ function report(o: Options, res: Results): string {
     '| --- | ---: | ---: |',
     `| raw PutObject (AWS SDK, unsigned, no checksum; one PUT per segment file, partitions in parallel; mean of the runs just before and after the copy) | ${med((x) => x.rawPut).toFixed(0)} (${rows.map((x) => x.rawPut.toFixed(0)).join(', ')}) | baseline |`,
     `| copy task: metadata records, data (CRC-32C verified by the server), indexes, manifest | ${med((x) => x.copy).toFixed(0)} (${rows.map((x) => x.copy.toFixed(0)).join(', ')}) | **${uploadRatio.toFixed(2)}x** raw PUT (${rows.map((x) => x.upload.toFixed(2)).join(', ')}); target >= ${UPLOAD_TARGET}x: ${mark(uploadRatio >= UPLOAD_TARGET)} |`,
-    `| raw ranged GETs of the same data objects (${o.chunkMb} MiB = the chunk size, ${GETS_IN_FLIGHT} in flight per partition; mean of the runs just before and after the cold read) | ${med((x) => x.rawGet).toFixed(0)} (${rows.map((x) => x.rawGet.toFixed(0)).join(', ')}) | baseline |`,
+    `| raw ranged GETs of the same data objects (AWS SDK with its default HTTP handler, bodies read by 'data' events; ${o.chunkMb} MiB = the chunk size, ${GETS_IN_FLIGHT} in flight per partition; mean of the runs just before and after the cold read) | ${med((x) => x.rawGet).toFixed(0)} (${rows.map((x) => x.rawGet.toFixed(0)).join(', ')}) | baseline |`,
     `| raw ranged GETs of ${o.chunkMb * o.fetchChunks} MiB (the broker's request size, rsm.config.chunk.cache.fetch.chunks=${o.fetchChunks}; otherwise as above) | ${med((x) => x.rawGetRequest).toFixed(0)} (${rows.map((x) => x.rawGetRequest.toFixed(0)).join(', ')}) | second baseline |`,
-    `| cold read: one kcat consumer per partition from offset 0, restarted broker | ${med((x) => x.cold).toFixed(0)} (${rows.map((x) => x.cold.toFixed(0)).join(', ')}) | **${coldRatio.toFixed(2)}x** raw GET (${rows.map((x) => x.coldRatio.toFixed(2)).join(', ')}); target >= ${COLD_TARGET}x: ${mark(coldRatio >= COLD_TARGET)}; **${med((x) => x.coldRequestRatio).toFixed(2)}x** the second baseline (${rows.map((x) => x.coldRequestRatio.toFixed(2)).join(', ')}) |`,
+    `| raw ranged GETs of ${o.chunkMb} MiB through the broker's own GET transport (the SDK on DirectHttpHandler, rsm.config.s3.read.http.handler=direct; otherwise as the baseline) | ${med((x) => x.rawGetDirect).toFixed(0)} (${rows.map((x) => x.rawGetDirect.toFixed(0)).join(', ')}) | third baseline |`,
+    `| cold read: one kcat consumer per partition from offset 0, restarted broker | ${med((x) => x.cold).toFixed(0)} (${rows.map((x) => x.cold.toFixed(0)).join(', ')}) | **${coldRatio.toFixed(2)}x** raw GET (${rows.map((x) => x.coldRatio.toFixed(2)).join(', ')}); target >= ${COLD_TARGET}x: ${mark(coldRatio >= COLD_TARGET)}; **${med((x) => x.coldRequestRatio).toFixed(2)}x** the second baseline (${rows.map((x) => x.coldRequestRatio.toFixed(2)).join(', ')}); **${med((x) => x.coldDirectRatio).toFixed(2)}x** the third (${rows.map((x) => x.coldDirectRatio.toFixed(2)).join(', ')}) |`,
     `| warm read: the same consumers again | ${med((x) => x.warm).toFixed(0)} (${rows.map((x) => x.warm.toFixed(0)).join(', ')}) | chunk cache hit rate ${(100 * med((x) => x.hitRate)).toFixed(1)}% |`,
     `| reference: the same records read by the same consumers from local disk, before tiering | ${med((x) => x.local).toFixed(0)} (${rows.map((x) => x.local.toFixed(0)).join(', ')}) | |`,
     '',

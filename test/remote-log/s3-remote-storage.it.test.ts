@@ -67,13 +67,15 @@ function s3Options(prefix: string, extra: Partial<S3RemoteStorageOptions> = {}):
   };
 }
 
+// Both GET transports (rsm.config.s3.read.http.handler) keep the whole contract.
+for (const readHttpHandler of ['direct', 'node-http'] as const) {
 remoteStorageContract({
-  name: 'S3RemoteStorage on MinIO',
+  name: `S3RemoteStorage on MinIO, GETs over ${readHttpHandler}`,
   async openStore() {
     const prefix = `contract-${randomBytes(4).toString('hex')}/`;
     return {
       prefix,
-      open: (options) => new S3RemoteStorage(s3Options(prefix, options)),
+      open: (options) => new S3RemoteStorage(s3Options(prefix, { readHttpHandler, ...options })),
       rawPut: async (key, bytes) => {
         await client.putObject(minio.bucket, key, bytes);
       },
@@ -83,6 +85,7 @@ remoteStorageContract({
     };
   },
 });
+}
 
 describe('S3RemoteStorage on MinIO', () => {
   it('uploads above the threshold as multipart, readable by ranges', async () => {

@@ -44,6 +44,7 @@ describe('parseRsmConfig', () => {
     assert.equal(c.chunkCachePrefetchChunks, 8);
     assert.equal(c.chunkCacheFetchChunks, 2);
     assert.equal(c.fetchWorkerThreads, 0);
+    assert.equal(c.s3.readHttpHandler, 'direct');
   });
 
   it('reads values and ignores keys outside rsm.config.', () => {
@@ -56,8 +57,10 @@ describe('parseRsmConfig', () => {
       'rsm.config.chunk.size.bytes': '65536',
       'rsm.config.chunk.cache.fetch.chunks': '4',
       'rsm.config.fetch.worker.threads': '2',
+      'rsm.config.s3.read.http.handler': 'node-http',
       'log.dirs': '/x',
     });
+    assert.equal(c.s3.readHttpHandler, 'node-http');
     assert.equal(c.chunkCacheFetchChunks, 4);
     assert.equal(c.fetchWorkerThreads, 2);
     assert.equal(c.s3.endpoint, 'http://127.0.0.1:9000');
@@ -76,6 +79,7 @@ describe('parseRsmConfig', () => {
       [{ 'rsm.config.s3.access.key.id': 'ak' }, /go together/],
       [{ 'rsm.config.chunk.cache.fetch.chunks': '0' }, /rsm\.config\.chunk\.cache\.fetch\.chunks: 0 is outside/],
       [{ 'rsm.config.s3.endpoint': '127.0.0.1:9000' }, /rsm\.config\.s3\.endpoint: want http/],
+      [{ 'rsm.config.s3.read.http.handler': 'undici' }, /rsm\.config\.s3\.read\.http\.handler: want one of direct, node-http/],
       [{ 'rsm.config.s3.retry.backoff.ms': '500', 'rsm.config.s3.retry.backoff.max.ms': '100' }, /backoff\.max\.ms/],
     ];
     for (const [raw, re] of cases) {
