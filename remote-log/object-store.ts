@@ -59,7 +59,7 @@ export interface ObjectStore {
    * told, only returned. A retried request resumes after the last piece told
    * (none is told twice). A piece told stays valid when the request fails
    * later. An exception thrown by onPiece fails the request at once (not
-   * retried) with that exception.
+   * retried).
    */
   getPieces?(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal, onPiece?: PieceListener): Promise<Buffer[]>;
   /** Idempotent: deleting an absent key succeeds. */
