@@ -21,7 +21,11 @@ export interface ChunkCacheOptions {
   readonly maxBytes: number;
   /** Chunks fetched ahead after each read. Default 8. */
   readonly readAheadChunks?: number;
-  /** Chunks one request may carry when the source has fetchChunks. Default 2. */
+  /**
+   * Chunks one request may carry when the source has fetchChunks. Default 8
+   * (the default read-ahead): each chunk is served as soon as it arrives, so a
+   * larger request costs a reader no wait, and it saves requests.
+   */
   readonly maxChunksPerRequest?: number;
 }
 
@@ -67,7 +71,7 @@ export class ChunkCache {
     this.chunkSize = options.chunkSize;
     this.maxBytes = options.maxBytes;
     this.readAheadChunks = options.readAheadChunks ?? 8;
-    this.maxChunksPerRequest = options.maxChunksPerRequest ?? 2;
+    this.maxChunksPerRequest = options.maxChunksPerRequest ?? 8;
     if (!Number.isSafeInteger(this.maxChunksPerRequest) || this.maxChunksPerRequest < 1) {
       throw new RangeError(`maxChunksPerRequest must be >= 1: ${this.maxChunksPerRequest}`);
     }

@@ -19,7 +19,7 @@
 // 3. Reads, after local.retention.ms is lowered (local copies deleted) and the
 //    broker restarted (empty caches): ranged GETs of the chunk size (1 MiB by
 //    default) of the round's data objects (three in flight per partition), and
-//    ranged GETs of the broker's request size (--fetch-chunks chunks, default 2,
+//    ranged GETs of the broker's request size (--fetch-chunks chunks, default 8,
 //    as rsm.config.chunk.cache.fetch.chunks), one kcat consumer per partition
 //    reading every tiered record from offset 0 (cold), both raw GET runs again,
 //    then the same consumers again (warm: chunk cache hit rate). Cold ratio =
@@ -80,7 +80,7 @@ function usage(msg: string): never {
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 2, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null };
+  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 8, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null };
   const num = (v: string | undefined, name: string): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n <= 0) usage(`${name} wants a positive integer`);
