@@ -1,8 +1,9 @@
 // A byte-bounded LRU of fixed-size chunks of remote segment data, keyed by
 // segment and chunk index, in front of RemoteStorage. A read fetches its
 // missing chunks (runs of them in one ranged request each, through
-// fetchChunks), shares fetches already in flight, and starts reading ahead the
-// next chunks so a sequential consumer finds them cached. Cached bytes never
+// fetchChunks, each chunk cached and served as soon as its bytes arrive),
+// shares fetches already in flight, and starts reading ahead the next chunks
+// so a sequential consumer finds them cached. Cached bytes never
 // exceed the byte limit: each entry owns exactly its bytes.
 import { LRUCache } from 'lru-cache';
 import { ownedBytes } from './chunked-zstd.js';
@@ -20,7 +21,11 @@ export interface ChunkCacheOptions {
   readonly maxBytes: number;
   /** Chunks fetched ahead after each read. Default 8. */
   readonly readAheadChunks?: number;
-  /** Chunks one request may carry when the source has fetchChunks. Default 2. */
+  /**
+   * Chunks one request may carry when the source has fetchChunks. Default 8
+   * (the default read-ahead): each chunk is served as soon as it arrives, so a
+   * larger request costs a reader no wait, and it saves requests.
+   */
   readonly maxChunksPerRequest?: number;
 }
 
@@ -66,7 +71,7 @@ export class ChunkCache {
     this.chunkSize = options.chunkSize;
     this.maxBytes = options.maxBytes;
     this.readAheadChunks = options.readAheadChunks ?? 8;
-    this.maxChunksPerRequest = options.maxChunksPerRequest ?? 2;
+    this.maxChunksPerRequest = options.maxChunksPerRequest ?? 8;
     if (!Number.isSafeInteger(this.maxChunksPerRequest) || this.maxChunksPerRequest < 1) {
       throw new RangeError(`maxChunksPerRequest must be >= 1: ${this.maxChunksPerRequest}`);
     }
@@ -215,10 +220,12 @@ export class ChunkCache {
   /**
    * Fetches chunks [from, to]: with a source that cuts its answer into
    * separately allocated chunks (fetchChunks), one request per run of up to
-   * maxChunksPerRequest chunks; otherwise one ranged request per chunk, in
-   * parallel. Either way each chunk owns exactly its bytes (a view into a
-   * larger buffer would pin all of it behind the byte accounting). Returns one
-   * promise per chunk, each registered as in flight.
+   * maxChunksPerRequest chunks, each chunk cached and handed to its readers as
+   * soon as the source tells it (while the rest of the body still streams);
+   * otherwise one ranged request per chunk, in parallel. Either way each chunk
+   * owns exactly its bytes (a view into a larger buffer would pin all of it
+   * behind the byte accounting). Returns one promise per chunk, each
+   * registered as in flight.
    */
   private fetchRun(ref: RemoteSegmentRef, segment: string, from: number, to: number, deferred = false): Array<Promise<Buffer>> {
     const out: Array<Promise<Buffer>> = [];
@@ -226,26 +233,39 @@ export class ChunkCache {
     for (let groupStart = from; groupStart <= to; ) {
       const groupEnd = fetchChunks === undefined ? groupStart : Math.min(to, groupStart + this.maxChunksPerRequest - 1);
       const first = groupStart;
+      const waiting = Array.from({ length: groupEnd - first + 1 }, () => settleable<Buffer>());
+      const onChunk = (i: number, chunk: Buffer): void => {
+        waiting[i - first]?.resolve(chunk);
+      };
       const send = (): Promise<Buffer[]> =>
         fetchChunks === undefined
           ? this.source.fetchData(ref, first * this.chunkSize, (first + 1) * this.chunkSize - 1, this.closing.signal).then((b) => [b])
-          : fetchChunks(ref, first, groupEnd, this.chunkSize, this.closing.signal);
+          : fetchChunks(ref, first, groupEnd, this.chunkSize, this.closing.signal, onChunk);
       // Read-ahead starts its requests after the current I/O callbacks: preparing a request
       // (signing, middleware) then delays no fetch answer. In flight from now on all the same.
       const group = deferred ? new Promise<void>((resolve) => setImmediate(resolve)).then(send) : send();
+      // Chunks not told as they came (a source without streaming) settle with the answer; past its end, empty.
+      // A failure fails only the chunks not told yet.
+      group.then(
+        (chunks) => {
+          for (const [k, w] of waiting.entries()) w.resolve(chunks[k] ?? EMPTY);
+        },
+        (e: unknown) => {
+          for (const w of waiting) w.reject(e);
+        },
+      );
       this.counters.fetches++;
-      for (let i = groupStart; i <= groupEnd; i++) out.push(this.track(segment, i, group, i - groupStart));
+      for (const [k, w] of waiting.entries()) out.push(this.track(segment, first + k, w.promise));
       groupStart = groupEnd + 1;
     }
     return out;
   }
 
-  /** Chunk `i`, the `k`th of a request's answer: cached when it arrives, in flight until then. */
-  private track(segment: string, i: number, group: Promise<Buffer[]>, k: number): Promise<Buffer> {
+  /** Chunk `i`: cached when it arrives, in flight until then. */
+  private track(segment: string, i: number, arrival: Promise<Buffer>): Promise<Buffer> {
     const key = `${segment}#${i}`;
-    const piece: Promise<Buffer> = group
-      .then((chunks) => {
-        const buf = chunks[k] ?? EMPTY;
+    const piece: Promise<Buffer> = arrival
+      .then((buf) => {
         this.counters.fetchedBytes += buf.length;
         // A view into a larger buffer would keep all of it alive behind the accounting: own the bytes.
         const own = ownedBytes(buf);
@@ -260,4 +280,15 @@ export class ChunkCache {
     this.inFlight.set(key, piece);
     return piece;
   }
+}
+
+/** A promise with its settling functions; settling it again does nothing. */
+function settleable<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
 }

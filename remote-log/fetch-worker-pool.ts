@@ -1,6 +1,7 @@
 // Remote data reads off the event loop: a pool of worker threads (fetch-worker.ts),
 // each with its own connection to the remote store, serving the ChunkCache's
-// fetchChunks. On the event loop a remote read then costs a message each way;
+// fetchChunks, each chunk posted back as soon as it has arrived. On the event
+// loop a remote read then costs a message per chunk and one at the end;
 // the GET, the body copy and the CRC checks run on other cores, so serving
 // Kafka requests and receiving from S3 no longer take turns on one thread.
 // Only stores another thread can open by URL use it (s3://, file://).
@@ -8,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { FetchWorkerData, FetchWorkerReply, FetchWorkerRequest } from './fetch-worker-protocol.js';
 import { deserializeError } from './fetch-worker-protocol.js';
-import type { RemoteSegmentRef, RemoteStorage } from './remote-storage.js';
+import type { ChunkListener, RemoteSegmentRef, RemoteStorage } from './remote-storage.js';
 import { RemoteAbortedError, RemoteStorageError } from './remote-storage.js';
 import { parseStorageUrl } from './storage-url.js';
 
@@ -22,6 +23,9 @@ export interface FetchWorkerPoolOptions {
 }
 
 interface Pending {
+  /** Chunks received so far, in order. */
+  readonly chunks: Buffer[];
+  readonly onChunk: ChunkListener | undefined;
   readonly resolve: (chunks: Buffer[]) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -49,7 +53,7 @@ export class FetchWorkerPool implements Pick<RemoteStorage, 'fetchChunks'> {
     this.workers = Array.from({ length: options.threads }, () => undefined);
   }
 
-  fetchChunks(ref: RemoteSegmentRef, first: number, last: number, chunkSize: number, signal?: AbortSignal): Promise<Buffer[]> {
+  fetchChunks(ref: RemoteSegmentRef, first: number, last: number, chunkSize: number, signal?: AbortSignal, onChunk?: ChunkListener): Promise<Buffer[]> {
     if (signal?.aborted === true) return Promise.reject(new RemoteAbortedError('remote fetch: aborted', { cause: signal.reason }));
     if (this.closed) return Promise.reject(new RemoteStorageError('remote fetch workers are closed'));
     const w = this.pick();
@@ -68,6 +72,8 @@ export class FetchWorkerPool implements Pick<RemoteStorage, 'fetchChunks'> {
       // Referenced while it owes answers: a caller awaiting one keeps the process alive.
       if (w.pending.size === 0) w.worker.ref();
       w.pending.set(id, {
+        chunks: [],
+        onChunk,
         resolve: (chunks) => {
           done();
           resolve(chunks);
@@ -114,8 +120,21 @@ export class FetchWorkerPool implements Pick<RemoteStorage, 'fetchChunks'> {
     worker.on('message', (m: FetchWorkerReply) => {
       const p = w.pending.get(m.id);
       if (p === undefined) return; // cancelled
+      if (m.type === 'chunk') {
+        const chunk = Buffer.from(m.chunk);
+        p.chunks.push(chunk);
+        try {
+          p.onChunk?.(m.index, chunk);
+        } catch (e) {
+          // The caller refused the chunk: the request fails, and the worker stops it.
+          w.pending.delete(m.id);
+          w.worker.postMessage({ type: 'cancel', id: m.id } satisfies FetchWorkerRequest);
+          p.reject(e);
+        }
+        return;
+      }
       w.pending.delete(m.id);
-      if (m.type === 'done') p.resolve(m.chunks.map((ab) => Buffer.from(ab)));
+      if (m.type === 'done') p.resolve(p.chunks);
       else p.reject(deserializeError(m.error));
     });
     const lost = (why: string): void => {

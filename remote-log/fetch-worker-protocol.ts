@@ -20,8 +20,14 @@ export type FetchWorkerRequest =
   | { readonly type: 'fetch'; readonly id: number; readonly ref: RemoteSegmentRef; readonly first: number; readonly last: number; readonly chunkSize: number }
   | { readonly type: 'cancel'; readonly id: number };
 
+/**
+ * A request's chunks come one 'chunk' message each (its memory transferred) as
+ * soon as each has arrived and been verified; then 'done', or 'failed' (the
+ * chunks already sent stay valid).
+ */
 export type FetchWorkerReply =
-  | { readonly type: 'done'; readonly id: number; readonly chunks: readonly ArrayBuffer[] }
+  | { readonly type: 'chunk'; readonly id: number; readonly index: number; readonly chunk: ArrayBuffer }
+  | { readonly type: 'done'; readonly id: number }
   | { readonly type: 'failed'; readonly id: number; readonly error: SerializedError };
 
 export interface SerializedError {

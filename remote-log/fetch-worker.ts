@@ -1,7 +1,8 @@
 // A remote fetch worker (a worker thread): it opens the broker's remote storage
 // itself and serves fetchChunks requests - the ranged GET, copying the body
 // into chunk buffers and the CRC checks - off the broker's event loop, handing
-// the verified chunks back by transferring their memory (no copy).
+// each verified chunk back as soon as it has arrived, by transferring its
+// memory (no copy).
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FetchWorkerData, FetchWorkerReply, FetchWorkerRequest } from './fetch-worker-protocol.js';
 import { serializeError } from './fetch-worker-protocol.js';
@@ -28,15 +29,23 @@ port.on('message', (m: FetchWorkerRequest) => {
   }
   const controller = new AbortController();
   running.set(m.id, controller);
-  storage.fetchChunks(m.ref, m.first, m.last, m.chunkSize, controller.signal).then(
-    (chunks) => {
-      const buffers = chunks.map(transferable);
-      const reply: FetchWorkerReply = { type: 'done', id: m.id, chunks: buffers };
-      port.postMessage(reply, buffers);
-    },
-    (e: unknown) => {
-      const reply: FetchWorkerReply = { type: 'failed', id: m.id, error: serializeError(e) };
-      port.postMessage(reply);
-    },
-  ).finally(() => running.delete(m.id));
+  const onChunk = (index: number, chunk: Buffer): void => {
+    // Transferring detaches the worker's Buffer: the storage keeps no use for it once told.
+    const memory = transferable(chunk);
+    const reply: FetchWorkerReply = { type: 'chunk', id: m.id, index, chunk: memory };
+    port.postMessage(reply, [memory]);
+  };
+  storage
+    .fetchChunks(m.ref, m.first, m.last, m.chunkSize, controller.signal, onChunk)
+    .then(
+      () => {
+        const reply: FetchWorkerReply = { type: 'done', id: m.id };
+        port.postMessage(reply);
+      },
+      (e: unknown) => {
+        const reply: FetchWorkerReply = { type: 'failed', id: m.id, error: serializeError(e) };
+        port.postMessage(reply);
+      },
+    )
+    .finally(() => running.delete(m.id));
 });

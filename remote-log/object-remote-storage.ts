@@ -7,13 +7,14 @@
 import { crc32c } from '@node-rs/crc32';
 import { LRUCache } from 'lru-cache';
 import { encodeCopySummary } from './copy-summary.js';
-import { ChunkedDataWriter, DEFAULT_CHUNK_SIZE, DEFAULT_ZSTD_LEVEL, chunksCovering, decodeChunkList, decodeChunks, decodeStoredChunk } from './chunked-zstd.js';
+import { ChunkedDataWriter, DEFAULT_CHUNK_SIZE, DEFAULT_ZSTD_LEVEL, chunksCovering, decodeChunks, decodeStoredChunk } from './chunked-zstd.js';
 import type { Manifest, ObjectEntry } from './manifest.js';
 import { MANIFEST_FORMAT_VERSION, chunkCount, decodeManifest, encodeManifest, storedChunkRange } from './manifest.js';
 import { objectKey, parseObjectKey, segmentIdentity, validateRef } from './object-keys.js';
-import type { ObjectStore } from './object-store.js';
+import type { ObjectStore, PieceListener } from './object-store.js';
 import { copyPieces, pieceCrc32c } from './object-store.js';
 import type {
+  ChunkListener,
   CopyResult,
   IndexKind,
   ListedObject,
@@ -225,7 +226,14 @@ export class ObjectRemoteStorage implements RemoteStorage {
     return plain.subarray(startPosition - offset, end - offset + 1);
   }
 
-  async fetchChunks(ref: RemoteSegmentRef, firstChunk: number, lastChunk: number, chunkSize: number, signal?: AbortSignal): Promise<Buffer[]> {
+  async fetchChunks(
+    ref: RemoteSegmentRef,
+    firstChunk: number,
+    lastChunk: number,
+    chunkSize: number,
+    signal?: AbortSignal,
+    onChunk?: ChunkListener,
+  ): Promise<Buffer[]> {
     if (!Number.isSafeInteger(firstChunk) || firstChunk < 0 || !Number.isSafeInteger(lastChunk)) {
       throw new RangeError(`invalid chunks ${firstChunk}..${lastChunk}`);
     }
@@ -235,26 +243,34 @@ export class ObjectRemoteStorage implements RemoteStorage {
     const last = Math.min(lastChunk, chunkCount(layout.size, chunkSize) - 1);
     if (firstChunk > last) return [];
     if (chunkSize !== layout.chunkSize) {
-      // Stored under another chunk size: one ranged read, copied into pieces.
+      // Stored under another chunk size: one ranged read, copied into pieces, told all at its end.
       const bytes = await this.fetchData(ref, firstChunk * chunkSize, (last + 1) * chunkSize - 1, signal);
-      return copyPieces(bytes, Array.from({ length: last - firstChunk + 1 }, () => chunkSize));
+      const chunks = copyPieces(bytes, Array.from({ length: last - firstChunk + 1 }, () => chunkSize));
+      if (onChunk !== undefined) for (const [k, c] of chunks.entries()) onChunk(firstChunk + k, c);
+      return chunks;
     }
     const key = this.key(ref, 'log');
     const range = { start: storedChunkRange(layout, firstChunk).start, endInclusive: storedChunkRange(layout, last).end - 1 };
-    if (layout.compression === 'zstd-chunked') {
-      // Each decompressed chunk is a fresh buffer already.
-      return decodeChunkList(layout, firstChunk, last, await this.get(key, range, signal), key);
-    }
     const lengths: number[] = [];
     for (let i = firstChunk; i <= last; i++) {
       const r = storedChunkRange(layout, i);
       lengths.push(r.end - r.start);
     }
-    const pieces = await this.getPieces(key, range, lengths, signal);
-    if (pieces.length !== lengths.length) {
-      throw new RemoteCorruptionError(`${key}: got ${pieces.length} of chunks ${firstChunk}..${last}, the manifest says ${layout.size} bytes`);
+    // Each stored chunk is verified (and decompressed: a fresh buffer) as soon as it has arrived, and told.
+    const chunks: Buffer[] = [];
+    const take = (k: number, piece: Buffer): void => {
+      if (k !== chunks.length) throw new RemoteStorageError(`${key}: piece ${k} arrived out of order (expected ${chunks.length})`);
+      const chunk = decodeStoredChunk(layout, firstChunk + k, piece, key);
+      chunks.push(chunk);
+      onChunk?.(firstChunk + k, chunk);
+    };
+    const pieces = await this.getPieces(key, range, lengths, signal, take);
+    // What was not told as it came: a store without streaming, or a short last piece (refused as truncated).
+    for (let k = chunks.length; k < pieces.length; k++) take(k, pieces[k] as Buffer);
+    if (chunks.length !== lengths.length) {
+      throw new RemoteCorruptionError(`${key}: got ${chunks.length} of chunks ${firstChunk}..${last}, the manifest says ${layout.size} bytes`);
     }
-    return pieces.map((piece, k) => decodeStoredChunk(layout, firstChunk + k, piece, key));
+    return chunks;
   }
 
   async fetchIndex(ref: RemoteSegmentRef, kind: IndexKind, signal?: AbortSignal): Promise<Buffer> {
@@ -356,10 +372,16 @@ export class ObjectRemoteStorage implements RemoteStorage {
     }
   }
 
-  private async getPieces(key: string, range: { start: number; endInclusive: number }, lengths: readonly number[], signal?: AbortSignal): Promise<Buffer[]> {
+  private async getPieces(
+    key: string,
+    range: { start: number; endInclusive: number },
+    lengths: readonly number[],
+    signal: AbortSignal | undefined,
+    onPiece: PieceListener,
+  ): Promise<Buffer[]> {
     if (this.store.getPieces === undefined) return copyPieces(await this.get(key, range, signal), lengths);
     try {
-      return await this.store.getPieces(key, range, lengths, signal);
+      return await this.store.getPieces(key, range, lengths, signal, onPiece);
     } catch (e) {
       throw this.wrap(e, `reading ${key}`);
     }

@@ -17,6 +17,9 @@ export interface ByteRange {
   readonly endInclusive: number;
 }
 
+/** Told each complete piece of a getPieces request: its index in the lengths asked for. */
+export type PieceListener = (index: number, piece: Buffer) => void;
+
 /** A whole body in memory, or pieces produced as the upload goes (a file read chunk by chunk). */
 export type ObjectBody = Buffer | AsyncIterable<Buffer>;
 
@@ -49,8 +52,16 @@ export interface ObjectStore {
    * buffer, so a cache can hold and drop them one by one. One request. When
    * the object ends early the last pieces are short or missing (the caller
    * judges). Stores without it are served by get() and copyPieces().
+   *
+   * `onPiece` is told each piece that is complete (all of its length), by its
+   * index in `lengths`, in order, as soon as its last byte has arrived, while
+   * the rest of the body may still be streaming; a short last piece is not
+   * told, only returned. A retried request resumes after the last piece told
+   * (none is told twice). A piece told stays valid when the request fails
+   * later. An exception thrown by onPiece fails the request at once (not
+   * retried).
    */
-  getPieces?(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal): Promise<Buffer[]>;
+  getPieces?(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal, onPiece?: PieceListener): Promise<Buffer[]>;
   /** Idempotent: deleting an absent key succeeds. */
   delete(key: string, signal?: AbortSignal): Promise<void>;
   /** Every object whose key starts with `prefix`, in key order. */
@@ -75,8 +86,11 @@ export async function collectBody(body: ObjectBody, signal?: AbortSignal): Promi
   return Buffer.concat(pieces);
 }
 
-/** `bytes` cut into consecutive copies of `lengths` (fewer or shorter at its end), each its own allocation. */
-export function copyPieces(bytes: Buffer, lengths: readonly number[]): Buffer[] {
+/**
+ * `bytes` cut into consecutive copies of `lengths` (fewer or shorter at its
+ * end), each its own allocation; `onPiece` is told each complete one.
+ */
+export function copyPieces(bytes: Buffer, lengths: readonly number[], onPiece?: PieceListener): Buffer[] {
   const out: Buffer[] = [];
   let at = 0;
   for (const n of lengths) {
@@ -85,12 +99,17 @@ export function copyPieces(bytes: Buffer, lengths: readonly number[]): Buffer[] 
     const own = Buffer.allocUnsafeSlow(piece.length);
     piece.copy(own);
     out.push(own);
+    if (own.length === n) onPiece?.(out.length - 1, own);
     at += n;
   }
   return out;
 }
 
-/** Fills fresh buffers of `lengths` from streamed pieces, in order; what a store's getPieces reads its body with. */
+/**
+ * Fills fresh buffers of `lengths` from streamed pieces, in order, telling
+ * `onPiece` each one as soon as it is full; what a store's getPieces reads its
+ * body with.
+ */
 export class PieceFiller {
   readonly pieces: Buffer[] = [];
   private current: Buffer | undefined;
@@ -99,9 +118,12 @@ export class PieceFiller {
   /** Bytes taken so far. */
   total = 0;
 
-  constructor(private readonly lengths: readonly number[]) {}
+  constructor(
+    private readonly lengths: readonly number[],
+    private readonly onPiece?: PieceListener,
+  ) {}
 
-  /** Takes the next bytes of the body; throws when they run past the expected total. */
+  /** Takes the next bytes of the body; throws when they run past the expected total (or when onPiece throws). */
   push(bytes: Uint8Array): void {
     let at = 0;
     while (at < bytes.length) {
@@ -116,8 +138,14 @@ export class PieceFiller {
       this.current.set(bytes.subarray(at, at + take), this.filled);
       this.filled += take;
       at += take;
+      this.total += take;
+      if (this.filled === this.current.length) this.onPiece?.(this.pieces.length - 1, this.current);
     }
-    this.total += bytes.length;
+  }
+
+  /** Pieces told to onPiece so far (every full one). */
+  get completed(): number {
+    return this.current !== undefined && this.filled < this.current.length ? this.pieces.length - 1 : this.pieces.length;
   }
 
   /** The pieces; a last piece filled only partly is cut to what arrived. */

@@ -56,9 +56,9 @@ export interface RemoteLogManagerConfig {
   readonly chunkCacheBytes: number;
   /** rsm.config.chunk.size.bytes: the store's chunk size, so cache chunks align with stored ones. */
   readonly chunkSize: number;
-  /** rsm.config.chunk.cache.prefetch.chunks (default 2). */
+  /** rsm.config.chunk.cache.prefetch.chunks (default 8). */
   readonly readAheadChunks?: number;
-  /** rsm.config.chunk.cache.fetch.chunks (default 2). */
+  /** rsm.config.chunk.cache.fetch.chunks (default 8). */
   readonly maxChunksPerRequest?: number;
   /** Unrecorded objects younger than this are left alone (default 10 minutes). */
   readonly orphanGraceMs?: number;

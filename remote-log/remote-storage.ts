@@ -110,6 +110,9 @@ export interface RemoteSegmentListing {
   readonly lastModified: number;
 }
 
+/** Told each chunk of a fetchChunks request as it arrives: `index` is the chunk's index in the segment. */
+export type ChunkListener = (index: number, chunk: Buffer) => void;
+
 export interface RemoteStorage {
   copySegment(ref: RemoteSegmentRef, files: SegmentFiles, signal?: AbortSignal): Promise<CopyResult>;
   /**
@@ -129,8 +132,22 @@ export interface RemoteStorage {
    * store allows: one Buffer per chunk, each its own allocation rather than a
    * view into a shared one, so a cache can hold and drop them one by one.
    * Chunks past the end are left out; the data's last chunk may be short.
+   *
+   * `onChunk` is told each chunk (its index in the segment, and the same
+   * Buffer the answer will hold), in order, as soon as it has arrived and been
+   * verified, while the rest of the request may still be streaming: a reader
+   * of the first chunk need not wait for the whole body. A chunk handed to
+   * onChunk stays valid when the request fails later (the answer then
+   * rejects). An exception thrown by onChunk fails the request.
    */
-  fetchChunks(ref: RemoteSegmentRef, firstChunk: number, lastChunk: number, chunkSize: number, signal?: AbortSignal): Promise<Buffer[]>;
+  fetchChunks(
+    ref: RemoteSegmentRef,
+    firstChunk: number,
+    lastChunk: number,
+    chunkSize: number,
+    signal?: AbortSignal,
+    onChunk?: ChunkListener,
+  ): Promise<Buffer[]>;
   fetchIndex(ref: RemoteSegmentRef, kind: IndexKind, signal?: AbortSignal): Promise<Buffer>;
   deleteSegment(ref: RemoteSegmentRef, signal?: AbortSignal): Promise<void>;
   /**

@@ -16,7 +16,7 @@
 // | rsm.config.manifest.cache.entries        | 1024           | manifests kept in memory                                   |
 // | rsm.config.chunk.cache.size.bytes        | 268435456      | ChunkCache byte limit (read by the RemoteLogManager)       |
 // | rsm.config.chunk.cache.prefetch.chunks   | 8              | ChunkCache read-ahead, in chunks                           |
-// | rsm.config.chunk.cache.fetch.chunks      | 2              | chunks one ranged GET carries at most                      |
+// | rsm.config.chunk.cache.fetch.chunks      | 8              | chunks one ranged GET carries at most                      |
 // | rsm.config.fetch.worker.threads          | 0              | threads running data GETs off the event loop (0 = none)    |
 // | rsm.config.fs.fsync                      | true           | file://: fsync each object and its directory               |
 // | rsm.config.s3.endpoint                   | (AWS)          | e.g. http://127.0.0.1:9000 for MinIO                       |
@@ -185,7 +185,7 @@ export function parseRsmConfig(raw: Readonly<Record<string, string>>): RsmConfig
     manifestCacheEntries: int('manifest.cache.entries', 1024, 1),
     chunkCacheSizeBytes: int('chunk.cache.size.bytes', 256 * 1024 * 1024, 0),
     chunkCachePrefetchChunks: int('chunk.cache.prefetch.chunks', 8, 0, 1024),
-    chunkCacheFetchChunks: int('chunk.cache.fetch.chunks', 2, 1, 1024),
+    chunkCacheFetchChunks: int('chunk.cache.fetch.chunks', 8, 1, 1024),
     fetchWorkerThreads: int('fetch.worker.threads', 0, 0, 64),
     fsFsync: bool('fs.fsync', true),
     s3: {

@@ -29,7 +29,7 @@ const SPECS: OptionSpecs = {
   'remote-read-share': { kind: 'value', arg: 'share', help: `share of consumed bytes read below the local tier (default ${DEFAULT_WORKLOAD.remoteReadShare})` },
   'read-fanout': { kind: 'value', arg: 'n', help: `times each byte is consumed (default ${DEFAULT_WORKLOAD.readFanout})` },
   'chunk-size': { kind: 'value', arg: 'size', help: 'rsm.config.chunk.size.bytes (default 1MiB)' },
-  'chunks-per-get': { kind: 'value', arg: 'n', help: 'rsm.config.chunk.cache.fetch.chunks: chunks per read-ahead GET (default 2)' },
+  'chunks-per-get': { kind: 'value', arg: 'n', help: 'rsm.config.chunk.cache.fetch.chunks: chunks per read-ahead GET (default 8)' },
   'multipart-threshold': { kind: 'value', arg: 'size', help: 'rsm.config.s3.multipart.threshold.bytes (default 32MiB)' },
   'part-size': { kind: 'value', arg: 'size', help: 'rsm.config.s3.part.size.bytes (default 8MiB)' },
   'disk-headroom': { kind: 'value', arg: 'share', help: `share of each disk kept free (default ${DEFAULT_WORKLOAD.diskHeadroom})` },

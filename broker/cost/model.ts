@@ -89,7 +89,7 @@ export const DEFAULT_WORKLOAD: Omit<Workload, 'ingressBytesPerSec' | 'retentionM
   remoteReadShare: 0.05,
   readFanout: 1,
   chunkSizeBytes: MIB,
-  chunksPerGet: 2,
+  chunksPerGet: 8,
   multipartThresholdBytes: 32 * MIB,
   partSizeBytes: 8 * MIB,
   diskHeadroom: 0.3,

@@ -9,7 +9,7 @@ import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises
 import path from 'node:path';
 import type { ObjectRemoteStorageOptions } from '../object-remote-storage.js';
 import { ObjectRemoteStorage } from '../object-remote-storage.js';
-import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore } from '../object-store.js';
+import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener } from '../object-store.js';
 import { clampRange } from '../object-store.js';
 import { RemoteResourceNotFoundError, RemoteStorageError, throwIfAborted } from '../remote-storage.js';
 
@@ -78,12 +78,18 @@ export class FileSystemObjectStore implements ObjectStore {
     return bytes ?? Buffer.alloc(0);
   }
 
-  async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal): Promise<Buffer[]> {
-    return this.readPieces(key, range, () => lengths, signal);
+  async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal, onPiece?: PieceListener): Promise<Buffer[]> {
+    return this.readPieces(key, range, () => lengths, signal, onPiece);
   }
 
   /** Reads the (clamped) range into fresh buffers of the lengths `cut` gives for its size, stopping at the end of the file. */
-  private async readPieces(key: string, range: ByteRange | undefined, cut: (length: number) => readonly number[], signal?: AbortSignal): Promise<Buffer[]> {
+  private async readPieces(
+    key: string,
+    range: ByteRange | undefined,
+    cut: (length: number) => readonly number[],
+    signal?: AbortSignal,
+    onPiece?: PieceListener,
+  ): Promise<Buffer[]> {
     throwIfAborted(signal, `get ${key}`);
     let handle: FileHandle | undefined;
     try {
@@ -103,7 +109,8 @@ export class FileSystemObjectStore implements ObjectStore {
           filled += bytesRead;
         }
         out.push(filled === buf.length ? buf : buf.subarray(0, filled));
-        if (filled < buf.length) break;
+        if (filled < n) break;
+        onPiece?.(out.length - 1, buf);
         position += filled;
       }
       return out;

@@ -48,7 +48,13 @@ export class DirectBody extends Readable {
    * connection fails or the request is aborted.
    */
   drainInto(sink: (bytes: Buffer) => void): Promise<void> {
-    for (let b = this.read() as Buffer | null; b !== null; b = this.read() as Buffer | null) sink(b);
+    try {
+      for (let b = this.read() as Buffer | null; b !== null; b = this.read() as Buffer | null) sink(b);
+    } catch (e) {
+      const error = e instanceof Error ? e : new Error(String(e));
+      this.abandon(error);
+      return Promise.reject(error);
+    }
     this.sink = sink;
     if (this.settled) return this.failure === undefined ? Promise.resolve() : Promise.reject(this.failure);
     this.onPull();
@@ -89,13 +95,23 @@ export class DirectBody extends Readable {
     this.onPull();
   }
 
+  /** Its reader gives up: drainInto rejects with `reason`, the connection is closed (the rest of the body would block it). */
+  abandon(reason: Error): void {
+    this.giveUp(reason);
+    this.destroy();
+  }
+
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    // Destroyed by its reader before the end: the rest of the body would block the connection.
-    if (!this.settled) {
-      this.settled = true;
-      this.onAbandon();
-    }
+    this.giveUp(error ?? connectionError('response body destroyed before its end', 'ECONNABORTED'));
     callback(error);
+  }
+
+  private giveUp(reason: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.failure = reason;
+    this.waiter?.reject(reason);
+    this.onAbandon();
   }
 }
 
@@ -456,26 +472,3 @@ export class DirectHttpHandler implements RequestHandler<HttpRequest, HttpRespon
   }
 }
 
-/**
- * Hands a response body's bytes to `sink` in order, as views valid during the
- * call: straight from the connection's buffer for a DirectBody, else through
- * 'data' events (cheaper than async iteration, which costs a promise a piece).
- */
-export function drainBody(body: unknown, sink: (bytes: Uint8Array) => void): Promise<void> {
-  if (body instanceof DirectBody) return body.drainInto(sink);
-  if (!(body instanceof Readable)) return Promise.reject(new TypeError(`unexpected response body type ${Object.prototype.toString.call(body)}`));
-  return new Promise<void>((resolve, reject) => {
-    body.on('data', (piece: Uint8Array) => {
-      try {
-        sink(piece);
-      } catch (e) {
-        body.destroy(e instanceof Error ? e : new Error(String(e)));
-      }
-    });
-    body.once('end', resolve);
-    body.once('error', reject);
-    body.once('close', () => {
-      if (!body.readableEnded) reject(connectionError('response body closed before its end', 'ERR_STREAM_PREMATURE_CLOSE'));
-    });
-  });
-}

@@ -14,12 +14,12 @@ import {
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
 import { crc32cCombine, crc32cShift } from '../crc32c-combine.js';
-import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore } from '../object-store.js';
+import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener } from '../object-store.js';
 import { PieceFiller, pieceCrc32c } from '../object-store.js';
 import { RemoteResourceNotFoundError, RemoteStorageError, throwIfAborted } from '../remote-storage.js';
 import type { RetryPolicy, TransportOptions } from '../retry.js';
 import { DEFAULT_RETRY_POLICY, validatePolicy, withRetries } from '../retry.js';
-import { drainBody } from './direct-http-handler.js';
+import { DirectBody } from './direct-http-handler.js';
 import { classifyS3Error, crc32cBase64, s3Crc32c } from './s3-client.js';
 import type { MultipartTarget } from './s3-multipart.js';
 import { MultipartSession, PartBufferPool } from './s3-multipart.js';
@@ -113,7 +113,7 @@ export class S3ObjectStore implements ObjectStore {
             { abortSignal: s },
           );
           if (res.Body === undefined) return Buffer.alloc(0);
-          return await readBody(res.Body, res.ContentLength);
+          return await readBody(res.Body, res.ContentLength, s);
         } catch (e) {
           // A range starting at or past the end: the object is shorter than asked, which the caller judges.
           if ((e as { name?: unknown }).name === 'InvalidRange') return Buffer.alloc(0);
@@ -125,26 +125,54 @@ export class S3ObjectStore implements ObjectStore {
     );
   }
 
-  async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal): Promise<Buffer[]> {
-    const rangeHeader = `bytes=${range.start}-${range.endInclusive}`;
+  /**
+   * One ranged GET whose body is cut into pieces as it streams, each told to
+   * onPiece the moment it is full. When an attempt fails after some pieces
+   * were told, the retry asks only for the rest (its range starts at the first
+   * piece not told), so no piece is fetched or told twice.
+   */
+  async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal, onPiece?: PieceListener): Promise<Buffer[]> {
+    const told: Buffer[] = [];
+    let listenerFailure: unknown;
+    const listener = (k: number, piece: Buffer): void => {
+      told.push(piece);
+      try {
+        onPiece?.(k, piece);
+      } catch (e) {
+        listenerFailure = e;
+        throw e;
+      }
+    };
+    // The caller's refusal of a piece (a failed check) is its verdict, not the transport's: never retried.
+    const transport: TransportOptions =
+      onPiece === undefined ? this.transport : { ...this.transport, classify: (e) => (e === listenerFailure ? 'fatal' : classifyS3Error(e)) };
     return withRetries(
-      `GET ${this.url(key)} ${rangeHeader}`,
+      `GET ${this.url(key)} bytes=${range.start}-${range.endInclusive}`,
       async (s) => {
+        const done = told.length;
+        if (done === lengths.length) return told;
+        let start = range.start;
+        for (let k = 0; k < done; k++) start += lengths[k] as number;
+        if (start > range.endInclusive) return told;
         try {
-          const res = await this.readClient.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: rangeHeader }), { abortSignal: s });
-          if (res.Body === undefined) return [];
-          const filler = new PieceFiller(lengths);
-          await drainBody(res.Body, (piece) => filler.push(piece));
+          const res = await this.readClient.send(
+            new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${range.endInclusive}` }),
+            { abortSignal: s },
+          );
+          if (res.Body === undefined) return told;
+          const filler = new PieceFiller(done === 0 ? lengths : lengths.slice(done), (k, piece) => listener(done + k, piece));
+          await consumeBody(res.Body, (bytes) => filler.push(bytes), s);
           if (res.ContentLength !== undefined && filler.total !== res.ContentLength) {
             throw new Error(`response body ended after ${filler.total} of ${res.ContentLength} bytes`);
           }
-          return filler.finish();
+          // A short last piece (the object ended early) was not told; the caller judges it.
+          return [...told, ...filler.finish().slice(filler.completed)];
         } catch (e) {
-          if ((e as { name?: unknown }).name === 'InvalidRange') return [];
+          if ((e as { name?: unknown }).name === 'InvalidRange') return told;
           throw e;
         }
       },
-      this.transport,
+      transport,
       signal,
     );
   }
@@ -325,23 +353,94 @@ export class S3ObjectStore implements ObjectStore {
 }
 
 /**
+ * Feeds the body's bytes to `onData` as they arrive ('data' events: no promise
+ * per piece, unlike its async iterator) until it ends. Rejects, and destroys
+ * the body (releasing the connection), when it fails, closes before its end,
+ * `onData` throws, or `signal` fires.
+ */
+export function consumeBody(body: unknown, onData: (bytes: Uint8Array) => void, signal?: AbortSignal): Promise<void> {
+  if (body instanceof DirectBody) {
+    // Straight from the connection's read buffer (DirectHttpHandler): no stream events at all.
+    if (signal === undefined) return body.drainInto(onData);
+    const onAbort = (): void => body.abandon(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    if (signal.aborted) {
+      onAbort();
+      return Promise.reject(signal.reason);
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    return body.drainInto(onData).finally(() => signal.removeEventListener('abort', onAbort));
+  }
+  if (!(body instanceof Readable)) {
+    // Not a Node stream (another runtime's body): its async iterator.
+    return (async () => {
+      for await (const piece of body as AsyncIterable<Uint8Array>) {
+        if (signal?.aborted === true) throw signal.reason;
+        onData(piece);
+      }
+    })();
+  }
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const finish = (error?: unknown): void => {
+      if (settled) return;
+      settled = true;
+      body.off('data', onChunk);
+      body.off('end', onEnd);
+      body.off('error', onError);
+      body.off('close', onClose);
+      signal?.removeEventListener('abort', onAbort);
+      if (error === undefined) {
+        resolve();
+        return;
+      }
+      body.destroy();
+      reject(error);
+    };
+    const onChunk = (bytes: Uint8Array): void => {
+      try {
+        onData(bytes);
+      } catch (e) {
+        finish(e);
+      }
+    };
+    const onEnd = (): void => finish();
+    const onError = (e: unknown): void => finish(e);
+    const onClose = (): void => finish(new Error('response body closed before its end'));
+    const onAbort = (): void => finish(signal?.reason ?? new Error('aborted'));
+    if (signal?.aborted === true) {
+      onAbort();
+      return;
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    body.on('data', onChunk);
+    body.once('end', onEnd);
+    body.once('error', onError);
+    body.once('close', onClose);
+  });
+}
+
+/**
  * The response body as one Buffer. With a Content-Length, the pieces are
  * copied straight into a buffer of that size (the SDK's transformToByteArray
  * would collect them and then concatenate: one more copy of every byte read);
  * a body that ends short is an error, retried like any cut connection.
  */
-async function readBody(body: { transformToByteArray(): Promise<Uint8Array> }, length: number | undefined): Promise<Buffer> {
-  if (length === undefined || !(body instanceof Readable)) {
+async function readBody(body: { transformToByteArray(): Promise<Uint8Array> }, length: number | undefined, signal?: AbortSignal): Promise<Buffer> {
+  if (length === undefined) {
     const bytes = await body.transformToByteArray();
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
   const out = Buffer.allocUnsafeSlow(length);
   let filled = 0;
-  await drainBody(body, (piece) => {
-    if (filled + piece.length > length) throw new Error(`response body longer than its Content-Length ${length}`);
-    out.set(piece, filled);
-    filled += piece.length;
-  });
+  await consumeBody(
+    body,
+    (piece) => {
+      if (filled + piece.length > length) throw new Error(`response body longer than its Content-Length ${length}`);
+      out.set(piece, filled);
+      filled += piece.length;
+    },
+    signal,
+  );
   if (filled !== length) throw new Error(`response body ended after ${filled} of ${length} bytes`);
   return out;
 }

@@ -19,7 +19,7 @@
 // 3. Reads, after local.retention.ms is lowered (local copies deleted) and the
 //    broker restarted (empty caches): ranged GETs of the chunk size (1 MiB by
 //    default) of the round's data objects (three in flight per partition), and
-//    ranged GETs of the broker's request size (--fetch-chunks chunks, default 2,
+//    ranged GETs of the broker's request size (--fetch-chunks chunks, default 8,
 //    as rsm.config.chunk.cache.fetch.chunks), one kcat consumer per partition
 //    reading every tiered record from offset 0 (cold), both raw GET runs again,
 //    then the same consumers again (warm: chunk cache hit rate). Cold ratio =
@@ -43,7 +43,8 @@ import path from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Kafka, logLevel } from 'kafkajs';
 import { AdminClient } from '../../broker/cli/admin-client.js';
-import { DirectHttpHandler, drainBody } from '../../remote-log/s3/direct-http-handler.js';
+import { DirectHttpHandler } from '../../remote-log/s3/direct-http-handler.js';
+import { consumeBody } from '../../remote-log/s3/s3-object-store.js';
 import type { PartitionLog } from '../../broker/log/partition-log.js';
 import { startMinio, type MinioServer } from '../support/minio.js';
 import { startSedimentInProcess, type InProcessSediment } from '../support/sediment.js';
@@ -83,7 +84,7 @@ function usage(msg: string): never {
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 2, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null };
+  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 8, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null };
   const num = (v: string | undefined, name: string): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n <= 0) usage(`${name} wants a positive integer`);
@@ -209,7 +210,7 @@ async function rawPut(s3: S3Client, bucket: string, prefix: string, groups: Read
 /** Counts a body's bytes the cheapest way its client offers: 'data' events, or DirectBody.drainInto. */
 async function readBody(body: unknown, size: number): Promise<number> {
   let n = 0;
-  await drainBody(body, (piece) => {
+  await consumeBody(body, (piece) => {
     n += piece.length;
   });
   if (n !== size) throw new Error(`short ranged GET: ${n} of ${size} bytes`);

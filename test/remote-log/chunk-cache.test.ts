@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { ChunkCache } from '../../remote-log/chunk-cache.js';
 import { MemoryRemoteStorage } from '../../remote-log/memory/memory-remote-storage.js';
 import { objectKey } from '../../remote-log/object-keys.js';
-import type { RemoteSegmentRef, RemoteStorage } from '../../remote-log/remote-storage.js';
+import type { ChunkListener, RemoteSegmentRef, RemoteStorage } from '../../remote-log/remote-storage.js';
 import { RemoteAbortedError, RemoteCorruptionError } from '../../remote-log/remote-storage.js';
 import { makeSegment, newRef } from './remote-storage.contract.js';
 
@@ -42,9 +42,9 @@ class CountingSource {
 /** A source that also cuts runs of chunks itself (fetchChunks), as ObjectRemoteStorage does. */
 class ChunkingSource extends CountingSource {
   readonly chunkCalls: Array<[number, number]> = [];
-  fetchChunks(ref: RemoteSegmentRef, first: number, last: number, chunkSize: number, signal?: AbortSignal): Promise<Buffer[]> {
+  fetchChunks(ref: RemoteSegmentRef, first: number, last: number, chunkSize: number, signal?: AbortSignal, onChunk?: ChunkListener): Promise<Buffer[]> {
     this.chunkCalls.push([first, last]);
-    const p = this.storage.fetchChunks(ref, first, last, chunkSize, signal);
+    const p = this.storage.fetchChunks(ref, first, last, chunkSize, signal, onChunk);
     this.pending.add(p);
     void p.finally(() => this.pending.delete(p)).catch(() => {});
     return p;

@@ -53,6 +53,48 @@ describe('FetchWorkerPool', () => {
     }
   });
 
+  it('posts each chunk as it completes: told in order, the answer holds the same chunks, those told before a failure stay valid', async () => {
+    const pool = new FetchWorkerPool({ url, rsmConfig: RSM, threads: 1 });
+    try {
+      const told: Array<[number, Buffer]> = [];
+      const chunks = await pool.fetchChunks(ref, 1, 9, CHUNK, undefined, (i, c) => told.push([i, c]));
+      assert.deepEqual(
+        told.map(([i]) => i),
+        [1, 2, 3, 4, 5],
+      );
+      told.forEach(([i, c], k) => {
+        assert.equal(c, chunks[k]);
+        assert.deepEqual(c, data.subarray(i * CHUNK, Math.min((i + 1) * CHUNK, data.length)));
+      });
+      // Stored chunk 2 corrupted: chunks 0 and 1 are told, then the request fails.
+      const seg = makeSegment(4 * CHUNK, 9);
+      const victim = newRef();
+      await storage.copySegment(victim, seg.files);
+      const file = path.join(root, objectKey('', victim, 'log'));
+      const stored = await readFile(file);
+      stored[2 * CHUNK + 5] = (stored[2 * CHUNK + 5] as number) ^ 0xff;
+      await writeFile(file, stored);
+      const early: Buffer[] = [];
+      const failed = await pool.fetchChunks(victim, 0, 3, CHUNK, undefined, (_i, c) => early.push(c)).then(
+        () => assert.fail('a corrupted chunk was served'),
+        (e: unknown) => e,
+      );
+      assert.ok(failed instanceof RemoteCorruptionError);
+      assert.deepEqual(Buffer.concat(early), seg.data.subarray(0, 2 * CHUNK));
+      // A listener that throws fails the request; the worker carries on with the next.
+      const refusal = new Error('refused');
+      await assert.rejects(
+        pool.fetchChunks(ref, 0, 3, CHUNK, undefined, () => {
+          throw refusal;
+        }),
+        (e) => e === refusal,
+      );
+      assert.deepEqual(Buffer.concat(await pool.fetchChunks(ref, 0, 0, CHUNK)), data.subarray(0, CHUNK));
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('reports storage errors with their class and Kafka code', async () => {
     const pool = new FetchWorkerPool({ url, rsmConfig: RSM, threads: 1 });
     const other = newRef();

@@ -14,6 +14,7 @@ import { decodeManifest } from '../../remote-log/manifest.js';
 import type { ObjectRemoteStorageOptions } from '../../remote-log/object-remote-storage.js';
 import { objectKey, partitionPrefix, topicPrefix } from '../../remote-log/object-keys.js';
 import type { IndexKind, RemoteSegmentRef, RemoteStorage, SegmentFiles } from '../../remote-log/remote-storage.js';
+import { streamingChunksContract } from './streaming-chunks.contract.js';
 import {
   RemoteAbortedError,
   RemoteCorruptionError,
@@ -443,6 +444,8 @@ export function remoteStorageContract(backend: ContractBackend): void {
       await rejectsWith(fresh.fetchIndex(ref, 'offset'), RemoteCorruptionError);
       await fresh.close();
     });
+
+    streamingChunksContract(() => ({ store, storage, compressing }));
 
     it('honours an AbortSignal', async () => {
       const seg = makeSegment(2 * CHUNK, 13);

@@ -124,6 +124,30 @@ describe('S3RemoteStorage on MinIO', () => {
     }
   });
 
+  it('tells the pieces of a ranged GET while its body is still streaming', async () => {
+    const storage = new S3RemoteStorage(s3Options('streaming/'));
+    try {
+      const mib = 1024 * 1024;
+      const bytes = randomBytes(16 * mib);
+      await client.putObject(minio.bucket, 'streaming/big', bytes);
+      let settled = false;
+      let settledWhenToldPieceZero: boolean | undefined;
+      let told = 0;
+      const answer = storage.store.getPieces('streaming/big', { start: 0, endInclusive: bytes.length - 1 }, Array.from({ length: 16 }, () => mib), undefined, (k, piece) => {
+        assert.equal(k, told++);
+        assert.ok(piece.equals(bytes.subarray(k * mib, (k + 1) * mib)), `piece ${k}`);
+        // A piece told only at the end of the body would see the answer settled by the next turn of the loop.
+        if (k === 0) setImmediate(() => (settledWhenToldPieceZero = settled));
+      });
+      const pieces = await answer.finally(() => (settled = true));
+      assert.equal(told, 16);
+      assert.equal(settledWhenToldPieceZero, false, 'piece 0 told before the body ended');
+      assert.ok(Buffer.concat(pieces).equals(bytes));
+    } finally {
+      await storage.close();
+    }
+  });
+
   it('sends checksums combined from the CRCs a streamed body recorded for its pieces', async () => {
     const storage = new S3RemoteStorage(s3Options('piece-crc/', { multipartThresholdBytes: 1024 * 1024, partSizeBytes: 5 * 1024 * 1024 }));
     const stream = (data: Buffer, pieceSize: number, lie = false): AsyncIterable<Buffer> =>

@@ -42,7 +42,7 @@ describe('parseRsmConfig', () => {
     assert.equal(c.s3.region, 'us-east-1');
     assert.equal(c.s3.accessKeyId, undefined);
     assert.equal(c.chunkCachePrefetchChunks, 8);
-    assert.equal(c.chunkCacheFetchChunks, 2);
+    assert.equal(c.chunkCacheFetchChunks, 8);
     assert.equal(c.fetchWorkerThreads, 0);
     assert.equal(c.s3.readHttpHandler, 'direct');
   });

@@ -140,8 +140,8 @@ describe('scenarios', () => {
     const c = costScenario(w, { name: 'local 1h', localRetentionMs: HOUR_MS }, ia, 0);
     const readBytes = 10 * MIB * MONTH_SECONDS * 2 * 0.5;
     close(c.quantities.remoteReadGiB, readBytes / GIB);
-    // Per 1 GiB segment: the first 1 MiB chunk, the other 1023 in GETs of 2, manifest and offset index.
-    close(c.quantities.getRequests, (readBytes / GIB) * (1 + 512 + 2));
+    // Per 1 GiB segment: the first 1 MiB chunk, the other 1023 in GETs of 8, manifest and offset index.
+    close(c.quantities.getRequests, (readBytes / GIB) * (1 + 128 + 2));
     close(c.components.getRequests, (c.quantities.getRequests * 0.001) / 1000);
     close(c.components.retrieval, (readBytes / GIB) * 0.01);
   });

@@ -19,6 +19,7 @@ import { randomUuid } from '../../../metadata/uuid.js';
 import { MemoryRemoteStorage } from '../../../remote-log/memory/memory-remote-storage.js';
 import { RemoteLogManager, type RemoteLogManagerConfig } from '../../../remote-log/remote-log-manager.js';
 import type {
+  ChunkListener,
   CopyResult,
   IndexKind,
   RemoteSegmentListing,
@@ -97,9 +98,9 @@ export class FaultyStorage implements RemoteStorage {
   }
 
   /** Counted and faulted as a fetchData (both read data). */
-  async fetchChunks(ref: RemoteSegmentRef, first: number, last: number, chunkSize: number, signal?: AbortSignal): Promise<Buffer[]> {
+  async fetchChunks(ref: RemoteSegmentRef, first: number, last: number, chunkSize: number, signal?: AbortSignal, onChunk?: ChunkListener): Promise<Buffer[]> {
     await this.gate('fetchData', signal, ref);
-    return this.inner.fetchChunks(ref, first, last, chunkSize, signal);
+    return this.inner.fetchChunks(ref, first, last, chunkSize, signal, onChunk);
   }
 
   async fetchIndex(ref: RemoteSegmentRef, kind: IndexKind, signal?: AbortSignal): Promise<Buffer> {

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
-import { DirectBody, DirectHttpHandler, drainBody } from '../../../remote-log/s3/direct-http-handler.js';
+import { DirectBody, DirectHttpHandler } from '../../../remote-log/s3/direct-http-handler.js';
+import { consumeBody } from '../../../remote-log/s3/s3-object-store.js';
 
 /** A TCP server whose replies the test writes byte for byte; requests are heads without bodies. */
 class ScriptedServer {
@@ -81,7 +82,7 @@ function request(port: number, method = 'GET', extra: Partial<HttpRequest> = {})
 
 async function drained(response: HttpResponse): Promise<string> {
   const parts: Buffer[] = [];
-  await drainBody(response.body, (p) => parts.push(Buffer.from(p)));
+  await consumeBody(response.body, (p) => parts.push(Buffer.from(p)));
   return Buffer.concat(parts).toString('latin1');
 }
 
@@ -206,7 +207,7 @@ describe('DirectHttpHandler', () => {
     ra.socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part');
     const { response } = await a;
     const got: string[] = [];
-    const drain = drainBody(response.body, (p) => got.push(Buffer.from(p).toString()));
+    const drain = consumeBody(response.body, (p) => got.push(Buffer.from(p).toString()));
     await new Promise<void>((resolve) => setImmediate(resolve));
     ra.socket.destroy();
     await assert.rejects(drain, (e: NodeJS.ErrnoException) => e.code === 'ECONNRESET');
@@ -287,6 +288,28 @@ describe('DirectHttpHandler', () => {
     rb.socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb');
     assert.equal(await drained((await b).response), 'b');
     assert.equal(server.connections.length, conns + 1);
+    handler.destroy();
+  });
+
+  it('consumeBody stops a direct body when its own signal fires, and a sink that throws fails it', async () => {
+    const handler = new DirectHttpHandler({ maxSockets: 1 });
+    const a = handler.handle(request(port));
+    const ra = await server.next();
+    ra.socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc');
+    const reader = new AbortController();
+    const consuming = consumeBody((await a).response.body, () => {}, reader.signal);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    reader.abort(new Error('reader gave up'));
+    await assert.rejects(consuming, /reader gave up/);
+
+    const b = handler.handle(request(port));
+    const rb = await server.next();
+    assert.notEqual(rb.socket, ra.socket, 'the abandoned connection is not reused');
+    rb.socket.write('HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody');
+    const refusing = consumeBody((await b).response.body, () => {
+      throw new Error('checksum mismatch');
+    });
+    await assert.rejects(refusing, /checksum mismatch/);
     handler.destroy();
   });
 
