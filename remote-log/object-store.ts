@@ -123,35 +123,42 @@ export class PieceFiller {
     private readonly onPiece?: PieceListener,
   ) {}
 
-  /** Takes the next bytes of the body; throws when they run past the expected total (or when onPiece throws). */
+  /**
+   * Takes the next bytes of the body; throws when they run past the expected
+   * total (or when onPiece throws). A piece told to onPiece is never touched
+   * again: its listener may take it away (a worker transfers its memory).
+   */
   push(bytes: Uint8Array): void {
     let at = 0;
     while (at < bytes.length) {
-      if (this.current === undefined || this.filled === this.current.length) {
+      if (this.current === undefined) {
         const n = this.lengths[this.next++];
         if (n === undefined) throw new Error(`response body longer than the ${this.lengths.reduce((a, b) => a + b, 0)} bytes asked for`);
         this.current = Buffer.allocUnsafeSlow(n);
         this.filled = 0;
         this.pieces.push(this.current);
       }
-      const take = Math.min(bytes.length - at, this.current.length - this.filled);
-      this.current.set(bytes.subarray(at, at + take), this.filled);
+      const piece = this.current;
+      const take = Math.min(bytes.length - at, piece.length - this.filled);
+      piece.set(bytes.subarray(at, at + take), this.filled);
       this.filled += take;
       at += take;
       this.total += take;
-      if (this.filled === this.current.length) this.onPiece?.(this.pieces.length - 1, this.current);
+      if (this.filled === piece.length) {
+        this.current = undefined;
+        this.onPiece?.(this.pieces.length - 1, piece);
+      }
     }
   }
 
   /** Pieces told to onPiece so far (every full one). */
   get completed(): number {
-    return this.current !== undefined && this.filled < this.current.length ? this.pieces.length - 1 : this.pieces.length;
+    return this.current !== undefined ? this.pieces.length - 1 : this.pieces.length;
   }
 
   /** The pieces; a last piece filled only partly is cut to what arrived. */
   finish(): Buffer[] {
-    const last = this.pieces.length - 1;
-    if (this.current !== undefined && this.filled < this.current.length) this.pieces[last] = this.current.subarray(0, this.filled);
+    if (this.current !== undefined) this.pieces[this.pieces.length - 1] = this.current.subarray(0, this.filled);
     return this.pieces;
   }
 }

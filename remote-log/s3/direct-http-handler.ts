@@ -102,7 +102,8 @@ export class DirectBody extends Readable {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.giveUp(error ?? connectionError('response body destroyed before its end', 'ECONNABORTED'));
+    // After a complete body (auto-destroy on end) there is nothing to give up: build no error then.
+    if (!this.settled) this.giveUp(error ?? connectionError('response body destroyed before its end', 'ECONNABORTED'));
     callback(error);
   }
 
