@@ -186,7 +186,8 @@ export class Broker {
       const costRoute = createLiveCostRoute({
         metricsText: () => metrics.registry.metrics(),
         topics: () => liveTopicsFrom(store.list(), (n) => store.logConfig(n), (n) => topics.isInternal(n)),
-        rsm: { chunkSizeBytes: rsm.chunkSizeBytes, chunksPerGet: rsm.chunkCacheFetchChunks, multipartThresholdBytes: rsm.s3.multipartThresholdBytes, partSizeBytes: rsm.s3.partSizeBytes },
+        // Read-ahead GETs carry at most the read-ahead window: a larger fetch.chunks changes nothing.
+        rsm: { chunkSizeBytes: rsm.chunkSizeBytes, chunksPerGet: Math.max(1, Math.min(rsm.chunkCacheFetchChunks, rsm.chunkCachePrefetchChunks)), multipartThresholdBytes: rsm.s3.multipartThresholdBytes, partSizeBytes: rsm.s3.partSizeBytes },
         clock,
       });
       broker.http = await startHttpServer({ ...parts, listeners: config.httpListeners, logger: log.child({ component: 'http' }), metrics, routes: { '/v1/cost': costRoute } });

@@ -5,6 +5,7 @@
 // shares fetches already in flight, and starts reading ahead the next chunks
 // so a sequential consumer finds them cached. Cached bytes never
 // exceed the byte limit: each entry owns exactly its bytes.
+import { setMaxListeners } from 'node:events';
 import { LRUCache } from 'lru-cache';
 import { ownedBytes } from './chunked-zstd.js';
 import { segmentIdentity } from './object-keys.js';
@@ -65,6 +66,8 @@ export class ChunkCache {
   private counters = { hits: 0, inFlightHits: 0, misses: 0, readAheadChunks: 0, readAheadErrors: 0, fetches: 0, fetchedBytes: 0, evictions: 0 };
 
   constructor(options: ChunkCacheOptions) {
+    // Every fetch in flight listens on the close signal (one listener per request attempt): many is normal here.
+    setMaxListeners(0, this.closing.signal);
     if (!Number.isSafeInteger(options.chunkSize) || options.chunkSize <= 0) throw new RangeError(`chunkSize must be positive: ${options.chunkSize}`);
     if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes < 0) throw new RangeError(`maxBytes must be >= 0: ${options.maxBytes}`);
     this.source = options.source;
