@@ -34,8 +34,7 @@
 // | rsm.config.s3.retry.backoff.ms           | 100            | first backoff (exponential, full jitter)                   |
 // | rsm.config.s3.retry.backoff.max.ms       | 5000           | backoff cap                                                |
 // | rsm.config.s3.max.connections            | 64             | sockets kept per host                                      |
-// | rsm.config.s3.read.http.handler          | direct         | GETs' transport: direct (one reused read buffer per        |
-// |                                          |                | connection) or node-http (the SDK's handler)               |
+// | rsm.config.s3.read.http.handler          | direct         | GETs' transport: direct or node-http (the SDK's own)       |
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
