@@ -104,18 +104,23 @@ export function streamingChunksContract(ctx: () => { store: ContractStore; stora
       const s = new ObjectRemoteStorage(stall, { prefix: ctx().store.prefix, chunkSize: CHUNK, compression: mode === 'zstd-chunked', ownsStore: false });
       return { stall, s };
     };
-    /** Flips a byte of stored chunk `i` of the segment's data object. */
-    const corruptChunk = async (ref: RemoteSegmentRef, i: number): Promise<void> => {
+    /** The segment's stored data object as the store holds it, its key and the byte range of stored chunk `i`. */
+    const storedData = async (ref: RemoteSegmentRef, i: number): Promise<{ key: string; stored: Buffer; chunk: { start: number; end: number } }> => {
       const { store } = ctx();
       const manifest = await store.rawGet(objectKey(store.prefix, ref, 'manifest'));
       assert.ok(manifest !== undefined);
       const key = objectKey(store.prefix, ref, 'log');
       const stored = await store.rawGet(key);
       assert.ok(stored !== undefined);
-      const at = storedChunkRange(decodeManifest(manifest).data, i).start + 3;
+      return { key, stored, chunk: storedChunkRange(decodeManifest(manifest).data, i) };
+    };
+    /** Flips a byte of stored chunk `i` of the segment's data object. */
+    const corruptChunk = async (ref: RemoteSegmentRef, i: number): Promise<void> => {
+      const { key, stored, chunk } = await storedData(ref, i);
       const copy = Buffer.from(stored);
+      const at = chunk.start + 3;
       copy[at] = (copy[at] ?? 0) ^ 0x5a;
-      await store.rawPut(key, copy);
+      await ctx().store.rawPut(key, copy);
     };
 
     for (const mode of ['uncompressed', 'zstd-chunked'] as const) {
@@ -185,13 +190,8 @@ export function streamingChunksContract(ctx: () => { store: ContractStore; stora
         const seg = makeSegment(4 * CHUNK, 43);
         const ref = newRef();
         await s.copySegment(ref, seg.files);
-        const { store } = ctx();
-        const manifest = await store.rawGet(objectKey(store.prefix, ref, 'manifest'));
-        assert.ok(manifest !== undefined);
-        const key = objectKey(store.prefix, ref, 'log');
-        const stored = await store.rawGet(key);
-        assert.ok(stored !== undefined);
-        await store.rawPut(key, stored.subarray(0, storedChunkRange(decodeManifest(manifest).data, 2).start + 5));
+        const { key, stored, chunk } = await storedData(ref, 2);
+        await ctx().store.rawPut(key, stored.subarray(0, chunk.start + 5));
         const told: number[] = [];
         const e = await rejection(s.fetchChunks(ref, 0, 3, CHUNK, undefined, (i) => told.push(i)));
         assert.ok(e instanceof RemoteCorruptionError, String(e));

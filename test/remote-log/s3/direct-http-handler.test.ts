@@ -86,6 +86,19 @@ async function drained(response: HttpResponse): Promise<string> {
   return Buffer.concat(parts).toString('latin1');
 }
 
+/** A 200 reply carrying `body`. */
+function ok(body: string, headers = ''): string {
+  return `HTTP/1.1 200 OK\r\n${headers}Content-Length: ${body.length}\r\n\r\n${body}`;
+}
+
+/** A GET through `handler`, answered with `reply` on the connection it arrived on: that connection and the body read. */
+async function roundTrip(handler: DirectHttpHandler, server: ScriptedServer, port: number, reply: string): Promise<{ socket: net.Socket; body: string }> {
+  const pending = handler.handle(request(port));
+  const r = await server.next();
+  r.socket.write(reply);
+  return { socket: r.socket, body: await drained((await pending).response) };
+}
+
 /** Writes `text` one byte per write, each flushed separately. */
 async function trickle(socket: net.Socket, text: string): Promise<void> {
   for (const ch of text) {
@@ -117,11 +130,9 @@ describe('DirectHttpHandler', () => {
     assert.ok(response.body instanceof DirectBody);
     assert.equal(await drained(response), '0123456789');
 
-    const second = handler.handle(request(port));
-    const r2 = await server.next();
+    const r2 = await roundTrip(handler, server, port, ok('abc'));
+    assert.equal(r2.body, 'abc');
     assert.equal(r2.socket, r1.socket, 'the kept-alive connection carries the second request');
-    r2.socket.write('HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc');
-    assert.equal(await drained((await second).response), 'abc');
     assert.equal(server.connections.length, conns + 1);
     handler.destroy();
   });
@@ -156,11 +167,9 @@ describe('DirectHttpHandler', () => {
     assert.equal(resH.headers['content-length'], '1000');
     assert.equal(await drained(resH), '');
 
-    const g = handler.handle(request(port));
-    const rg = await server.next();
+    const rg = await roundTrip(handler, server, port, ok('ok'));
+    assert.equal(rg.body, 'ok');
     assert.equal(rg.socket, ra.socket, 'HEAD left the connection usable');
-    rg.socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
-    assert.equal(await drained((await g).response), 'ok');
     handler.destroy();
   });
 
@@ -171,32 +180,24 @@ describe('DirectHttpHandler', () => {
     ra.socket.end('HTTP/1.0 200 OK\r\n\r\nuntil the end');
     assert.equal(await drained((await a).response), 'until the end');
 
-    const b = handler.handle(request(port));
-    const rb = await server.next();
+    const rb = await roundTrip(handler, server, port, ok('x', 'Connection: close\r\n'));
+    assert.equal(rb.body, 'x');
     assert.notEqual(rb.socket, ra.socket);
-    rb.socket.write('HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx');
-    assert.equal(await drained((await b).response), 'x');
-    const c = handler.handle(request(port));
-    const rc = await server.next();
+    const rc = await roundTrip(handler, server, port, ok('y'));
+    assert.equal(rc.body, 'y');
     assert.notEqual(rc.socket, rb.socket);
-    rc.socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\ny');
-    assert.equal(await drained((await c).response), 'y');
     handler.destroy();
   });
 
   it('resends a GET once on a new connection when the kept-alive one was closed by the server', async () => {
     const handler = new DirectHttpHandler();
-    const a = handler.handle(request(port));
-    const ra = await server.next();
-    ra.socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na');
-    assert.equal(await drained((await a).response), 'a');
+    const ra = await roundTrip(handler, server, port, ok('a'));
+    assert.equal(ra.body, 'a');
     // The server drops the idle connection; the client may not have seen the FIN yet when it sends.
     ra.socket.destroy();
-    const b = handler.handle(request(port));
-    const rb = await server.next();
+    const rb = await roundTrip(handler, server, port, ok('b'));
+    assert.equal(rb.body, 'b');
     assert.notEqual(rb.socket, ra.socket);
-    rb.socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb');
-    assert.equal(await drained((await b).response), 'b');
     handler.destroy();
   });
 
@@ -236,11 +237,9 @@ describe('DirectHttpHandler', () => {
     mid.abort();
     await assert.rejects(drain, { name: 'AbortError' });
 
-    const b = handler.handle(request(port));
-    const rb = await server.next();
+    const rb = await roundTrip(handler, server, port, ok('b'));
+    assert.equal(rb.body, 'b');
     assert.notEqual(rb.socket, ra.socket);
-    rb.socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb');
-    assert.equal(await drained((await b).response), 'b');
     handler.destroy();
   });
 
@@ -319,11 +318,9 @@ describe('DirectHttpHandler', () => {
     const ra = await server.next();
     ra.socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc');
     (await a).response.body.destroy();
-    const b = handler.handle(request(port));
-    const rb = await server.next();
+    const rb = await roundTrip(handler, server, port, ok('b'));
+    assert.equal(rb.body, 'b');
     assert.notEqual(rb.socket, ra.socket);
-    rb.socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb');
-    assert.equal(await drained((await b).response), 'b');
     handler.destroy();
   });
 
