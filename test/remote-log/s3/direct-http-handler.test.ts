@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
@@ -272,6 +272,29 @@ describe('DirectHttpHandler', () => {
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     await assert.rejects(handler.handle(request(deadPort)), (e: NodeJS.ErrnoException) => e.code === 'ECONNREFUSED');
     handler.destroy();
+  });
+
+  it('gives up a connect that does not complete within connectionTimeoutMs (ETIMEDOUT, retried like a reset)', async () => {
+    // A listener that never accepts, its backlog filled: the kernel leaves further connects pending.
+    const py = spawn('python3', ['-c', 'import socket,time\ns=socket.socket()\ns.bind(("127.0.0.1",0))\ns.listen(0)\nprint(s.getsockname()[1],flush=True)\ntime.sleep(60)'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const stuckPort = await new Promise<number>((resolve) => py.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
+      const fillers = Array.from({ length: 4 }, () => net.connect(stuckPort, '127.0.0.1').on('error', () => {}));
+      await Promise.all(fillers.slice(0, 1).map((f) => new Promise((resolve) => f.once('connect', resolve))));
+      const handler = new DirectHttpHandler({ connectionTimeoutMs: 150, maxSockets: 1 });
+      const started = Date.now();
+      await assert.rejects(handler.handle(request(stuckPort)), (e: NodeJS.ErrnoException) => e.code === 'ETIMEDOUT' && /timed out after 150 ms/.test(e.message));
+      assert.ok(Date.now() - started < 5_000);
+      // The handler goes on serving (another origin here: this one still drops connects).
+      const r = await roundTrip(handler, server, port, ok('after'));
+      assert.equal(r.body, 'after');
+      handler.destroy();
+      for (const f of fillers) f.destroy();
+    } finally {
+      py.kill();
+    }
   });
 
   it('queues requests beyond maxSockets on the connections it has', async () => {
