@@ -453,7 +453,9 @@ export class DirectHttpHandler implements RequestHandler<HttpRequest, HttpRespon
     const key = `${protocol}//${request.hostname}:${port}`;
     let origin = this.origins.get(key);
     if (origin === undefined) {
-      origin = new Origin(protocol, request.hostname, port, this.options);
+      // The SDK keeps an IPv6 literal in brackets ([::1]); sockets want the bare address.
+      const host = /^\[.*\]$/.test(request.hostname) ? request.hostname.slice(1, -1) : request.hostname;
+      origin = new Origin(protocol, host, port, this.options);
       this.origins.set(key, origin);
     }
     return origin;

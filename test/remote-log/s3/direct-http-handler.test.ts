@@ -297,6 +297,29 @@ describe('DirectHttpHandler', () => {
     }
   });
 
+  it('connects to an IPv6 literal the SDK gives in brackets', async (t) => {
+    const v6 = net.createServer((socket) => {
+      socket.once('data', () => socket.write(ok('v6')));
+    });
+    const listening = await new Promise<boolean>((resolve) => {
+      v6.once('error', () => resolve(false));
+      v6.listen(0, '::1', () => resolve(true));
+    });
+    if (!listening) {
+      t.skip('this machine has no IPv6 loopback');
+      return;
+    }
+    const v6Port = (v6.address() as net.AddressInfo).port;
+    const handler = new DirectHttpHandler();
+    try {
+      const { response } = await handler.handle({ ...request(v6Port), hostname: '[::1]', headers: { host: `[::1]:${v6Port}` } });
+      assert.equal(await drained(response), 'v6');
+    } finally {
+      handler.destroy();
+      await new Promise<void>((resolve) => v6.close(() => resolve()));
+    }
+  });
+
   it('queues requests beyond maxSockets on the connections it has', async () => {
     const handler = new DirectHttpHandler({ maxSockets: 1 });
     const conns = server.connections.length;
