@@ -1,5 +1,6 @@
 // Metadata (key 3), versions 0-12.
-// One broker leads every partition (replicas and ISR are this node). A null
+// One broker leads every partition (replicas and ISR are this node; the same
+// answer as DescribeTopicPartitions, see partition-metadata.ts). A null
 // topic list (or an empty one at v0) means all topics, internal ones flagged.
 // Unknown topics are created when auto.create.topics.enable is on and the
 // request allows it (always before v4), and answered in the same response.
@@ -16,30 +17,12 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { TopicRecord } from '../../metadata/topics.js';
 import { ZERO_UUID } from '../protocol/reader.js';
 import { AUTHORIZED_OPERATIONS_OMITTED as NOT_REQUESTED } from '../group/handler-context.js';
-
+import { partitionMetadata, topicMetadata } from './partition-metadata.js';
 
 function topicEntry(broker: BrokerContext, t: TopicRecord): MetadataResponseMetadataResponseTopic {
   const partitions = [];
-  for (let i = 0; i < t.partitionCount; i++) {
-    const p = broker.topics.partition(t.name, i);
-    partitions.push({
-      errorCode: p === undefined ? ErrorCode.LEADER_NOT_AVAILABLE : 0,
-      partitionIndex: i,
-      leaderId: broker.nodeId,
-      leaderEpoch: p?.leaderEpoch ?? 0,
-      replicaNodes: [broker.nodeId],
-      isrNodes: [broker.nodeId],
-      offlineReplicas: [],
-    });
-  }
-  return {
-    errorCode: 0,
-    name: t.name,
-    topicId: t.topicId,
-    isInternal: broker.topics.isInternal(t.name),
-    partitions,
-    topicAuthorizedOperations: NOT_REQUESTED,
-  };
+  for (let i = 0; i < t.partitionCount; i++) partitions.push(partitionMetadata(broker, t.name, i));
+  return { errorCode: 0, ...topicMetadata(broker, t), partitions, topicAuthorizedOperations: NOT_REQUESTED };
 }
 
 function errorEntry(name: string | null, topicId: string, errorCode: number): MetadataResponseMetadataResponseTopic {

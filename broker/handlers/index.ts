@@ -36,6 +36,7 @@ import { handler as txnOffsetCommit } from './28-txn-offset-commit.js';
 import { handler as describeProducers } from './61-describe-producers.js';
 import { handler as describeTransactions } from './65-describe-transactions.js';
 import { handler as listTransactions } from './66-list-transactions.js';
+import { handler as describeTopicPartitions } from './75-describe-topic-partitions.js';
 
 export const allHandlers = [
   produce,
@@ -72,4 +73,5 @@ export const allHandlers = [
   describeProducers,
   describeTransactions,
   listTransactions,
+  describeTopicPartitions,
 ] as unknown as ApiHandler<unknown, unknown, BrokerContext>[];

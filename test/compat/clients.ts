@@ -169,7 +169,7 @@ export const clients: readonly ClientSpec[] = [
       consumeGroup: 'kafka-console-consumer --group --from-beginning (commits on exit)',
       listOffsets: 'kafka-get-offsets --time earliest, latest, max-timestamp, timestamps',
       groupLag: 'kafka-consumer-groups --describe',
-      describeTopic: 'kafka-topics --describe',
+      describeTopic: 'kafka-topics --describe (leaders; Elr and LastKnownElr from DescribeTopicPartitions)',
       resetOffsets: 'kafka-consumer-groups --reset-offsets --to-earliest --execute, then --describe',
     },
     notes: [

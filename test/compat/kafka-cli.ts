@@ -1,6 +1,6 @@
 // Compatibility-matrix driver for Kafka's own CLI tools, run from the reference
 // jars (test/support/install-kafka.sh) one JVM per command, as kafka-*.sh would:
-//   kafka-topics           --create, --describe
+//   kafka-topics           --create, --describe (leaders, empty Elr/LastKnownElr)
 //   kafka-console-producer one run per codec (none, gzip, snappy, lz4, zstd), keys and
 //                          headers parsed from the input lines, idempotent, acks=all
 //   kafka-console-consumer --group --from-beginning, printing timestamp, partition,
@@ -128,8 +128,10 @@ export async function runKafkaCliCompat(o: CompatRunOptions): Promise<CompatSumm
     else if (Number(head[2]) !== o.partitions || Number(head[3]) !== 1) report.error(`PartitionCount ${head[2]}, ReplicationFactor ${head[3]}`);
     for (let p = 0; p < o.partitions; p++) {
       if (!new RegExp(`Partition: ${p}\\s+Leader: \\d+\\s+Replicas: \\d+\\s+Isr: \\d+`).test(r.stdout)) report.error(`no leader line for partition ${p}`);
+      // DescribeTopicPartitions (75) gives the ELR lists, empty on one node; Metadata alone prints N/A.
+      else if (!new RegExp(`Partition: ${p}\\s+Leader: \\d+\\s+Replicas: \\d+\\s+Isr: \\d+\\tElr: \\tLastKnownElr: $`, 'm').test(r.stdout)) report.error(`partition ${p}: Elr and LastKnownElr are not empty lists`);
     }
-    return `kafka-topics --describe: ${o.partitions} partitions with leaders`;
+    return `kafka-topics --describe: ${o.partitions} partitions with leaders, empty Elr and LastKnownElr`;
   });
 
   await report.op('produce', async () => {
