@@ -81,11 +81,16 @@ function buildLog(live: number, expired: number, partitions: number): PackedLog 
   return new PackedLog(partitions, new Map([[p, values]]));
 }
 
+/**
+ * The CPU time (this process's, user + system) of one replay of `log`: unlike
+ * wall time it does not grow with load from other processes on the machine.
+ */
 async function timeReplay(log: MetadataTopicLog): Promise<{ ms: number; manager: RemoteLogMetadataManager }> {
-  const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const manager = new RemoteLogMetadataManager({ log });
   await manager.start();
-  return { ms: performance.now() - t0, manager };
+  const c = process.cpuUsage(c0);
+  return { ms: (c.user + c.system) / 1000, manager };
 }
 
 describe('remote log metadata at scale', () => {
@@ -116,15 +121,20 @@ describe('remote log metadata at scale', () => {
     let small: PackedLog | undefined = buildLog(25_000, 12_500, 50);
     const smallSize = small.size;
     await timeReplay(small); // warm up the JIT
-    const s = await timeReplay(small);
+    // The faster of two runs: a collection that happens to fall in one run does not decide the verdict.
+    const s1 = await timeReplay(small);
+    const s2 = await timeReplay(small);
+    const s = s1.ms <= s2.ms ? s1 : s2;
     small = undefined;
     const big = buildLog(100_000, 50_000, 50);
     assert.equal(big.size, 400_000);
-    const b = await timeReplay(big);
+    const b1 = await timeReplay(big);
+    const b2 = await timeReplay(big);
+    const b = b1.ms <= b2.ms ? b1 : b2;
     const perRecordSmall = (s.ms * 1000) / smallSize;
     const perRecordBig = (b.ms * 1000) / big.size;
     console.log(
-      `remote log metadata replay: ${smallSize} records in ${s.ms.toFixed(0)} ms (${perRecordSmall.toFixed(2)} us/record), ` +
+      `remote log metadata replay (CPU time): ${smallSize} records in ${s.ms.toFixed(0)} ms (${perRecordSmall.toFixed(2)} us/record), ` +
         `${big.size} records in ${b.ms.toFixed(0)} ms (${perRecordBig.toFixed(2)} us/record)`,
     );
     assert.equal(b.manager.segmentCount(TP0), 100_000);
