@@ -8,6 +8,7 @@ import type { BrokerContext } from './broker-context.js';
 import { systemClock, type Clock } from './clock.js';
 import { systemScheduler, type Scheduler } from './scheduler.js';
 import { PartitionWaiters } from './partition-waiters.js';
+import { FetchSessionCache } from './fetch/fetch-session-cache.js';
 import { ProducerIdManager } from './producer-ids.js';
 import { BrokerTopics } from './topic-service.js';
 import { LogManager } from './log/log-manager.js';
@@ -174,6 +175,7 @@ export class Broker {
       producerIds,
       groups,
       txns,
+      fetchSessions: new FetchSessionCache({ maxSlots: config.maxIncrementalFetchSessionCacheSlots, clock }),
       coordinatorNode: () => ({ nodeId: config.nodeId, host: advertised.host, port: advertised.port }),
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
     };

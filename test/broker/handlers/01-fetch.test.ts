@@ -9,6 +9,7 @@ import type { BrokerContext } from '../../../broker/broker-context.js';
 import { ManualClock } from '../../../broker/clock.js';
 import type { ApiHandler, RequestContext } from '../../../broker/handlers/api-handler.js';
 import { handler as fetchHandler } from '../../../broker/handlers/01-fetch.js';
+import { FetchSessionCache } from '../../../broker/fetch/fetch-session-cache.js';
 import type { PartitionLog } from '../../../broker/log/partition-log.js';
 import { silentLogger } from '../../../broker/logger.js';
 import { RequestMetrics } from '../../../broker/metrics/request-metrics.js';
@@ -114,10 +115,11 @@ describe('Fetch from a remote tier answering with RecordParts', () => {
     tier = new PartsTier(remoteBatches);
     view = new LocalPartitionView(log, tier);
     // The handler reads only these members of the context.
-    const partial: Pick<BrokerContext, 'clock' | 'log' | 'waiters'> & { topics: Pick<BrokerContext['topics'], 'partition'> } = {
+    const partial: Pick<BrokerContext, 'clock' | 'log' | 'waiters' | 'fetchSessions'> & { topics: Pick<BrokerContext['topics'], 'partition'> } = {
       clock: clock as ManualClock,
       log: silentLogger(),
       waiters: new PartitionWaiters(),
+      fetchSessions: new FetchSessionCache({ maxSlots: 0, clock }),
       topics: { partition: (topic, partition) => (topic === 't' && partition === 0 ? view : undefined) },
     };
     broker = partial as unknown as BrokerContext;
