@@ -163,6 +163,7 @@ export class Broker {
     const advertisedConf = config.advertisedListeners[0] ?? first;
     let dispatcher: Dispatcher<BrokerContext> | null = null;
     const advertised = { host: advertisedConf.host === '' ? '127.0.0.1' : advertisedConf.host, port: advertisedConf.port };
+    const fetchSessions = new FetchSessionCache({ maxSlots: config.maxIncrementalFetchSessionCacheSlots, clock });
     const context: BrokerContext = {
       config,
       nodeId: config.nodeId,
@@ -175,11 +176,11 @@ export class Broker {
       producerIds,
       groups,
       txns,
-      fetchSessions: new FetchSessionCache({ maxSlots: config.maxIncrementalFetchSessionCacheSlots, clock }),
+      fetchSessions,
       coordinatorNode: () => ({ nodeId: config.nodeId, host: advertised.host, port: advertised.port }),
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
     };
-    const parts = { topics, groups, remoteLogManager: rlm };
+    const parts = { topics, groups, remoteLogManager: rlm, fetchSessions };
     const metrics = new BrokerMetrics(parts);
     dispatcher = new Dispatcher<BrokerContext>(metrics.instrument(allHandlers), context, metrics.requestObserver);
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });

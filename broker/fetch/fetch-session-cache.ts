@@ -132,6 +132,7 @@ export class FetchSessionCache {
   /** Sessions by id, in least-recently-used-first order (a touch re-inserts). */
   private readonly sessions = new Map<number, FetchSession>();
   private evictionCount = 0;
+  private incrementalCount = 0;
   readonly maxSlots: number;
   readonly evictionMs: number;
   private readonly clock: Clock;
@@ -160,6 +161,11 @@ export class FetchSessionCache {
     return this.evictionCount;
   }
 
+  /** Incremental fetches served in a session since the start (each touches its session once). */
+  get incrementalFetches(): number {
+    return this.incrementalCount;
+  }
+
   get(id: number): FetchSession | undefined {
     return this.sessions.get(id);
   }
@@ -168,9 +174,10 @@ export class FetchSessionCache {
     return this.sessions.delete(id);
   }
 
-  /** Marks a session used now: it becomes the most recently used. */
+  /** An incremental fetch uses the session now: it becomes the most recently used. */
   touch(session: FetchSession): void {
     if (!this.sessions.has(session.id)) return;
+    this.incrementalCount++;
     session.lastUsedMs = this.clock.now();
     this.sessions.delete(session.id);
     this.sessions.set(session.id, session);
