@@ -3,8 +3,8 @@
 // including the long poll of an incremental fetch that names no partition yet
 // wakes on an append to one of its session's partitions; then with real
 // clients, whose runs must pass and whose use of sessions is read from the
-// broker's session cache (the Java client and franz-go use sessions;
-// librdkafka and kafkajs always fetch sessionless). The Java compat program
+// broker's session cache (the Java client, franz-go and kafka-python 3 use
+// sessions; librdkafka and kafkajs always fetch sessionless). The Java compat program
 // reads its records in one fetch, so the Java console consumer then reads them
 // again 8 KiB per partition at a time: dozens of incremental fetches, every
 // offset exactly once and in order.
@@ -130,6 +130,14 @@ describe('fetch sessions on the wire', () => {
     assert.equal((await send(fetchRequest(id + 1, 4, 0, []))).errorCode, ErrorCode.FETCH_SESSION_ID_NOT_FOUND);
     assert.equal((await send(fetchRequest(id, 4, 0, []))).errorCode, 0);
 
+    // The session as the metrics endpoint shows it: one session of two partitions, four incremental fetches.
+    const text = await (await fetch(`http://127.0.0.1:${broker.broker.http?.port ?? 0}/metrics`)).text();
+    const metric = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    assert.equal(metric('sediment_fetch_sessions'), 1);
+    assert.equal(metric('sediment_fetch_session_partitions'), 2);
+    assert.equal(metric('sediment_fetch_session_incremental_fetches_total'), 4);
+    assert.equal(metric('sediment_fetch_session_evictions_total'), 0);
+
     // Epoch -1 closes it; the fetch is answered in full, sessionless.
     const closing = await send(fetchRequest(id, -1, 0, [[0, 0n]]));
     assert.equal(closing.sessionId, 0);
@@ -165,8 +173,8 @@ describe('max.incremental.fetch.session.cache.slots=0', () => {
   });
 });
 
-/** Whether each client is expected to fetch in sessions (from its sources: librdkafka 2.0 and kafkajs 2.2 send SessionId 0, epoch -1). */
-const sessionClients: Record<string, boolean> = { java: true, 'franz-go': true, 'confluent-python': false, kafkajs: false };
+/** Whether each client fetches in sessions (librdkafka 2.0 and kafkajs 2.2 send SessionId 0, epoch -1). */
+const sessionClients: Record<string, boolean> = { java: true, 'franz-go': true, 'kafka-python': true, 'confluent-python': false, kafkajs: false };
 const wanted = (process.env['SEDIMENT_FETCH_SESSION_CLIENTS'] ?? '').split(',').filter((s) => s !== '');
 
 describe('real clients consume through fetch sessions', () => {
