@@ -7,7 +7,8 @@
 // sessions; librdkafka and kafkajs always fetch sessionless). The Java compat program
 // reads its records in one fetch, so the Java console consumer then reads them
 // again 8 KiB per partition at a time: dozens of incremental fetches, every
-// offset exactly once and in order.
+// offset exactly once and in order; last, it reads a tiered partition from
+// offset 0 the same way, across the remote tier into the local one.
 //   SEDIMENT_FETCH_SESSION_CLIENTS=java,kafkajs   a subset of the clients
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -52,22 +53,25 @@ function answered(res: FetchResponse): Map<number, number> {
   return m;
 }
 
-async function createTopic(port: number, name: string, partitions: number): Promise<void> {
+async function createTopic(port: number, name: string, partitions: number, configs: Record<string, string> = {}): Promise<void> {
   const conn = await BrokerConnection.connect('127.0.0.1', port);
   try {
-    const { body } = await conn.send(apis.CreateTopics, () => ({ topics: [{ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 30_000, validateOnly: false }));
+    const entries = Object.entries(configs).map(([n, value]) => ({ name: n, value }));
+    const { body } = await conn.send(apis.CreateTopics, () => ({ topics: [{ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: entries }], timeoutMs: 30_000, validateOnly: false }));
     assert.equal(body.topics[0]?.errorCode, 0);
   } finally {
     conn.close();
   }
 }
 
-async function produce(port: number, partition: number, value: string): Promise<void> {
+async function produce(port: number, partition: number, value: string, topic = TOPIC, batches = 1, perBatch = 1): Promise<void> {
   const conn = await BrokerConnection.connect('127.0.0.1', port);
   try {
-    const records = buildRecordBatch({ records: [{ key: 'k', value }], timestamp: Date.now() });
-    const { body } = await conn.send(apis.Produce, () => ({ transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: TOPIC, partitionData: [{ index: partition, records }] }] }));
-    assert.equal(body.responses[0]?.partitionResponses[0]?.errorCode, 0);
+    for (let b = 0; b < batches; b++) {
+      const records = buildRecordBatch({ records: Array.from({ length: perBatch }, () => ({ key: 'k', value })), timestamp: Date.now() });
+      const { body } = await conn.send(apis.Produce, () => ({ transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] }));
+      assert.equal(body.responses[0]?.partitionResponses[0]?.errorCode, 0);
+    }
   } finally {
     conn.close();
   }
@@ -222,6 +226,48 @@ describe('real clients consume through fetch sessions', () => {
       assert.equal(errors.length, 0, `broker logged errors:\n${errors.slice(0, 5).map((l) => JSON.stringify(l)).join('\n')}`);
     });
   }
+});
+
+describe('a Java consumer reading a tiered partition through its fetch session', () => {
+  const topic = 'fsess-tiered';
+  const batches = 300;
+  const perBatch = 10;
+  let broker: InProcessSediment;
+
+  before(async () => {
+    // The default store: file:// under the log dir. Small segments, copied and deleted locally within a second.
+    broker = await startSedimentInProcess({ overrides: { 'remote.log.manager.task.interval.ms': '200', 'log.retention.check.interval.ms': '200' } });
+    await createTopic(broker.port, topic, 1, { 'remote.storage.enable': 'true', 'internal.segment.bytes': '32768', 'local.retention.ms': '100', 'local.retention.bytes': '65536' });
+    await produce(broker.port, 0, 'v'.repeat(100), topic, batches, perBatch);
+  });
+
+  after(async () => {
+    await broker?.close();
+  });
+
+  test('every offset from the remote tier then the local one, once and in order, in incremental fetches', { timeout: 240_000 }, async () => {
+    const partition = broker.broker.context.topics.partition(topic, 0);
+    assert.ok(partition !== undefined);
+    const deadline = Date.now() + 60_000;
+    // Tiering runs on its own timer: poll until the early segments are remote-only.
+    while (partition.localLogStartOffset < BigInt(batches * perBatch) / 2n) {
+      assert.ok(Date.now() < deadline, `local log start still ${partition.localLogStartOffset}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(partition.logStartOffset, 0n);
+    const cache = broker.broker.context.fetchSessions;
+    const before = cache.incrementalFetches;
+    const offsets = await consoleConsume(broker.bootstrap, topic, batches * perBatch);
+    assert.deepEqual([...offsets.keys()], [0]);
+    const list = offsets.get(0) ?? [];
+    assert.equal(list.length, batches * perBatch);
+    assert.ok(list.every((o, i) => o === i), 'every offset once, in order');
+    assert.ok(cache.incrementalFetches - before > 10, `${cache.incrementalFetches - before} incremental fetches`);
+    const text = await (await fetch(`http://127.0.0.1:${broker.broker.http?.port ?? 0}/metrics`)).text();
+    const remoteReads = Number(/^sediment_remote_fetch_requests_total\{topic="fsess-tiered"\} (\S+)$/m.exec(text)?.[1] ?? 0);
+    assert.ok(remoteReads > 0, 'reads were served by the remote tier');
+    assert.equal(broker.logs.atLeast(LogLevel.error).length, 0);
+  });
 });
 
 /** kafka-console-consumer over `topic` from the beginning, 8 KiB per partition per fetch: partition -> offsets in order. */
