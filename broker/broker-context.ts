@@ -11,6 +11,7 @@ import type { TopicStore } from '../metadata/topic-store.js';
 import type { AlterConfigOp } from '../metadata/config-alter.js';
 import type { GroupCoordinator } from './group/group-coordinator.js';
 import type { TxnCoordinator } from './txn/txn-coordinator.js';
+import type { FetchSessionCache } from './fetch/fetch-session-cache.js';
 
 /** One producer of a partition's producer state, as DescribeProducers reports it. */
 export interface ActiveProducer {
@@ -73,6 +74,8 @@ export interface BrokerContext {
   readonly producerIds: ProducerIdManager;
   readonly groups: GroupCoordinator;
   readonly txns: TxnCoordinator;
+  /** Incremental fetch sessions (KIP-227); with no slots every fetch is sessionless. */
+  readonly fetchSessions: FetchSessionCache;
   /** This broker's advertised endpoint: the coordinator of every group. */
   coordinatorNode(): { readonly nodeId: number; readonly host: string; readonly port: number };
   supportedApiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];

@@ -8,6 +8,7 @@ import type { BrokerContext } from './broker-context.js';
 import { systemClock, type Clock } from './clock.js';
 import { systemScheduler, type Scheduler } from './scheduler.js';
 import { PartitionWaiters } from './partition-waiters.js';
+import { FetchSessionCache } from './fetch/fetch-session-cache.js';
 import { ProducerIdManager } from './producer-ids.js';
 import { BrokerTopics } from './topic-service.js';
 import { LogManager } from './log/log-manager.js';
@@ -162,6 +163,7 @@ export class Broker {
     const advertisedConf = config.advertisedListeners[0] ?? first;
     let dispatcher: Dispatcher<BrokerContext> | null = null;
     const advertised = { host: advertisedConf.host === '' ? '127.0.0.1' : advertisedConf.host, port: advertisedConf.port };
+    const fetchSessions = new FetchSessionCache({ maxSlots: config.maxIncrementalFetchSessionCacheSlots, clock });
     const context: BrokerContext = {
       config,
       nodeId: config.nodeId,
@@ -174,10 +176,11 @@ export class Broker {
       producerIds,
       groups,
       txns,
+      fetchSessions,
       coordinatorNode: () => ({ nodeId: config.nodeId, host: advertised.host, port: advertised.port }),
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
     };
-    const parts = { topics, groups, remoteLogManager: rlm };
+    const parts = { topics, groups, remoteLogManager: rlm, fetchSessions };
     const metrics = new BrokerMetrics(parts);
     dispatcher = new Dispatcher<BrokerContext>(metrics.instrument(allHandlers), context, metrics.requestObserver);
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });

@@ -218,6 +218,7 @@ export class BrokerConfig implements BrokerDefaults {
   get autoCreateTopicsEnable(): boolean { return this.getBoolean('auto.create.topics.enable'); }
   get deleteTopicEnable(): boolean { return this.getBoolean('delete.topic.enable'); }
   get socketRequestMaxBytes(): number { return this.getInt('socket.request.max.bytes'); }
+  get maxIncrementalFetchSessionCacheSlots(): number { return this.getInt('max.incremental.fetch.session.cache.slots'); }
   get socketSendBufferBytes(): number { return this.getInt('socket.send.buffer.bytes'); }
   get socketReceiveBufferBytes(): number { return this.getInt('socket.receive.buffer.bytes'); }
   get messageMaxBytes(): number { return this.getInt('message.max.bytes'); }

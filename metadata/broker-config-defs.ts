@@ -110,6 +110,9 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   broker('num.io.threads', 'int', 8, 'high',
     'The number of threads that the server uses for processing requests.' + NO_EFFECT,
     { validator: atLeast(1) }),
+  broker('max.incremental.fetch.session.cache.slots', 'int', 1000, 'medium',
+    'The maximum number of incremental fetch sessions (KIP-227) the broker keeps. When all slots are taken, a new session may evict one unused for over 2 minutes, or the smallest one older than 2 minutes if the new session has more partitions; otherwise the fetch is answered without a session. 0 disables fetch sessions: every fetch is answered sessionless.',
+    { validator: atLeast(0) }),
 
   // ---- log directories and topics ----
   broker('log.dir', 'string', './sediment-data', 'high',

@@ -8,11 +8,16 @@
 // MaxWaitMs has passed, woken by appends to the fetched partitions. The
 // visible end is the high watermark, or the last stable offset under
 // read_committed, whose aborted transactions are listed (null otherwise).
-// Fetch sessions (KIP-227) are not kept: SessionId 0 sends clients sessionless.
+// Fetch sessions (KIP-227): broker/fetch/ keeps them (at most
+// max.incremental.fetch.session.cache.slots; 0 answers every fetch sessionless).
+// An incremental fetch reads every partition of its session, waits on all of
+// them, and answers only those with something new. Topics are named, not ids
+// (v13+ is not advertised).
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext, PartitionView } from '../broker-context.js';
 import { PartitionWaiters } from '../partition-waiters.js';
 import type { FetchRequest, FetchRequestFetchPartition, FetchResponse, FetchResponsePartitionData } from '../protocol/messages/fetch.js';
+import { completeFetch, openFetchContext, type FetchResult, type FetchTarget } from '../fetch/fetch-context.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { Records } from '../protocol/record-parts.js';
 
@@ -63,55 +68,51 @@ async function readPartition(
   return { ...base, errorCode: 0, abortedTransactions: readCommitted ? r.abortedTransactions : null, records: r.records ?? NO_RECORDS };
 }
 
-async function readOnce(broker: BrokerContext, req: FetchRequest, signal: AbortSignal): Promise<{ response: FetchResponse; bytes: number; errors: boolean }> {
+async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], req: FetchRequest, signal: AbortSignal): Promise<{ results: FetchResult[]; bytes: number; errors: boolean }> {
   let bytes = 0;
   let errors = false;
   const readCommitted = req.isolationLevel === READ_COMMITTED;
-  const responses = [];
+  const results: FetchResult[] = [];
   // Partitions below their local log start are read from remote storage: start
   // those reads together so one slow object store read does not serialise the rest.
-  const prefetched = new Map<FetchRequestFetchPartition, Promise<PartitionAnswer>>();
-  for (const t of req.topics) {
-    for (const p of t.partitions) {
-      const partition = broker.topics.partition(t.topic, p.partition);
-      if (partition === undefined || p.fetchOffset >= partition.localLogStartOffset) continue;
-      const pending = readPartition(partition, p, req.maxBytes, true, readCommitted, signal);
-      pending.catch(() => undefined);
-      prefetched.set(p, pending);
+  const prefetched = new Map<FetchTarget, Promise<PartitionAnswer>>();
+  for (const target of targets) {
+    const p = target.request;
+    const partition = broker.topics.partition(target.topic, p.partition);
+    if (partition === undefined || p.fetchOffset >= partition.localLogStartOffset) continue;
+    const pending = readPartition(partition, p, req.maxBytes, true, readCommitted, signal);
+    pending.catch(() => undefined);
+    prefetched.set(target, pending);
+  }
+  for (const target of targets) {
+    const p = target.request;
+    const partition = broker.topics.partition(target.topic, p.partition);
+    if (partition === undefined) {
+      errors = true;
+      results.push({ target, data: emptyPartition(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) });
+      continue;
+    }
+    try {
+      const pre = prefetched.get(target);
+      let r: PartitionAnswer;
+      if (pre !== undefined) {
+        r = await pre;
+        // Read ahead of its turn: keep it only while it fits what is left.
+        if (bytes > 0 && r.records.length > Math.min(p.partitionMaxBytes, req.maxBytes - bytes)) r = { ...r, records: NO_RECORDS };
+      } else {
+        r = await readPartition(partition, p, req.maxBytes - bytes, bytes === 0, readCommitted, signal);
+      }
+      if (r.errorCode !== 0) errors = true;
+      bytes += r.records.length;
+      results.push({ target, data: r });
+    } catch (err) {
+      errors = true;
+      const code = err instanceof KafkaError ? err.code : ErrorCode.KAFKA_STORAGE_ERROR;
+      if (!(err instanceof KafkaError)) broker.log.error({ err, topic: target.topic, partition: p.partition }, 'fetch read failed');
+      results.push({ target, data: emptyPartition(p.partition, code) });
     }
   }
-  for (const t of req.topics) {
-    const partitions: FetchResponsePartitionData[] = [];
-    for (const p of t.partitions) {
-      const partition = broker.topics.partition(t.topic, p.partition);
-      if (partition === undefined) {
-        errors = true;
-        partitions.push(emptyPartition(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
-        continue;
-      }
-      try {
-        const pre = prefetched.get(p);
-        let r: PartitionAnswer;
-        if (pre !== undefined) {
-          r = await pre;
-          // Read ahead of its turn: keep it only while it fits what is left.
-          if (bytes > 0 && r.records.length > Math.min(p.partitionMaxBytes, req.maxBytes - bytes)) r = { ...r, records: NO_RECORDS };
-        } else {
-          r = await readPartition(partition, p, req.maxBytes - bytes, bytes === 0, readCommitted, signal);
-        }
-        if (r.errorCode !== 0) errors = true;
-        bytes += r.records.length;
-        partitions.push(r);
-      } catch (err) {
-        errors = true;
-        const code = err instanceof KafkaError ? err.code : ErrorCode.KAFKA_STORAGE_ERROR;
-        if (!(err instanceof KafkaError)) broker.log.error({ err, topic: t.topic, partition: p.partition }, 'fetch read failed');
-        partitions.push(emptyPartition(p.partition, code));
-      }
-    }
-    responses.push({ topic: t.topic, topicId: t.topicId, partitions });
-  }
-  return { response: { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses }, bytes, errors };
+  return { results, bytes, errors };
 }
 
 export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
@@ -122,20 +123,21 @@ export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
     if (req.replicaId >= 0) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, sessionId: 0, responses: [] };
     }
-    if (req.sessionId !== 0) {
-      return { throttleTimeMs: 0, errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, responses: [] };
-    }
+    const context = openFetchContext(broker.fetchSessions, req, ctx.apiVersion);
+    const answer = (results: readonly FetchResult[]): FetchResponse => ({ throttleTimeMs: 0, ...completeFetch(broker.fetchSessions, context, results) });
+    if (context.kind === 'sessionError') return answer([]);
+    const targets = context.targets;
     const deadline = broker.clock.now() + req.maxWaitMs;
-    const keys = req.topics.flatMap((t) => t.partitions.map((p) => PartitionWaiters.key(t.topic, p.partition)));
+    const keys = targets.map((t) => PartitionWaiters.key(t.topic, t.request.partition));
     for (;;) {
-      const result = await readOnce(broker, req, ctx.signal);
+      const result = await readOnce(broker, targets, req, ctx.signal);
       const remaining = deadline - broker.clock.now();
       // Nothing to wait for (no partitions named): answer now, as Kafka does. Waiting on no
       // keys would return at once and turn this loop into a busy spin until the deadline.
-      if (keys.length === 0 || result.bytes >= req.minBytes || result.errors || remaining <= 0 || ctx.signal.aborted) return result.response;
+      if (keys.length === 0 || result.bytes >= req.minBytes || result.errors || remaining <= 0 || ctx.signal.aborted) return answer(result.results);
       await broker.waiters.wait(keys, remaining, ctx.signal);
       if (broker.clock.now() >= deadline || ctx.signal.aborted) {
-        return (await readOnce(broker, req, ctx.signal)).response;
+        return answer((await readOnce(broker, targets, req, ctx.signal)).results);
       }
     }
   },

@@ -23,6 +23,10 @@
 //   sediment_remote_chunk_fetches_total, sediment_remote_chunk_fetch_bytes_total (ranged GETs)
 //   sediment_remote_index_cache_hits_total, _misses_total, _bytes
 //   sediment_remote_reader_queue_depth             remote reads in flight
+// Fetch sessions (KIP-227):
+//   sediment_fetch_sessions, sediment_fetch_session_partitions (Kafka NumIncrementalFetchSessions,
+//   NumIncrementalFetchPartitionsCached), sediment_fetch_session_evictions_total,
+//   sediment_fetch_session_incremental_fetches_total
 // Consumer groups:
 //   sediment_consumer_group_lag{group,topic,partition}, sediment_consumer_group_max_lag{group},
 //   sediment_consumer_group_members{group}, sediment_consumer_group_rebalances_total{group}
@@ -83,6 +87,7 @@ export class BrokerMetrics {
     this.registerLogs();
     this.registerCaches();
     this.registerGroups();
+    this.registerFetchSessions();
   }
 
   /** The dispatcher's RequestObserver (request latency, rate and errors per API). */
@@ -199,6 +204,15 @@ export class BrokerMetrics {
       [],
       (_r, set) => set({}, rlm?.readerStats().inFlight ?? 0),
     );
+  }
+
+  private registerFetchSessions(): void {
+    const sessions = this.parts.fetchSessions;
+    if (sessions === undefined) return;
+    this.gauge('sediment_fetch_sessions', 'Incremental fetch sessions in the cache (Kafka NumIncrementalFetchSessions)', [], (_r, set) => set({}, sessions.size));
+    this.gauge('sediment_fetch_session_partitions', 'Partitions held by all fetch sessions (Kafka NumIncrementalFetchPartitionsCached)', [], (_r, set) => set({}, sessions.totalPartitions));
+    this.counter('sediment_fetch_session_evictions_total', 'Fetch sessions evicted to make room for new ones (Kafka IncrementalFetchSessionEvictionsPerSec)', [], (_r, c) => c.observe('', {}, sessions.evictions));
+    this.counter('sediment_fetch_session_incremental_fetches_total', 'Incremental fetches served in a fetch session', [], (_r, c) => c.observe('', {}, sessions.incrementalFetches));
   }
 
   private registerGroups(): void {

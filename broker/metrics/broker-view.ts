@@ -27,6 +27,16 @@ export interface BrokerParts {
   readonly groups: GroupsPart;
   /** Null when tiered storage is off (remote.log.storage.system.enable=false). */
   readonly remoteLogManager: TieringPart | null;
+  /** The fetch session cache (absent: no fetch session metrics). */
+  readonly fetchSessions?: FetchSessionsPart;
+}
+
+/** What the metrics read of the fetch session cache. */
+export interface FetchSessionsPart {
+  readonly size: number;
+  readonly totalPartitions: number;
+  readonly evictions: number;
+  readonly incrementalFetches: number;
 }
 
 export type SegmentTier = 'remote' | 'local' | 'active';

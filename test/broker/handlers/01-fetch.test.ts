@@ -9,6 +9,7 @@ import type { BrokerContext } from '../../../broker/broker-context.js';
 import { ManualClock } from '../../../broker/clock.js';
 import type { ApiHandler, RequestContext } from '../../../broker/handlers/api-handler.js';
 import { handler as fetchHandler } from '../../../broker/handlers/01-fetch.js';
+import { FetchSessionCache } from '../../../broker/fetch/fetch-session-cache.js';
 import type { PartitionLog } from '../../../broker/log/partition-log.js';
 import { silentLogger } from '../../../broker/logger.js';
 import { RequestMetrics } from '../../../broker/metrics/request-metrics.js';
@@ -54,16 +55,17 @@ class PartsTier implements RemoteTier {
   }
 }
 
-function request(fetchOffset: bigint, partitionMaxBytes: number): FetchRequest {
+function request(fetchOffset: bigint | null, partitionMaxBytes: number, session: { id: number; epoch: number } = { id: 0, epoch: -1 }): FetchRequest {
   return {
     replicaId: -1,
     maxWaitMs: 0,
     minBytes: 1,
     maxBytes: 1 << 20,
     isolationLevel: 0,
-    sessionId: 0,
-    sessionEpoch: -1,
-    topics: [{ topic: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAA', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes }] }],
+    sessionId: session.id,
+    sessionEpoch: session.epoch,
+    // null: an incremental fetch that does not name the partition (its cached offset applies).
+    topics: fetchOffset === null ? [] : [{ topic: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAA', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes }] }],
     forgottenTopicsData: [],
     rackId: '',
   };
@@ -114,10 +116,11 @@ describe('Fetch from a remote tier answering with RecordParts', () => {
     tier = new PartsTier(remoteBatches);
     view = new LocalPartitionView(log, tier);
     // The handler reads only these members of the context.
-    const partial: Pick<BrokerContext, 'clock' | 'log' | 'waiters'> & { topics: Pick<BrokerContext['topics'], 'partition'> } = {
+    const partial: Pick<BrokerContext, 'clock' | 'log' | 'waiters' | 'fetchSessions'> & { topics: Pick<BrokerContext['topics'], 'partition'> } = {
       clock: clock as ManualClock,
       log: silentLogger(),
       waiters: new PartitionWaiters(),
+      fetchSessions: new FetchSessionCache({ maxSlots: 0, clock }),
       topics: { partition: (topic, partition) => (topic === 't' && partition === 0 ? view : undefined) },
     };
     broker = partial as unknown as BrokerContext;
@@ -175,5 +178,41 @@ describe('Fetch from a remote tier answering with RecordParts', () => {
     assert.ok(recordsBuffer(records).equals(localBatch));
     assert.ok(wire.equals(localBatch));
     assert.equal(tier.reads.length, reads, 'no remote read');
+  });
+
+  it('in a fetch session: walks the remote tier into the local one, each incremental fetch at the offset it names', async () => {
+    const sessions = new FetchSessionCache({ maxSlots: 4, clock: broker.clock });
+    const inSession = { ...broker, fetchSessions: sessions } as BrokerContext;
+    const one = (remoteBatches[0] as Buffer).length;
+    const send = async (offset: bigint | null, session: { id: number; epoch: number }): Promise<FetchResponse> =>
+      (await fetch.handle(inSession, request(offset, 4 * one, session), requestContext())) as FetchResponse;
+    const full = await send(0n, { id: 0, epoch: 0 });
+    const id = full.sessionId;
+    assert.ok(id > 0);
+    const baseOffsets = (res: FetchResponse): bigint[] => {
+      const records = res.responses[0]?.partitions[0]?.records;
+      return records === undefined || records === null ? [] : decodeRecordBatches(recordsBuffer(records)).map((d) => d.header.baseOffset);
+    };
+    assert.deepEqual(baseOffsets(full), [0n, 1n, 2n, 3n]);
+    let offset = 4n;
+    let epoch = 1;
+    const seen = [...baseOffsets(full)];
+    while (offset <= 10n) {
+      const res = await send(offset, { id, epoch: epoch++ });
+      assert.equal(res.sessionId, id);
+      const got = baseOffsets(res);
+      assert.ok(got.length > 0, `records at ${offset}`);
+      seen.push(...got);
+      offset = (got[got.length - 1] as bigint) + 1n;
+    }
+    assert.deepEqual(seen, Array.from({ length: REMOTE_BATCHES + 1 }, (_, i) => BigInt(i)), 'remote batches 0-9, then the local one');
+    // At the end, named once more, then not named: nothing new, no partition in the answer.
+    assert.deepEqual((await send(offset, { id, epoch: epoch++ })).responses, []);
+    assert.deepEqual((await send(null, { id, epoch: epoch++ })).responses, []);
+    // Back into the remote tier (a seek): the session keeps offset 5 until the client names another.
+    assert.deepEqual(baseOffsets(await send(5n, { id, epoch: epoch++ })), [5n, 6n, 7n, 8n]);
+    const reads = tier.reads.length;
+    assert.deepEqual(baseOffsets(await send(null, { id, epoch: epoch++ })), [5n, 6n, 7n, 8n]);
+    assert.equal(tier.reads.length, reads + 1, 'read from the remote tier at the cached offset');
   });
 });
