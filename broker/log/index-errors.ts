@@ -1,5 +1,5 @@
-// Errors raised by the pure index structures. A corrupt index is never fatal:
-// the loader rebuilds it from the log.
+// Errors raised by the pure index structures, and the helpers they share. A
+// corrupt index is never fatal: the loader rebuilds it from the log.
 
 export class CorruptIndexError extends Error {
   override name = 'CorruptIndexError';
@@ -27,4 +27,14 @@ export function ensureCapacity(buf: Buffer, used: number, needed: number): Buffe
   const next = Buffer.allocUnsafe(cap);
   buf.copy(next, 0, 0, used);
   return next;
+}
+
+/**
+ * What an index file lacks to equal the in-memory index: `bytes` go at `from`,
+ * and the file ends at `size` (shorter than before when entries were truncated).
+ */
+export interface IndexTail {
+  from: number;
+  bytes: Buffer;
+  size: number;
 }

@@ -1,9 +1,13 @@
 // One segment: the `.log` file plus its offset, time and transaction indexes
 // (Kafka's LogSegment). Appends go to the log file at the committed size; the
-// sparse indexes gain an entry every `index.interval.bytes`. Reads translate
-// an offset to a byte position (index lookup, then a short header scan) and
-// return whole batches. `recover()` re-validates the file and rebuilds the
-// indexes; it is what makes a torn tail disappear.
+// sparse indexes gain an entry every `index.interval.bytes`, in memory only:
+// `writeIndexTails()` brings the `.index`/`.timeindex` files up to date in one
+// write each, at flush, when the segment becomes inactive (roll, clean close)
+// and before the files are handed to anything that reads them from disk.
+// Reads translate an offset to a byte position (index lookup, then a short
+// header scan) and return whole batches. `recover()` re-validates the file and
+// rebuilds the indexes; it is what makes a torn tail (of the log or of an
+// index the crash cut short) disappear.
 import { promises as fsp } from 'node:fs';
 import {
   BATCH_HEADER_SIZE,
@@ -260,26 +264,23 @@ export class LogSegment {
     const start = this.committedSize;
     let position = start;
     const bufs: Buffer[] = [];
-    const writes: Promise<void>[] = [];
     for (const { records, meta } of parts) {
       if (records.length === 0) continue;
       if (position === 0) this.rollingBasedTimestamp = records.readBigInt64BE(OFFSET_MAX_TIMESTAMP);
       if (meta.maxTimestamp > this.maxTs.timestamp) this.maxTs = { timestamp: meta.maxTimestamp, offset: meta.offsetOfMaxTimestamp };
+      // Kafka's rule: an entry once more than index.interval.bytes went in since the last one.
       // A full index skips entries (it stays sparse-correct); the next roll check closes the segment.
+      // The entries stay in memory (lookups read them there) until writeIndexTails().
       if (this.bytesSinceLastIndexEntry > this.opts.indexIntervalBytes && !this.offsetIndex.isFull && !this.timeIndex.isFull) {
-        const before = this.offsetIndex.sizeInBytes;
-        writes.push(this.offsetIndexFile.append(Buffer.from(this.offsetIndex.append(meta.lastOffset, position)), before));
-        const tBefore = this.timeIndex.sizeInBytes;
-        const tEntry = this.timeIndex.maybeAppend(this.maxTs.timestamp, this.maxTs.offset);
-        if (tEntry !== null) writes.push(this.timeIndexFile.append(Buffer.from(tEntry), tBefore));
+        this.offsetIndex.append(meta.lastOffset, position);
+        this.timeIndex.maybeAppend(this.maxTs.timestamp, this.maxTs.offset);
         this.bytesSinceLastIndexEntry = 0;
       }
       this.bytesSinceLastIndexEntry += records.length;
       bufs.push(records);
       position += records.length;
     }
-    writes.push(this.log.writev(bufs, start));
-    await Promise.all(writes);
+    await this.log.writev(bufs, start);
     this.committedSize = position;
     this.next = last.meta.lastOffset + 1n;
   }
@@ -458,6 +459,8 @@ export class LogSegment {
       this.timeIndexFile.rewrite(this.timeIndex.bytes()),
       this.txnIndexFile.rewrite(this.txnIndex.bytes()),
     ]);
+    this.offsetIndex.markWritten();
+    this.timeIndex.markWritten();
     return truncated;
   }
 
@@ -468,23 +471,34 @@ export class LogSegment {
    */
   async onBecomeInactive(): Promise<void> {
     this.inactive = true;
-    if (this.maxTs.timestamp >= 0n) {
-      const before = this.timeIndex.sizeInBytes;
-      const entry = this.timeIndex.maybeAppend(this.maxTs.timestamp, this.maxTs.offset, true);
-      if (entry !== null) await this.timeIndexFile.append(entry, before);
-    }
+    if (this.maxTs.timestamp >= 0n) this.timeIndex.maybeAppend(this.maxTs.timestamp, this.maxTs.offset, true);
+    // A closed segment's index files are complete on disk from here on.
+    await this.writeIndexTails();
   }
 
   markInactive(): void {
     this.inactive = true;
   }
 
+  /**
+   * Writes the offset and time index entries not yet in their files (one write
+   * per index, none when nothing changed); not fsynced. The in-memory entries
+   * are what lookups use; this is for the files' sake: flush, roll, close, and
+   * anyone about to read the `.index`/`.timeindex` files from disk.
+   */
+  async writeIndexTails(): Promise<void> {
+    await Promise.all([this.offsetIndexFile.writeTail(this.offsetIndex.takeUnwritten()), this.timeIndexFile.writeTail(this.timeIndex.takeUnwritten())]);
+  }
+
+  /** Index tails written, then everything fsynced. */
   async flush(): Promise<void> {
-    await Promise.all([this.log.flush(), this.offsetIndexFile.flush(), this.timeIndexFile.flush(), this.txnIndexFile.flush()]);
+    const tails = this.writeIndexTails();
+    await Promise.all([tails, this.log.flush(), this.offsetIndexFile.flush(), this.timeIndexFile.flush(), this.txnIndexFile.flush()]);
   }
 
   /** Flushes and releases the index fds of a closed segment (the log fd stays for reads). */
   async releaseIndexHandles(): Promise<void> {
+    await this.writeIndexTails();
     await Promise.all([this.offsetIndexFile.close(), this.timeIndexFile.close(), this.txnIndexFile.close()]);
   }
 

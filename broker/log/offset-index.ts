@@ -2,7 +2,7 @@
 // relative offset (int32) + file position (int32), 8 bytes each, in increasing
 // offset order. An entry (o, p) says the batch whose last offset is o starts at
 // byte p. Pure: the entries live in a Buffer; IndexFile writes them to disk.
-import { CorruptIndexError, IndexOffsetOverflowError, ensureCapacity, relativeOffset } from './index-errors.js';
+import { CorruptIndexError, type IndexTail, IndexOffsetOverflowError, ensureCapacity, relativeOffset } from './index-errors.js';
 
 export const OFFSET_INDEX_ENTRY_SIZE = 8;
 
@@ -14,6 +14,11 @@ export interface OffsetPosition {
 export class OffsetIndex {
   private buf: Buffer;
   private count: number;
+  /**
+   * First byte that may differ from what the last takeUnwritten() handed out
+   * (what the file holds): the end of the entries then, or lower after a truncation.
+   */
+  private unwrittenFrom: number;
 
   /**
    * @param maxEntries the index is full at this many entries (segment.index.bytes / 8); a full index rolls the segment.
@@ -29,6 +34,7 @@ export class OffsetIndex {
     if (initial !== undefined) initial.copy(this.buf, 0, 0, n * OFFSET_INDEX_ENTRY_SIZE);
     this.count = n;
     this.initialBytes = initial?.length ?? 0;
+    this.unwrittenFrom = this.sizeInBytes;
   }
 
   /** File length the entries came from (to detect a partial trailing entry). */
@@ -114,17 +120,37 @@ export class OffsetIndex {
     let keep = slot + 1;
     if (slot >= 0 && this.entry(slot).offset === offset) keep = slot;
     this.count = Math.max(0, keep);
+    this.unwrittenFrom = Math.min(this.unwrittenFrom, this.sizeInBytes);
     return this.count;
   }
 
   /** Removes every entry. */
   reset(): void {
     this.count = 0;
+    this.unwrittenFrom = 0;
   }
 
   /** The valid entries, as they belong on disk. */
   bytes(): Buffer {
     return this.buf.subarray(0, this.sizeInBytes);
+  }
+
+  /**
+   * The change since the last call (or since the entries were loaded): a copy
+   * of the bytes from the first changed one, and the size the file must have.
+   * The caller (IndexFile) is the one consumer; after this, the index counts
+   * those bytes as written.
+   */
+  takeUnwritten(): IndexTail {
+    const size = this.sizeInBytes;
+    const from = Math.min(this.unwrittenFrom, size);
+    this.unwrittenFrom = size;
+    return { from, bytes: Buffer.from(this.buf.subarray(from, size)), size };
+  }
+
+  /** The file was replaced with bytes() (after a rebuild): nothing is unwritten. */
+  markWritten(): void {
+    this.unwrittenFrom = this.sizeInBytes;
   }
 
   /**

@@ -3,7 +3,7 @@
 // strictly increase: an entry (t, o) says t is the largest timestamp so far and
 // the batch ending at offset o is the first to reach it, so a search for t can
 // start at o's batch. Pure.
-import { CorruptIndexError, IndexOffsetOverflowError, ensureCapacity, relativeOffset } from './index-errors.js';
+import { CorruptIndexError, type IndexTail, IndexOffsetOverflowError, ensureCapacity, relativeOffset } from './index-errors.js';
 
 export const TIME_INDEX_ENTRY_SIZE = 12;
 /** RecordBatch.NO_TIMESTAMP */
@@ -17,6 +17,11 @@ export interface TimestampOffset {
 export class TimeIndex {
   private buf: Buffer;
   private count: number;
+  /**
+   * First byte that may differ from what the last takeUnwritten() handed out
+   * (what the file holds): the end of the entries then, or lower after a truncation.
+   */
+  private unwrittenFrom: number;
   private readonly initialBytes: number;
 
   constructor(
@@ -29,6 +34,7 @@ export class TimeIndex {
     if (initial !== undefined) initial.copy(this.buf, 0, 0, n * TIME_INDEX_ENTRY_SIZE);
     this.count = n;
     this.initialBytes = initial?.length ?? 0;
+    this.unwrittenFrom = this.sizeInBytes;
   }
 
   get entries(): number {
@@ -96,15 +102,35 @@ export class TimeIndex {
     let keep = this.count;
     while (keep > 0 && this.entry(keep - 1).offset >= offset) keep--;
     this.count = keep;
+    this.unwrittenFrom = Math.min(this.unwrittenFrom, this.sizeInBytes);
     return keep;
   }
 
   reset(): void {
     this.count = 0;
+    this.unwrittenFrom = 0;
   }
 
   bytes(): Buffer {
     return this.buf.subarray(0, this.sizeInBytes);
+  }
+
+  /**
+   * The change since the last call (or since the entries were loaded): a copy
+   * of the bytes from the first changed one, and the size the file must have.
+   * The caller (IndexFile) is the one consumer; after this, the index counts
+   * those bytes as written.
+   */
+  takeUnwritten(): IndexTail {
+    const size = this.sizeInBytes;
+    const from = Math.min(this.unwrittenFrom, size);
+    this.unwrittenFrom = size;
+    return { from, bytes: Buffer.from(this.buf.subarray(from, size)), size };
+  }
+
+  /** The file was replaced with bytes() (after a rebuild): nothing is unwritten. */
+  markWritten(): void {
+    this.unwrittenFrom = this.sizeInBytes;
   }
 
   /** Whole entries; timestamps strictly increasing; offsets non-decreasing and below `nextOffset` when known. */

@@ -88,6 +88,47 @@ describe('recovery', () => {
     for (const f of indexes) assert.ok((await stat(path.join(pdir(), f))).size > 0, `${f} rebuilt`);
   });
 
+  it('rebuilds index entries a crash kept from reaching the files: lookups by offset and timestamp stay right', async () => {
+    // Index entries reach their files at flush, roll and close only: a crash loses the active segment's.
+    const cfg = { indexIntervalBytes: 64, segmentBytes: 3000 };
+    const { log, clock } = await openLog(dir, cfg);
+    for (let i = 0; i < 60; i++) await log.append(batch({ count: 2, valueSize: 20, tag: `k${i}`, timestamp: 1_700_000_000_000 + 100 * i }), client);
+    await log.flush();
+    for (let i = 60; i < 90; i++) await log.append(batch({ count: 2, valueSize: 20, tag: `k${i}`, timestamp: 1_700_000_000_000 + 100 * i }), client);
+    assert.ok(log.closedSegments().length >= 1);
+    const active = log.activeSegment();
+    const memOffsetIndex = Buffer.from(active.offsetIndex.bytes());
+    const memTimeIndex = Buffer.from(active.timeIndex.bytes());
+    assert.ok((await readFile(active.files.offsetIndex)).length < memOffsetIndex.length, 'the crash loses index entries');
+    // Closed segments were written whole at the roll.
+    for (const s of log.closedSegments()) {
+      assert.deepEqual(await readFile(s.files.offsetIndex), s.offsetIndex.bytes());
+      assert.deepEqual(await readFile(s.files.timeIndex), s.timeIndex.bytes());
+    }
+    const end = log.logEndOffset;
+    const byOffset = [];
+    for (let o = 0n; o < end; o++) byOffset.push((await log.read(o, 1, { maxOffset: end, minOneBatch: true })).firstOffset);
+    const stamps = [0, 1, 150, 4_050, 6_000, 7_999, 8_901, 9_000].map((d) => BigInt(1_700_000_000_000 + d));
+    const byTime = await Promise.all(stamps.map((t) => log.offsetForTimestamp(t)));
+    const expected = values(await readAll(log));
+    const rp = log.recoveryPoint;
+    await log.closeHandles();
+
+    for (const recoveryPoint of [rp, undefined]) {
+      const { log: again } = await openLog(dir, cfg, { clock, ...(recoveryPoint === undefined ? {} : { recoveryPoint }) });
+      const seg = again.activeSegment();
+      assert.deepEqual(seg.offsetIndex.bytes(), memOffsetIndex);
+      assert.deepEqual(seg.timeIndex.bytes().subarray(0, memTimeIndex.length), memTimeIndex);
+      assert.deepEqual(await readFile(seg.files.offsetIndex), memOffsetIndex);
+      for (let o = 0n; o < end; o++) {
+        assert.equal((await again.read(o, 1, { maxOffset: end, minOneBatch: true })).firstOffset, byOffset[Number(o)], `offset ${o}`);
+      }
+      assert.deepEqual(await Promise.all(stamps.map((t) => again.offsetForTimestamp(t))), byTime);
+      assert.deepEqual(values(await readAll(again)), expected);
+      await again.closeHandles();
+    }
+  });
+
   it('keeps trusted segments below the recovery point and truncates the active tail', async () => {
     const cfg = { segmentBytes: 500 };
     const { log, clock } = await openLog(dir, cfg);
