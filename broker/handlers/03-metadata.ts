@@ -4,8 +4,8 @@
 // topic list (or an empty one at v0) means all topics, internal ones flagged.
 // Unknown topics are created when auto.create.topics.enable is on and the
 // request allows it (always before v4), and answered in the same response.
-// Topic ids are returned from v10; authorized operations are not computed
-// (Kafka's "not requested" sentinel is returned).
+// Topic ids are returned from v10. Authorized operations, when asked for (topic
+// v8+, cluster v8-10), are every operation, as Kafka answers without an authorizer.
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type {
@@ -16,17 +16,17 @@ import type {
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { TopicRecord } from '../../metadata/topics.js';
 import { ZERO_UUID } from '../protocol/reader.js';
-import { AUTHORIZED_OPERATIONS_OMITTED as NOT_REQUESTED } from '../group/handler-context.js';
+import { AUTHORIZED_OPERATIONS_OMITTED as NOT_REQUESTED, CLUSTER_AUTHORIZED_OPERATIONS, TOPIC_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
 import { partitionMetadata, topicMetadata } from './partition-metadata.js';
 
-function topicEntry(broker: BrokerContext, t: TopicRecord): MetadataResponseMetadataResponseTopic {
+function topicEntry(broker: BrokerContext, t: TopicRecord, operations: number): MetadataResponseMetadataResponseTopic {
   const partitions = [];
   for (let i = 0; i < t.partitionCount; i++) partitions.push(partitionMetadata(broker, t.name, i));
-  return { errorCode: 0, ...topicMetadata(broker, t), partitions, topicAuthorizedOperations: NOT_REQUESTED };
+  return { errorCode: 0, ...topicMetadata(broker, t), partitions, topicAuthorizedOperations: operations };
 }
 
-function errorEntry(name: string | null, topicId: string, errorCode: number): MetadataResponseMetadataResponseTopic {
-  return { errorCode, name, topicId, isInternal: false, partitions: [], topicAuthorizedOperations: NOT_REQUESTED };
+function errorEntry(name: string | null, topicId: string, errorCode: number, operations = NOT_REQUESTED): MetadataResponseMetadataResponseTopic {
+  return { errorCode, name, topicId, isInternal: false, partitions: [], topicAuthorizedOperations: operations };
 }
 
 export const handler: ApiHandler<MetadataRequest, MetadataResponse, BrokerContext> = {
@@ -35,9 +35,11 @@ export const handler: ApiHandler<MetadataRequest, MetadataResponse, BrokerContex
   maxVersion: 12,
   async handle(broker, req, ctx) {
     const all = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0);
+    // Kafka fills it in for every topic of the answer, unknown ones included.
+    const ops = ctx.apiVersion >= 8 && req.includeTopicAuthorizedOperations ? TOPIC_AUTHORIZED_OPERATIONS : NOT_REQUESTED;
     const topics: MetadataResponseMetadataResponseTopic[] = [];
     if (all) {
-      for (const t of broker.topics.store.list()) topics.push(topicEntry(broker, t));
+      for (const t of broker.topics.store.list()) topics.push(topicEntry(broker, t, ops));
     } else {
       const allowCreate = broker.config.getBoolean('auto.create.topics.enable') && (ctx.apiVersion < 4 || req.allowAutoTopicCreation);
       for (const rt of req.topics ?? []) {
@@ -45,7 +47,7 @@ export const handler: ApiHandler<MetadataRequest, MetadataResponse, BrokerContex
         if (rt.name === null) {
           record = broker.topics.store.getById(rt.topicId);
           if (record === undefined) {
-            topics.push(errorEntry(null, rt.topicId, ErrorCode.UNKNOWN_TOPIC_ID));
+            topics.push(errorEntry(null, rt.topicId, ErrorCode.UNKNOWN_TOPIC_ID, ops));
             continue;
           }
         } else {
@@ -57,17 +59,17 @@ export const handler: ApiHandler<MetadataRequest, MetadataResponse, BrokerContex
             } catch (err) {
               if (err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS) record = broker.topics.store.get(rt.name);
               else if (err instanceof KafkaError) {
-                topics.push(errorEntry(rt.name, ZERO_UUID, err.code));
+                topics.push(errorEntry(rt.name, ZERO_UUID, err.code, ops));
                 continue;
               } else throw err;
             }
           }
           if (record === undefined) {
-            topics.push(errorEntry(rt.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+            topics.push(errorEntry(rt.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ops));
             continue;
           }
         }
-        topics.push(topicEntry(broker, record));
+        topics.push(topicEntry(broker, record, ops));
       }
     }
     return {
@@ -76,7 +78,8 @@ export const handler: ApiHandler<MetadataRequest, MetadataResponse, BrokerContex
       clusterId: broker.clusterId,
       controllerId: broker.nodeId,
       topics,
-      clusterAuthorizedOperations: NOT_REQUESTED,
+      clusterAuthorizedOperations:
+        ctx.apiVersion >= 8 && ctx.apiVersion <= 10 && req.includeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPERATIONS : NOT_REQUESTED,
     };
   },
   errorResponse(req, errorCode) {

@@ -1,12 +1,13 @@
 // DescribeCluster (key 60), versions 0-1.
 // The one broker is the cluster and its controller. Only the broker endpoint
 // type (1) is served; asking for controllers (2) gets UNSUPPORTED_ENDPOINT_TYPE.
-// Authorized operations are not computed (Kafka's "not requested" sentinel).
+// Cluster authorized operations, when asked for, are every cluster operation,
+// as Kafka answers without an authorizer.
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { DescribeClusterRequest, DescribeClusterResponse } from '../protocol/messages/describe-cluster.js';
 import { ErrorCode } from '../protocol/errors.js';
-import { AUTHORIZED_OPERATIONS_OMITTED as NOT_REQUESTED } from '../group/handler-context.js';
+import { AUTHORIZED_OPERATIONS_OMITTED as NOT_REQUESTED, CLUSTER_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
 
 const BROKERS = 1;
 
@@ -26,7 +27,7 @@ export const handler: ApiHandler<DescribeClusterRequest, DescribeClusterResponse
       clusterId: broker.clusterId,
       controllerId: broker.nodeId,
       brokers: [{ brokerId: broker.nodeId, host: broker.advertised.host, port: broker.advertised.port, rack: null }],
-      clusterAuthorizedOperations: NOT_REQUESTED,
+      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPERATIONS : NOT_REQUESTED,
     };
   },
   errorResponse(req, errorCode) {

@@ -23,6 +23,7 @@
 // - No authorizer: every topic gets every topic operation, as Kafka without an
 //   authorizer computes it (this API has no "include" flag).
 import type { ApiHandler } from './api-handler.js';
+import { TOPIC_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
 import type { BrokerContext } from '../broker-context.js';
 import type {
   DescribeTopicPartitionsRequest,
@@ -40,11 +41,7 @@ import { partitionMetadata, topicMetadata, type PartitionMetadataSource } from '
 /** Kafka's default for max.request.partition.size.limit (and the request's ResponsePartitionLimit). */
 export const DEFAULT_MAX_REQUEST_PARTITION_SIZE_LIMIT = 2000;
 
-/**
- * Authorized operations without an authorizer: every topic operation
- * (READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11).
- */
-export const TOPIC_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11);
+export { TOPIC_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
 
 function unknownTopic(broker: PartitionMetadataSource, name: string): ResponseTopic {
   let errorCode: number = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
