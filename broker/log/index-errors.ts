@@ -38,3 +38,14 @@ export interface IndexTail {
   bytes: Buffer;
   size: number;
 }
+
+/**
+ * The tail of an index held in `buf` (`size` valid bytes) that its file lacks
+ * when everything from `unwrittenFrom` on changed since the last write: a copy
+ * of those bytes (the index may change them before the write lands) and the
+ * size the file must have. IndexFile is the one consumer.
+ */
+export function unwrittenTail(buf: Buffer, unwrittenFrom: number, size: number): IndexTail {
+  const from = Math.min(unwrittenFrom, size);
+  return { from, bytes: Buffer.from(buf.subarray(from, size)), size };
+}

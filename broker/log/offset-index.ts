@@ -2,7 +2,7 @@
 // relative offset (int32) + file position (int32), 8 bytes each, in increasing
 // offset order. An entry (o, p) says the batch whose last offset is o starts at
 // byte p. Pure: the entries live in a Buffer; IndexFile writes them to disk.
-import { CorruptIndexError, type IndexTail, IndexOffsetOverflowError, ensureCapacity, relativeOffset } from './index-errors.js';
+import { CorruptIndexError, type IndexTail, IndexOffsetOverflowError, ensureCapacity, relativeOffset, unwrittenTail } from './index-errors.js';
 
 export const OFFSET_INDEX_ENTRY_SIZE = 8;
 
@@ -135,17 +135,11 @@ export class OffsetIndex {
     return this.buf.subarray(0, this.sizeInBytes);
   }
 
-  /**
-   * The change since the last call (or since the entries were loaded): a copy
-   * of the bytes from the first changed one, and the size the file must have.
-   * The caller (IndexFile) is the one consumer; after this, the index counts
-   * those bytes as written.
-   */
+  /** The change since the last call (see unwrittenTail); from then on those bytes count as written. */
   takeUnwritten(): IndexTail {
-    const size = this.sizeInBytes;
-    const from = Math.min(this.unwrittenFrom, size);
-    this.unwrittenFrom = size;
-    return { from, bytes: Buffer.from(this.buf.subarray(from, size)), size };
+    const tail = unwrittenTail(this.buf, this.unwrittenFrom, this.sizeInBytes);
+    this.unwrittenFrom = this.sizeInBytes;
+    return tail;
   }
 
   /** The file was replaced with bytes() (after a rebuild): nothing is unwritten. */

@@ -3,7 +3,7 @@
 // strictly increase: an entry (t, o) says t is the largest timestamp so far and
 // the batch ending at offset o is the first to reach it, so a search for t can
 // start at o's batch. Pure.
-import { CorruptIndexError, type IndexTail, IndexOffsetOverflowError, ensureCapacity, relativeOffset } from './index-errors.js';
+import { CorruptIndexError, type IndexTail, IndexOffsetOverflowError, ensureCapacity, relativeOffset, unwrittenTail } from './index-errors.js';
 
 export const TIME_INDEX_ENTRY_SIZE = 12;
 /** RecordBatch.NO_TIMESTAMP */
@@ -115,17 +115,11 @@ export class TimeIndex {
     return this.buf.subarray(0, this.sizeInBytes);
   }
 
-  /**
-   * The change since the last call (or since the entries were loaded): a copy
-   * of the bytes from the first changed one, and the size the file must have.
-   * The caller (IndexFile) is the one consumer; after this, the index counts
-   * those bytes as written.
-   */
+  /** The change since the last call (see unwrittenTail); from then on those bytes count as written. */
   takeUnwritten(): IndexTail {
-    const size = this.sizeInBytes;
-    const from = Math.min(this.unwrittenFrom, size);
-    this.unwrittenFrom = size;
-    return { from, bytes: Buffer.from(this.buf.subarray(from, size)), size };
+    const tail = unwrittenTail(this.buf, this.unwrittenFrom, this.sizeInBytes);
+    this.unwrittenFrom = this.sizeInBytes;
+    return tail;
   }
 
   /** The file was replaced with bytes() (after a rebuild): nothing is unwritten. */
