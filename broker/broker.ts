@@ -20,6 +20,7 @@ import { GroupCoordinator } from './group/group-coordinator.js';
 import { TxnCoordinator } from './txn/txn-coordinator.js';
 import { buildEndTxnMarkerBatch } from './protocol/record-batch.js';
 import { ErrorCode, KafkaError } from './protocol/errors.js';
+import { ChunkCache } from '../remote-log/chunk-cache.js';
 import { RemoteLogManager, remoteLogManagerConfig } from '../remote-log/remote-log-manager.js';
 import { FetchWorkerPool, shareableStorageUrl } from '../remote-log/fetch-worker-pool.js';
 import { createRemoteStorage, parseRsmConfig, RSM_CONFIG_PREFIX } from '../remote-log/storage-url.js';
@@ -189,8 +190,12 @@ export class Broker {
       const costRoute = createLiveCostRoute({
         metricsText: () => metrics.registry.metrics(),
         topics: () => liveTopicsFrom(store.list(), (n) => store.logConfig(n), (n) => topics.isInternal(n)),
-        // Read-ahead GETs carry at most the read-ahead window: a larger fetch.chunks changes nothing.
-        rsm: { chunkSizeBytes: rsm.chunkSizeBytes, chunksPerGet: Math.max(1, Math.min(rsm.chunkCacheFetchChunks, rsm.chunkCachePrefetchChunks)), multipartThresholdBytes: rsm.s3.multipartThresholdBytes, partSizeBytes: rsm.s3.partSizeBytes },
+        rsm: {
+          chunkSizeBytes: rsm.chunkSizeBytes,
+          chunksPerGet: ChunkCache.sequentialChunksPerGet(rsm.chunkCachePrefetchChunks, rsm.chunkCacheFetchChunks),
+          multipartThresholdBytes: rsm.s3.multipartThresholdBytes,
+          partSizeBytes: rsm.s3.partSizeBytes,
+        },
         clock,
       });
       broker.http = await startHttpServer({ ...parts, listeners: config.httpListeners, logger: log.child({ component: 'http' }), metrics, routes: { '/v1/cost': costRoute } });

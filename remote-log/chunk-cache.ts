@@ -91,6 +91,16 @@ export class ChunkCache {
   }
 
   /**
+   * Chunks each GET of a sequential reader carries after its first: the
+   * read-ahead window, cut into requests of at most maxChunksPerRequest (a
+   * reader without read-ahead fetches its own reads, a chunk or so each). What
+   * the cost model calls chunks per GET.
+   */
+  static sequentialChunksPerGet(readAheadChunks: number, maxChunksPerRequest: number): number {
+    return Math.max(1, Math.min(readAheadChunks, maxChunksPerRequest));
+  }
+
+  /**
    * Bytes [start, endInclusive] of the segment's data (clamped to its end),
    * through the cache, as one buffer (a view when one chunk holds them all).
    */

@@ -19,9 +19,3 @@ export function kafkaClientHost(remoteAddress: string): string {
   return host.startsWith('/') ? host : `/${host}`;
 }
 
-/** DescribeGroups authorized operations without an authorizer: every group operation
- * (READ 3, DELETE 6, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11). */
-export const GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
-
-/** Kafka's "authorized operations not requested" sentinel (Integer.MIN_VALUE). */
-export const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;

@@ -5,11 +5,8 @@
 // Authorized operations (v3+, when asked): all group operations, since there
 // is no authorizer. Not implemented: KIP-848 consumer groups.
 import type { ApiHandler } from './api-handler.js';
-import {
-  AUTHORIZED_OPERATIONS_OMITTED,
-  GROUP_AUTHORIZED_OPERATIONS,
-  type GroupHandlerContext,
-} from '../group/handler-context.js';
+import type { GroupHandlerContext } from '../group/handler-context.js';
+import { AUTHORIZED_OPERATIONS_OMITTED, GROUP_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
 import type { DescribeGroupsRequest, DescribeGroupsResponse } from '../protocol/messages/describe-groups.js';
 
 export const handler: ApiHandler<DescribeGroupsRequest, DescribeGroupsResponse, GroupHandlerContext> = {

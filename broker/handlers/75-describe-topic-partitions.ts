@@ -23,7 +23,7 @@
 // - No authorizer: every topic gets every topic operation, as Kafka without an
 //   authorizer computes it (this API has no "include" flag).
 import type { ApiHandler } from './api-handler.js';
-import { TOPIC_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
+import { AUTHORIZED_OPERATIONS_OMITTED, TOPIC_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
 import type { BrokerContext } from '../broker-context.js';
 import type {
   DescribeTopicPartitionsRequest,
@@ -34,14 +34,12 @@ import type {
 } from '../protocol/messages/describe-topic-partitions.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { ZERO_UUID } from '../protocol/reader.js';
-import { AUTHORIZED_OPERATIONS_OMITTED } from '../group/handler-context.js';
 import { validateTopicName } from '../../metadata/topics.js';
 import { partitionMetadata, topicMetadata, type PartitionMetadataSource } from './partition-metadata.js';
 
 /** Kafka's default for max.request.partition.size.limit (and the request's ResponsePartitionLimit). */
 export const DEFAULT_MAX_REQUEST_PARTITION_SIZE_LIMIT = 2000;
 
-export { TOPIC_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
 
 function unknownTopic(broker: PartitionMetadataSource, name: string): ResponseTopic {
   let errorCode: number = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;

@@ -2,7 +2,9 @@
 // broker without an authorizer answers them: every operation the resource type
 // supports (Kafka's AclEntry.supportedOperations). Requests that do not ask get
 // the "not requested" sentinel (AUTHORIZED_OPERATIONS_OMITTED).
-export { AUTHORIZED_OPERATIONS_OMITTED } from '../group/handler-context.js';
+
+/** Kafka's "authorized operations not requested" sentinel (Integer.MIN_VALUE). */
+export const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;
 
 const READ = 3;
 const WRITE = 4;
@@ -21,6 +23,9 @@ function bits(...operations: number[]): number {
 
 /** READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS. */
 export const TOPIC_AUTHORIZED_OPERATIONS = bits(READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS);
+
+/** READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS (DescribeGroups). */
+export const GROUP_AUTHORIZED_OPERATIONS = bits(READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS);
 
 /** CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE. */
 export const CLUSTER_AUTHORIZED_OPERATIONS = bits(CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE);

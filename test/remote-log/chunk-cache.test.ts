@@ -66,6 +66,28 @@ async function setup(segments: number, size = 10 * CS + 100): Promise<{ storage:
 }
 
 describe('ChunkCache', () => {
+  it('a sequential reader GETs sequentialChunksPerGet chunks at a time after its first read', async () => {
+    for (const [readAhead, perRequest] of [
+      [3, 8],
+      [8, 2],
+      [8, 8],
+    ] as const) {
+      const { storage, refs } = await setup(1, 40 * CS);
+      const ref = refs[0] as RemoteSegmentRef;
+      const source = new ChunkingSource(storage);
+      const cache = new ChunkCache({ source, chunkSize: CS, maxBytes: 1 << 30, readAheadChunks: readAhead, maxChunksPerRequest: perRequest });
+      for (let pos = 0; pos < 24 * CS; pos += CS) {
+        await cache.readParts(ref, pos, pos + CS - 1, { segmentSize: 40 * CS });
+        await source.settle();
+      }
+      const sizes = source.chunkCalls.slice(1).map(([first, last]) => last - first + 1);
+      assert.ok(sizes.length > 0);
+      assert.deepEqual(new Set(sizes), new Set([ChunkCache.sequentialChunksPerGet(readAhead, perRequest)]), `read-ahead ${readAhead}, ${perRequest} per request: ${sizes.join(',')}`);
+      cache.close();
+    }
+    assert.equal(ChunkCache.sequentialChunksPerGet(0, 8), 1);
+  });
+
   it('serves exact bytes and counts hits and misses', async () => {
     const { storage, refs, data } = await setup(1);
     const ref = refs[0]!;

@@ -12,11 +12,11 @@ import { repoRoot } from '../../support/tools.js';
 import type { RequestContext } from '../../../broker/handlers/api-handler.js';
 import {
   DEFAULT_MAX_REQUEST_PARTITION_SIZE_LIMIT,
-  TOPIC_AUTHORIZED_OPERATIONS,
   describeTopicPartitions,
   handler,
 } from '../../../broker/handlers/75-describe-topic-partitions.js';
 import { handler as metadataHandler } from '../../../broker/handlers/03-metadata.js';
+import { TOPIC_AUTHORIZED_OPERATIONS } from '../../../broker/handlers/authorized-operations.js';
 import { silentLogger } from '../../../broker/logger.js';
 import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
 import { ZERO_UUID } from '../../../broker/protocol/reader.js';
