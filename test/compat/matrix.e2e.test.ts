@@ -10,6 +10,7 @@ import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { defaultBaseTimestamp } from '../clients/content.js';
 import { LogLevel, startSediment, type SedimentProcess } from '../support/sediment.js';
+import { selectByEnv } from '../support/env-selection.js';
 import { repoRoot } from '../support/tools.js';
 import { clients } from './clients.js';
 import { clientPassed, renderCompatibility, type ClientResult } from './report.js';
@@ -17,8 +18,7 @@ import { clientPassed, renderCompatibility, type ClientResult } from './report.j
 const defaultCount = 50_000;
 const partitions = 3;
 const count = Number(process.env['SEDIMENT_COMPAT_COUNT'] ?? defaultCount);
-const only = (process.env['SEDIMENT_COMPAT_ONLY'] ?? '').split(',').filter((s) => s !== '');
-const selected = only.length === 0 ? clients : clients.filter((c) => only.includes(c.id));
+const selected = selectByEnv('SEDIMENT_COMPAT_ONLY', clients);
 /** Per-client limit for consuming; the test's own timeout adds installs and start-up. */
 const clientTimeoutMs = 240_000;
 

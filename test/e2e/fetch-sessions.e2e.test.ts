@@ -23,6 +23,7 @@ import { buildRecordBatch } from '../../broker/protocol/record-batch.js';
 import { defaultBaseTimestamp } from '../clients/content.js';
 import { clients } from '../compat/clients.js';
 import { cliJvmOptions } from '../compat/kafka-cli.js';
+import { selectByEnv } from '../support/env-selection.js';
 import { KafkaTool } from '../support/kafka-reference.js';
 import { kafkaClasspath, repoRoot } from '../support/tools.js';
 import { LogLevel, startSedimentInProcess, type InProcessSediment } from '../support/sediment.js';
@@ -179,7 +180,7 @@ describe('max.incremental.fetch.session.cache.slots=0', () => {
 
 /** Whether each client fetches in sessions (librdkafka 2.0 and kafkajs 2.2 send SessionId 0, epoch -1). */
 const sessionClients: Record<string, boolean> = { java: true, 'franz-go': true, 'kafka-python': true, 'confluent-python': false, kafkajs: false };
-const wanted = (process.env['SEDIMENT_FETCH_SESSION_CLIENTS'] ?? '').split(',').filter((s) => s !== '');
+const sessionSpecs = selectByEnv('SEDIMENT_FETCH_SESSION_CLIENTS', clients.filter((c) => c.id in sessionClients));
 
 describe('real clients consume through fetch sessions', () => {
   let broker: InProcessSediment;
@@ -192,7 +193,7 @@ describe('real clients consume through fetch sessions', () => {
     await broker?.close();
   });
 
-  for (const spec of clients.filter((c) => c.id in sessionClients && (wanted.length === 0 || wanted.includes(c.id)))) {
+  for (const spec of sessionSpecs) {
     const usesSessions = sessionClients[spec.id] === true;
     test(`${spec.title}: produce, consume in a group, offsets, lag; ${usesSessions ? 'incremental fetches' : 'sessionless'}`, { timeout: 300_000 }, async () => {
       const cache = broker.broker.context.fetchSessions;
