@@ -115,19 +115,29 @@ describe('fetch sessions on the wire', () => {
     assert.deepEqual([...answered(idle).keys()], []);
     assert.ok(performance.now() - started >= 250, 'an incremental fetch with nothing new waits MaxWaitMs');
 
-    // A long poll naming no partition waits on all of the session's; an append to partition 2 wakes it.
+    // A long poll naming no partition waits on all of the session's; an append to partition 2, made
+    // once the fetch is parked in the broker (not racing it there), wakes it.
+    const waiters = broker.broker.context.waiters;
+    let parked = waiters.nextParked();
     started = performance.now();
     const polling = send(fetchRequest(id, 2, 20_000, []));
+    const parkedKeys = await Promise.race([parked, polling.then(() => assert.fail('the incremental long poll was answered without parking'))]);
+    assert.equal(parkedKeys.length, 3, 'it waits on all three session partitions');
     await produce(broker.port, 2, 'second');
     const woken = await polling;
     assert.ok(performance.now() - started < 10_000, `woken in ${Math.round(performance.now() - started)} ms, not at MaxWait`);
     assert.deepEqual([...answered(woken).keys()], [2]);
     assert.ok((answered(woken).get(2) ?? 0) > 0);
+    assert.equal(waiters.pending, 0);
 
-    // Partition 2 forgotten: an append to it no longer wakes the session, nor shows.
-    const forgetting = send(fetchRequest(id, 3, 500, [], [2]));
+    // Partition 2 forgotten: an append to it no longer wakes the session, nor shows: the fetch runs its full MaxWait.
+    parked = waiters.nextParked();
+    started = performance.now();
+    const forgetting = send(fetchRequest(id, 3, 1000, [], [2]));
+    assert.equal((await Promise.race([parked, forgetting.then(() => assert.fail('answered without parking'))])).length, 2);
     await produce(broker.port, 2, 'third');
     assert.deepEqual([...answered(await forgetting).keys()], []);
+    assert.ok(performance.now() - started >= 999, `answered after ${Math.round(performance.now() - started)} ms: the append to the forgotten partition woke it`);
     assert.equal(cache.get(id)?.size, 2);
 
     // Epoch errors leave the session as it is.
