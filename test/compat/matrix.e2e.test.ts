@@ -10,6 +10,7 @@ import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { defaultBaseTimestamp } from '../clients/content.js';
 import { LogLevel, startSediment, type SedimentProcess } from '../support/sediment.js';
+import { assertNoBrokerErrors } from '../e2e/helpers.js';
 import { selectByEnv } from '../support/env-selection.js';
 import { repoRoot } from '../support/tools.js';
 import { clients } from './clients.js';
@@ -49,8 +50,7 @@ describe('compatibility matrix', () => {
 
   afterEach(() => {
     assert.equal(unexpectedExit, null);
-    const errors = broker.logs.atLeast(LogLevel.error);
-    assert.equal(errors.length, 0, `broker logged errors:\n${errors.slice(0, 10).map((l) => JSON.stringify(l)).join('\n')}`);
+    assertNoBrokerErrors(broker.logs);
   });
 
   for (const spec of selected) {
