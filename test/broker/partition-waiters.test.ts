@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PartitionWaiters } from '../../broker/partition-waiters.js';
-import { ManualClock } from '../../broker/clock.js';
-import { ManualScheduler } from '../../broker/scheduler.js';
+import { ManualClock } from '../../broker/common/clock.js';
+import { ManualScheduler } from '../../broker/common/scheduler.js';
 
 /** 'woken' or 'parked', once everything already queued has run. */
 async function state(p: Promise<void>): Promise<'woken' | 'parked'> {
