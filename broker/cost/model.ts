@@ -11,8 +11,11 @@
 //     leader-epoch checkpoint, and last the manifest;
 //   expiration of one segment: 7 DELETEs (manifest first, then every kind) and
 //     a ListMultipartUploads of the data key (uploads a crash left open are aborted);
-//   orphan sweep: every 5 minutes a LIST of each partition's prefix, plus one of
-//     the whole bucket (1,000 keys per LIST page);
+//   orphan sweep (remote-log/orphan-sweeper.ts): every 5 minutes a LIST of
+//     each partition's keys after its highest finished segment (one page: a
+//     copy finishes before its partition's sweep runs); once a day (and after
+//     each start) a LIST of every partition's whole prefix and one of the whole
+//     bucket instead (1,000 keys per LIST page);
 //   remote read of a segment from its start: one ranged GET for its first chunk
 //     (the reader positions on a batch header), then read-ahead GETs of
 //     rsm.config.chunk.cache.fetch.chunks chunks each, plus the manifest and the
@@ -75,8 +78,10 @@ export interface Workload {
   readonly indexIntervalBytes: number;
   /** Average record batch size as produced (sets how many index entries a segment has). */
   readonly batchBytes: number;
-  /** How often each partition's objects are listed for orphans. */
+  /** How often each partition's new objects are listed for orphans. */
   readonly orphanSweepIntervalMs: number;
+  /** How often the sweep lists every object instead (rsm.config.orphan.full.sweep.interval.ms). */
+  readonly orphanFullSweepIntervalMs: number;
   /** Share of the replicated local data copied to another broker per month (replacements, reassignments). */
   readonly replicaMoveShare: number;
 }
@@ -97,6 +102,7 @@ export const DEFAULT_WORKLOAD: Omit<Workload, 'ingressBytesPerSec' | 'retentionM
   indexIntervalBytes: 4096,
   batchBytes: 16 * 1024,
   orphanSweepIntervalMs: 5 * 60_000,
+  orphanFullSweepIntervalMs: DAY_MS,
   replicaMoveShare: 0.1,
 };
 
@@ -195,6 +201,7 @@ export function validateWorkload(w: Workload): void {
   check(finite(w.indexIntervalBytes) && w.indexIntervalBytes >= 0, `index interval must be >= 0 (got ${w.indexIntervalBytes})`);
   check(finite(w.batchBytes) && w.batchBytes >= 1, `batch size must be >= 1 byte (got ${w.batchBytes})`);
   check(finite(w.orphanSweepIntervalMs) && w.orphanSweepIntervalMs > 0, `orphan sweep interval must be > 0 (got ${w.orphanSweepIntervalMs})`);
+  check(finite(w.orphanFullSweepIntervalMs) && w.orphanFullSweepIntervalMs > 0, `full orphan sweep interval must be > 0 (got ${w.orphanFullSweepIntervalMs})`);
   check(finite(w.replicaMoveShare) && w.replicaMoveShare >= 0, `replica move share must be >= 0 (got ${w.replicaMoveShare})`);
 }
 
@@ -256,6 +263,26 @@ export function remoteReadRequests(bytes: number, segmentBytes: number, chunkSiz
   return segmentsRead * (1 + Math.ceil((chunks - 1) / chunksPerGet) + 2);
 }
 
+/** The LISTs of the orphan sweep (remote-log/orphan-sweeper.ts). */
+export interface SweepLists {
+  /** One sweep of every partition listing only keys after its highest finished segment. */
+  readonly incrementalSweep: number;
+  /** One sweep listing every partition's whole prefix, plus the whole bucket once. */
+  readonly fullSweep: number;
+  /** A month of sweeps: full ones every full interval, incremental ones the rest of the time. */
+  readonly perMonth: number;
+}
+
+/** LIST requests of the orphan sweep over `partitions` holding `objects` objects in all. */
+export function sweepLists(w: Pick<Workload, 'partitions' | 'orphanSweepIntervalMs' | 'orphanFullSweepIntervalMs'>, objects: number): SweepLists {
+  const pagesOf = (keys: number): number => Math.max(1, Math.ceil(keys / LIST_PAGE_KEYS));
+  const incrementalSweep = w.partitions;
+  const fullSweep = w.partitions * pagesOf(objects / w.partitions) + pagesOf(objects);
+  const sweeps = MONTH_MS / w.orphanSweepIntervalMs;
+  const fullSweeps = Math.min(sweeps, MONTH_MS / Math.max(w.orphanFullSweepIntervalMs, w.orphanSweepIntervalMs));
+  return { incrementalSweep, fullSweep, perMonth: (sweeps - fullSweeps) * incrementalSweep + fullSweeps * fullSweep };
+}
+
 /**
  * The segment size partitions really roll at: the whole batches that fit in
  * segment.bytes (a batch is never split), or what segment.ms lets a slow
@@ -309,11 +336,7 @@ function quantities(w: Workload, localRetentionMs: number | null, prices: Effect
   const billedLifetimeMs = Math.max(w.retentionMs, minStorageMs);
   const billedObjectGiBMonths = ((segmentsPerMonth * billedPerSegment) / GIB) * (billedLifetimeMs / MONTH_MS);
   const objectsPerSegment = upload.objects;
-  const sweepsPerMonth = MONTH_MS / w.orphanSweepIntervalMs;
-  const objectsPerPartition = (storedSegments / w.partitions) * objectsPerSegment;
-  const pagesPerPartition = Math.max(1, Math.ceil(objectsPerPartition / LIST_PAGE_KEYS));
-  const bucketPages = Math.max(1, Math.ceil((objectsPerPartition * w.partitions) / LIST_PAGE_KEYS));
-  const listRequests = sweepsPerMonth * (w.partitions * pagesPerPartition + bucketPages) + segmentsPerMonth * UPLOAD_LISTS_PER_EXPIRED_SEGMENT;
+  const listRequests = sweepLists(w, storedSegments * objectsPerSegment).perMonth + segmentsPerMonth * UPLOAD_LISTS_PER_EXPIRED_SEGMENT;
   const remoteReadBytes = monthBytes * w.readFanout * w.remoteReadShare;
   return {
     localBytes,
