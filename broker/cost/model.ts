@@ -22,6 +22,7 @@
 //     offset index of each segment read (cold caches).
 // Sizes: GiB = 2^30 bytes; a month is 730 hours, as cloud price lists use.
 import type { EffectivePrices } from './price-sheet.js';
+import { tieredStorageCost, type TierBand } from './volume-tiers.js';
 
 export const GIB = 1024 ** 3;
 export const MIB = 1024 ** 2;
@@ -163,6 +164,8 @@ export interface ScenarioCost {
   readonly quantities: Quantities;
   /** Dollars per month by component. */
   readonly components: Readonly<Record<ComponentName, number>>;
+  /** The object storage bill tier by tier (empty when the class is priced flat). */
+  readonly objectStorageBands: readonly TierBand[];
   /** Dollars per month. */
   readonly total: number;
   /** Dollars per month saved against no tiering (negative: tiering costs more). */
@@ -355,10 +358,17 @@ function quantities(w: Workload, localRetentionMs: number | null, prices: Effect
   };
 }
 
-function price(q: Quantities, p: EffectivePrices): Record<ComponentName, number> {
+/** The storage bill: by the class's volume tiers when it has them, else flat. */
+export function objectStorageCost(billedGiBMonths: number, p: EffectivePrices): { cost: number; bands: readonly TierBand[] } {
+  const tiers = p['object.gbMonthTiers'];
+  if (tiers === undefined) return { cost: billedGiBMonths * p['object.gbMonth'], bands: [] };
+  return tieredStorageCost(billedGiBMonths, tiers);
+}
+
+function price(q: Quantities, p: EffectivePrices, storage: number): Record<ComponentName, number> {
   return {
     brokerDisk: q.provisionedDiskGiB * p['disk.gbMonth'],
-    objectStorage: q.billedObjectGiBMonths * p['object.gbMonth'],
+    objectStorage: storage,
     putListRequests:
       (q.putRequests * p['object.putPer1000'] + q.listRequests * p['object.listPer1000'] + q.deleteRequests * p['object.deletePer1000']) / 1000,
     getRequests: (q.getRequests * p['object.getPer1000']) / 1000,
@@ -371,7 +381,8 @@ function price(q: Quantities, p: EffectivePrices): Record<ComponentName, number>
 export function costScenario(w: Workload, scenario: Scenario, prices: EffectivePrices, baseline?: number): ScenarioCost {
   validateWorkload(w);
   const q = quantities(w, scenario.localRetentionMs, prices);
-  const components = price(q, prices);
+  const storage = objectStorageCost(q.billedObjectGiBMonths, prices);
+  const components = price(q, prices, storage.cost);
   const total = COMPONENT_NAMES.reduce((a, c) => a + components[c], 0);
   const saving = baseline === undefined ? 0 : baseline - total;
   return {
@@ -379,6 +390,7 @@ export function costScenario(w: Workload, scenario: Scenario, prices: EffectiveP
     localRetentionMs: scenario.localRetentionMs,
     quantities: q,
     components,
+    objectStorageBands: storage.bands,
     total,
     savingVsNoTiering: saving,
     savingShare: baseline === undefined || baseline === 0 ? 0 : saving / baseline,

@@ -154,6 +154,22 @@ describe('scenarios', () => {
     assert.equal(sweepLists({ ...w, orphanFullSweepIntervalMs: 1 }, objects).perMonth, ((MONTH_SECONDS * 1000) / (5 * 60_000)) * lists.fullSweep);
   });
 
+  it('prices S3 Standard storage by its volume tiers past 50 TB, and flat when the class has none', () => {
+    // 50 MB/s for 30 days: about 118 TiB in the bucket, across the 50 TB boundary.
+    const w: Workload = { ...DEFAULT_WORKLOAD, ingressBytesPerSec: 50e6, retentionMs: 30 * DAY_MS };
+    const c = costScenario(w, { name: 'local 1d', localRetentionMs: DAY_MS }, standard, 0);
+    const gb = c.quantities.billedObjectGiBMonths;
+    assert.ok(gb > 51_200 && gb < 512_000, `${gb} GiB-months`);
+    close(c.components.objectStorage, 51_200 * 0.023 + (gb - 51_200) * 0.022);
+    assert.deepEqual(c.objectStorageBands.map((b) => b.gb > 0), [true, true, false]);
+    const flat = costScenario(w, { name: 'local 1d', localRetentionMs: DAY_MS }, selectPrices(aws, { overrides: { 'object.gbMonth': 0.023 } }).prices, 0);
+    close(flat.components.objectStorage, gb * 0.023);
+    assert.deepEqual(flat.objectStorageBands, []);
+    // Below 50 TB the tiers change nothing.
+    const small = costScenario({ ...w, ingressBytesPerSec: 10e6 }, { name: 'local 1d', localRetentionMs: DAY_MS }, standard, 0);
+    close(small.components.objectStorage, small.quantities.billedObjectGiBMonths * 0.023);
+  });
+
   it('prices GETs and retrieval of the reads below the local tier', () => {
     const w = workload({ remoteReadShare: 0.5, readFanout: 2 });
     const ia = selectPrices(aws, { storageClass: 'standard-ia' }).prices;
