@@ -1,7 +1,7 @@
 // The cost model behind `sediment cost`: what a month of a workload costs with
 // no tiering and with a given local (hot) retention, priced from a price sheet.
 // Pure arithmetic, no I/O. The request counts follow what Sediment's tiered
-// storage actually does (remote-log/object-remote-storage.ts, s3-object-store.ts,
+// storage actually does (remote-log/objects/object-remote-storage.ts, s3/s3-object-store.ts,
 // chunk-cache.ts, remote-log-manager.ts):
 //   copy of one segment: DELETE of a previous manifest, then PUTs of the data
 //     (one PutObject, or above rsm.config.s3.multipart.threshold.bytes
@@ -11,7 +11,7 @@
 //     leader-epoch checkpoint, and last the manifest;
 //   expiration of one segment: 7 DELETEs (manifest first, then every kind) and
 //     a ListMultipartUploads of the data key (uploads a crash left open are aborted);
-//   orphan sweep (remote-log/orphan-sweeper.ts): every 5 minutes a LIST of
+//   orphan sweep (remote-log/tasks/orphan-sweeper.ts): every 5 minutes a LIST of
 //     each partition's keys after its highest finished segment (one page: a
 //     copy finishes before its partition's sweep runs); once a day (and after
 //     each start) a LIST of every partition's whole prefix and one of the whole
@@ -266,7 +266,7 @@ export function remoteReadRequests(bytes: number, segmentBytes: number, chunkSiz
   return segmentsRead * (1 + Math.ceil((chunks - 1) / chunksPerGet) + 2);
 }
 
-/** The LISTs of the orphan sweep (remote-log/orphan-sweeper.ts). */
+/** The LISTs of the orphan sweep (remote-log/tasks/orphan-sweeper.ts). */
 export interface SweepLists {
   /** One sweep of every partition listing only keys after its highest finished segment. */
   readonly incrementalSweep: number;
