@@ -3,10 +3,10 @@
 // every fact about remote segments comes from the remote log metadata, so a
 // restart rebuilds this from the metadata replay.
 import type { Logger } from 'pino';
-import type { Clock } from '../broker/clock.js';
-import type { LogConfig } from '../broker/log/log-config.js';
+import type { Clock } from '../broker/common/clock.js';
+import type { LogConfig } from '../metadata/log-config.js';
 import type { PartitionLog } from '../broker/log/partition-log.js';
-import type { Scheduler } from '../broker/scheduler.js';
+import type { Scheduler } from '../broker/common/scheduler.js';
 import type { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/remote-log-metadata-manager.js';
 import type {
   RemoteLogSegmentMetadata,

@@ -19,12 +19,12 @@
 // restores the highest remote offset, the log start offset and the sizes.
 import { recordsOf, type Records } from '../broker/protocol/record-parts.js';
 import type { Logger } from 'pino';
-import type { Clock } from '../broker/clock.js';
-import { silentLogger } from '../broker/logger.js';
+import type { Clock } from '../broker/common/clock.js';
+import { silentLogger } from '../broker/common/logger.js';
 import type { LogSegment } from '../broker/log/log-segment.js';
 import type { PartitionLog } from '../broker/log/partition-log.js';
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
-import type { Scheduler, TimerHandle } from '../broker/scheduler.js';
+import type { Scheduler, TimerHandle } from '../broker/common/scheduler.js';
 import type { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/remote-log-metadata-manager.js';
 import type { RemoteLogSegmentMetadata, TopicIdPartition } from '../metadata/remote-log-metadata/types.js';
 import { topicIdPartitionKey } from '../metadata/remote-log-metadata/types.js';

@@ -9,14 +9,14 @@
 // transaction.
 import { promises as fsp } from 'node:fs';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../common/clock.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { BATCH_HEADER_SIZE, LOG_OVERHEAD, OFFSET_BATCH_LENGTH, OFFSET_LAST_OFFSET_DELTA, OFFSET_RECORDS_COUNT } from '../protocol/record-batch.js';
 import { snapshotFile } from './file-names.js';
 import type { HandleBudget } from './file-handles.js';
-import { fileExists } from './file-io.js';
+import { fileExists } from '../common/file-io.js';
 import type { EpochEntry, LeaderEpochCache, LeaderEpochCheckpoint } from './leader-epoch-cache.js';
-import type { LogConfig } from './log-config.js';
+import type { LogConfig } from '../../metadata/log-config.js';
 import { loadLog } from './log-loader.js';
 import { LogSegment, type SegmentOptions, type TimestampAndOffset } from './log-segment.js';
 import type { LogSegments } from './log-segments.js';
