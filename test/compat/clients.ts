@@ -78,7 +78,7 @@ function requireTools(names: readonly ToolName[]): void {
 }
 
 /** `bash test/compat/install.sh <part>`: returns the installed path, or throws with the script's reason. */
-export async function installPart(part: 'franz-go' | 'kafka-python' | 'kafka-python-2'): Promise<string> {
+export async function installPart(part: 'franz-go' | 'kafka-python' | 'kafka-python-2' | 'confluent-kafka'): Promise<string> {
   const script = path.join(repoRoot(), 'test', 'compat', 'install.sh');
   const r = await runProcess('bash', [script, part], { timeoutMs: 600_000 });
   const line = r.stdout.split('\n').find((l) => l.startsWith(`${part} `));
