@@ -541,7 +541,7 @@ function walkRecordsForAppend(
     if (c.pos >= c.end) throw invalidRecord(`batch declares ${count} records but holds ${i}`);
     const r = scanRecord(c);
     if (r.offsetDelta !== i) {
-      // Kafka does not look at the inner offsets of an uncompressed batch; Sediment refuses them (listed in PROTOCOL-COMPAT).
+      // Kafka does not look at the inner offsets of an uncompressed batch; Sediment refuses them: stricter than Kafka, and kept so that stored batches number their records 0, 1, 2...
       if (compression === 'none') throw invalidRecord(`record ${i} has offsetDelta ${r.offsetDelta}, expected ${i}`);
       consecutive = false;
     }
