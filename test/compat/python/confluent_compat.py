@@ -251,7 +251,10 @@ def group_lag(admin, args, report):
 
 def main():
     args = parse_args(__doc__.split('\n')[0])
-    report = Report(CLIENT, '%s (librdkafka %s)' % (confluent_kafka.version()[0], confluent_kafka.libversion()[0]), args, True)
+    # version() is a (str, int) tuple in 1.x and a str in 2.x.
+    version = confluent_kafka.version()
+    version = version[0] if isinstance(version, tuple) else version
+    report = Report(CLIENT, '%s (librdkafka %s)' % (version, confluent_kafka.libversion()[0]), args, True)
     admin = AdminClient({'bootstrap.servers': args.bootstrap, 'client.id': 'sediment-compat-confluent-admin'})
     report.op('createTopic', lambda: create_topic(admin, args, report))
     report.op('describeConfigs', lambda: describe_configs(admin, args, report))
