@@ -11,65 +11,16 @@
 //    KIP-467 record error (batch index, Kafka's message) and error_message;
 //  - a zstd topic stores librdkafka's gzip batches as zstd, records intact.
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, before, test } from 'node:test';
 import { BrokerConnection } from '../../broker/cli/broker-connection.js';
 import { decodeResponse } from '../../broker/protocol/frame.js';
 import { ApiKey, apis } from '../../broker/protocol/messages/index.js';
-import type { ProduceResponse } from '../../broker/protocol/messages/produce.js';
 import { decodeRecordBatches } from '../../broker/protocol/record-batch.js';
 import { runProcess } from '../clients/common.js';
 import { installPart } from '../compat/clients.js';
+import { freePort } from '../support/kafka-reference.js';
+import { startRecordingProxy, type RecordingProxy } from '../support/recording-proxy.js';
 import { startSediment, type SedimentProcess } from '../support/sediment.js';
-
-/** Forwards to the broker and keeps every Produce response it carries back, decoded. */
-class RecordingProxy {
-  readonly produceResponses: ProduceResponse[] = [];
-  private readonly server = net.createServer((client) => this.pipe(client));
-  private readonly sockets = new Set<net.Socket>();
-  target = 0;
-
-  async listen(): Promise<number> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return (this.server.address() as net.AddressInfo).port;
-  }
-
-  private pipe(client: net.Socket): void {
-    const upstream = net.connect(this.target, '127.0.0.1');
-    this.sockets.add(client).add(upstream);
-    const asked = new Map<number, { apiKey: number; version: number }>();
-    frames(client, (f) => asked.set(f.readInt32BE(4), { apiKey: f.readInt16BE(0), version: f.readInt16BE(2) }), (raw) => upstream.write(raw));
-    frames(upstream, (f) => {
-      const req = asked.get(f.readInt32BE(0));
-      if (req?.apiKey === ApiKey.Produce) this.produceResponses.push(decodeResponse(f, apis.Produce, req.version).body);
-    }, (raw) => client.write(raw));
-    const close = (): void => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', close).on('error', close);
-    upstream.on('close', close).on('error', close);
-  }
-
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-/** Calls `onFrame` with each size-prefixed frame's payload read from `s`, and `forward` with the raw bytes. */
-function frames(s: net.Socket, onFrame: (payload: Buffer) => void, forward: (raw: Buffer) => void): void {
-  let buf = Buffer.alloc(0);
-  s.on('data', (d: Buffer) => {
-    forward(d);
-    buf = Buffer.concat([buf, d]);
-    while (buf.length >= 4 && buf.length >= 4 + buf.readInt32BE(0)) {
-      const n = buf.readInt32BE(0);
-      onFrame(buf.subarray(4, 4 + n));
-      buf = buf.subarray(4 + n);
-    }
-  });
-}
 
 let broker: SedimentProcess;
 let proxy: RecordingProxy;
@@ -77,10 +28,9 @@ let python: string;
 
 before(async () => {
   python = await installPart('confluent-kafka');
-  proxy = new RecordingProxy();
-  const port = await proxy.listen();
+  const port = await freePort();
   broker = await startSediment({ overrides: { 'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}` } });
-  proxy.target = broker.port;
+  proxy = await startRecordingProxy({ target: { host: '127.0.0.1', port: broker.port }, port });
 });
 
 after(async () => {
@@ -176,7 +126,10 @@ test('librdkafka (PyPI confluent-kafka): list_topics, regex subscription, compac
     { topic: 'rdk-compact', key: null, error: 'INVALID_RECORD', offset: null },
     { topic: 'rdk-compact', key: 'c', error: null, offset: 0 },
   ]);
-  const refused = proxy.produceResponses
+  const produceResponses = proxy.exchanges
+    .filter((e) => e.request.apiKey === ApiKey.Produce)
+    .map((e) => decodeResponse(e.responseFrame.subarray(4), apis.Produce, e.request.apiVersion).body);
+  const refused = produceResponses
     .flatMap((resp) => resp.responses.filter((t) => t.name === 'rdk-compact').flatMap((t) => t.partitionResponses))
     .filter((p) => p.errorCode !== 0);
   assert.equal(refused.length, 1, 'one refused Produce to the compacted topic');
