@@ -336,6 +336,8 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
     'The retention of the __remote_log_metadata topic; -1 (unlimited) keeps every state change so the index can be rebuilt.'),
 
   // ---- cluster metadata in etcd (docs/cluster-metadata.md) ----
+  broker('broker.rack', 'string', null, 'medium',
+    'Rack of the broker, registered in the cluster metadata (etcd.connect) for rack-aware replica placement.'),
   broker('etcd.connect', 'string', null, 'high',
     'Sediment: the etcd cluster that holds the cluster metadata, as host:port[,host:port...][/prefix] (the zookeeper.connect convention; the prefix defaults to /sediment, / is the root). Unset: a single broker with its metadata in its log dirs.',
     { validator: validator('host:port[,host:port...][/prefix]', etcdConnectProblem) }),
@@ -356,7 +358,7 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   broker('etcd.password', 'password', null, 'medium',
     'Sediment: the password of etcd.username.'),
   broker('broker.session.timeout.ms', 'int', 9000, 'medium',
-    'The length of time a broker keeps its registration without a heartbeat: the time to live of its etcd lease (rounded up to whole seconds at etcd). A broker that cannot renew it within this time stops acting as leader or coordinator.',
+    'The length of time a broker keeps its registration without a heartbeat: the time to live of its etcd lease (rounded up to whole seconds at etcd). A broker that cannot renew it within this time counts its session as lost (the event on which it stops acting as leader or coordinator) before etcd can expire it.',
     { validator: atLeast(1000) }),
   broker('broker.heartbeat.interval.ms', 'int', 2000, 'medium',
     'The length of time between broker heartbeats: how often the broker renews its etcd lease.',
