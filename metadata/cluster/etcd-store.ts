@@ -6,7 +6,8 @@
 // response, which can skip events that were not yet delivered; we restart
 // after the last revision actually handed to the listener, and when etcd says
 // that revision is compacted, the listener reloads.
-import { Etcd3, type IKeyValue, type IOptions, type IWatchResponse, type Watcher } from 'etcd3';
+import { handleWhen, noop, retry } from 'cockatiel';
+import { Etcd3, isRecoverableError, type IKeyValue, type IOptions, type IWatchResponse, type Watcher } from 'etcd3';
 import { systemClock, type Clock } from '../../broker/clock.js';
 import { ErrorCode, KafkaError } from '../../broker/protocol/errors.js';
 import { systemScheduler, type Scheduler } from '../../broker/scheduler.js';
@@ -54,6 +55,15 @@ export class EtcdClusterMetadataStore extends KeySpaceStore {
       dialTimeout: timeout,
       // Streams (watch, lease keepalive) live on; unary calls get a deadline.
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+      // etcd3's default per-host circuit breaker blocks every call for 5 s after
+      // 3 failures: keepalives would then stay blocked after etcd is back, and a
+      // session could be lost to the breaker alone. Instead: each call tries one
+      // host, a recoverable failure is retried once per other endpoint, and the
+      // callers (start-up, LeaseKeeper, the controller) own the retrying.
+      faultHandling: {
+        host: () => noop,
+        global: retry(handleWhen((e) => isRecoverableError(e)), { maxAttempts: options.connect.endpoints.length - 1 }),
+      },
       ...(options.tls === undefined ? {} : { credentials: { ...options.tls } }),
       ...(options.auth === undefined ? {} : { auth: { ...options.auth, callOptions: { deadline: Date.now() + timeout } } }),
     };
