@@ -8,9 +8,9 @@
 // that revision is compacted, the listener reloads.
 import { handleWhen, noop, retry } from 'cockatiel';
 import { Etcd3, isRecoverableError, type IKeyValue, type IOptions, type IWatchResponse, type Watcher } from 'etcd3';
-import { systemClock, type Clock } from '../../broker/clock.js';
+import { systemClock, type Clock } from '../../broker/common/clock.js';
 import { ErrorCode, KafkaError } from '../../broker/protocol/errors.js';
-import { systemScheduler, type Scheduler } from '../../broker/scheduler.js';
+import { systemScheduler, type Scheduler } from '../../broker/common/scheduler.js';
 import { DuplicateBrokerRegistrationError, MetadataStoreUnavailableError } from './errors.js';
 import { describeEtcdConnect, type EtcdConnect } from './etcd-connect.js';
 import { KeySpaceStore, type KeySpace, type KvEntry, type KvEvent, type KvGuard, type KvOp } from './key-space-store.js';

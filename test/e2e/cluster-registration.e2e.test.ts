@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { systemScheduler } from '../../broker/scheduler.js';
+import { systemScheduler } from '../../broker/common/scheduler.js';
 import { EtcdClusterMetadataStore } from '../../metadata/cluster/etcd-store.js';
 import { MetadataImageFollower } from '../../metadata/cluster/image-follower.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';

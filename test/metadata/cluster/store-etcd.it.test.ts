@@ -4,7 +4,7 @@
 // (2 s sessions) and every wait is for an event, bounded.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { systemScheduler } from '../../../broker/scheduler.js';
+import { systemScheduler } from '../../../broker/common/scheduler.js';
 import { EtcdClusterMetadataStore } from '../../../metadata/cluster/etcd-store.js';
 import type { ClusterMetadataStore } from '../../../metadata/cluster/store.js';
 import { startCutProxy, type CutProxy } from '../../support/cut-proxy.js';
