@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { systemScheduler } from '../../../broker/common/scheduler.js';
-import { KafkaError } from '../../../broker/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
 import { EtcdClusterMetadataStore } from '../../../metadata/cluster/etcd-store.js';
 import { MetadataImageFollower } from '../../../metadata/cluster/image-follower.js';
 import type { ClusterMetadataStore } from '../../../metadata/cluster/store.js';
@@ -143,6 +143,49 @@ describe('ClusterMetadataStore contract: real etcd', () => {
       assert.equal(etcd.etcdctl(['get', `${prefix}/brokers/1`]), '', 'closing the session revokes the lease and the registration');
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('etcd authentication (etcd.username / etcd.password)', () => {
+  let secured: EtcdServer;
+  before(async () => {
+    secured = await startEtcd();
+    secured.etcdctl(['user', 'add', 'root:root-secret']);
+    secured.etcdctl(['user', 'add', 'sediment:broker-secret']);
+    secured.etcdctl(['role', 'add', 'sediment-role']);
+    secured.etcdctl(['role', 'grant-permission', 'sediment-role', '--prefix=true', 'readwrite', '/sediment/']);
+    secured.etcdctl(['user', 'grant-role', 'sediment', 'sediment-role']);
+    secured.etcdctl(['auth', 'enable']);
+  });
+  after(async () => {
+    await secured?.stop();
+  });
+
+  it('a user with the prefix granted works; a wrong password or a prefix outside the grant fails at once, not retriably', async () => {
+    const good = new EtcdClusterMetadataStore({ connect: { endpoints: [secured.endpoint], prefix: '/sediment' }, auth: { username: 'sediment', password: 'broker-secret' } });
+    const badPassword = new EtcdClusterMetadataStore({ connect: { endpoints: [secured.endpoint], prefix: '/sediment' }, auth: { username: 'sediment', password: 'nope' } });
+    const outside = new EtcdClusterMetadataStore({ connect: { endpoints: [secured.endpoint], prefix: '/other' }, auth: { username: 'sediment', password: 'broker-secret' } });
+    try {
+      assert.equal(await good.initialize({ proposedClusterId: 'secured' }), 'secured');
+      const session = await good.registerBroker({ nodeId: 1, incarnationId: 'i', rack: null, endpoints: [] }, { sessionTimeoutMs: 9000, heartbeatIntervalMs: 2000 });
+      assert.equal(session.state, 'live');
+      await session.close();
+      await assert.rejects(badPassword.initialize({ proposedClusterId: 'x' }), (e: unknown) => {
+        assert.ok(e instanceof KafkaError, String(e));
+        assert.equal(e.code, ErrorCode.SASL_AUTHENTICATION_FAILED, e.message);
+        assert.equal(e.retriable, false);
+        return true;
+      });
+      await assert.rejects(outside.initialize({ proposedClusterId: 'x' }), (e: unknown) => {
+        assert.ok(e instanceof KafkaError, String(e));
+        assert.equal(e.code, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, e.message);
+        return true;
+      });
+    } finally {
+      await good.close();
+      await badPassword.close();
+      await outside.close();
     }
   });
 });
