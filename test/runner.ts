@@ -33,7 +33,7 @@ function minioMissing(): string | null {
 }
 
 function missingTools(): string[] {
-  const out = findMissingTools(['java', 'kafka', 'kcat', 'python-confluent-kafka', 'kafkajs']).map((m) => `missing tool: ${m.name}: ${m.problem}. ${m.fix}`);
+  const out = findMissingTools(['java', 'kafka', 'kcat', 'python-confluent-kafka', 'kafkajs', 'etcd']).map((m) => `missing tool: ${m.name}: ${m.problem}. ${m.fix}`);
   if (!existsSync('/usr/bin/chromium')) out.push('missing tool: chromium (/usr/bin/chromium, for the console test). Install it with: apt-get install -y chromium');
   const minio = minioMissing();
   if (minio !== null) out.push(minio);

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ToolName = 'java' | 'maven' | 'kafka' | 'kcat' | 'python-confluent-kafka' | 'kafkajs';
+export type ToolName = 'java' | 'maven' | 'kafka' | 'kcat' | 'python-confluent-kafka' | 'kafkajs' | 'etcd';
 
 export interface MissingTool {
   readonly name: ToolName;
@@ -63,6 +63,20 @@ export function kafkaClasspath(): string {
   return path.join(kafkaLibsDir(), '*');
 }
 
+/**
+ * Where test/support/install-etcd.sh puts (or found) the etcd server: the
+ * script's --print-path, which honours SEDIMENT_ETCD_BIN and its Debian fallback.
+ * etcdctl is expected beside it.
+ */
+export function etcdBinaryPath(): string {
+  const fromEnv = process.env['SEDIMENT_ETCD_BIN'];
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  const r = spawnSync('bash', [path.join(repoRoot(), 'test', 'support', 'install-etcd.sh'), '--print-path'], { encoding: 'utf8' });
+  const bin = (r.stdout ?? '').trim();
+  if (r.status !== 0 || bin === '') throw new Error(`test/support/install-etcd.sh --print-path failed: ${r.stderr ?? ''}`);
+  return bin;
+}
+
 function run(cmd: string, args: readonly string[]): { ok: boolean; out: string } {
   const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 30_000 });
   return { ok: r.status === 0, out: `${r.stdout ?? ''}${r.stderr ?? ''}` };
@@ -104,6 +118,16 @@ function check(name: ToolName): MissingTool | null {
         .ok
         ? null
         : { name, problem: `confluent_kafka not importable by ${systemPython}`, fix: fixes.python };
+    case 'etcd': {
+      const bin = etcdBinaryPath();
+      const ctl = path.join(path.dirname(bin), 'etcdctl');
+      if (existsSync(bin) && existsSync(ctl)) return null;
+      return {
+        name,
+        problem: `etcd server or etcdctl not found (${existsSync(bin) ? ctl : bin})`,
+        fix: 'bash test/support/install-etcd.sh (needs go; a few minutes; SEDIMENT_ETCD_BIN overrides)',
+      };
+    }
     case 'kafkajs':
       return existsSync(path.join(repoRoot(), 'node_modules', 'kafkajs', 'package.json'))
         ? null
@@ -142,4 +166,5 @@ export const toolsFor = {
   kafkajs: ['kafkajs'],
   python: ['python-confluent-kafka'],
   kcat: ['kcat'],
+  etcd: ['etcd'],
 } as const satisfies Record<string, readonly ToolName[]>;
