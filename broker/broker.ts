@@ -31,6 +31,7 @@ import { LogCleaner, logCleanerConfigFrom } from './log/cleaner/log-cleaner.js';
 import { createLiveCostRoute, liveTopicsFrom } from './cost/live-cost.js';
 import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
+import { ClusterMembership } from './cluster-membership.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
@@ -63,12 +64,22 @@ export class Broker {
   port = 0;
   /** The HTTP listener (metrics, JSON API, console); its port is `http.port`. */
   http: HttpServerHandle | null = null;
+  /** Membership of an etcd cluster (etcd.connect), null for the single-broker default. */
+  membership: ClusterMembership | null = null;
 
   static async start(config: BrokerConfig, options: BrokerOptions): Promise<Broker> {
     const log = options.log;
     const clock = options.clock ?? systemClock;
     const scheduler = options.scheduler ?? systemScheduler;
-    const identity = await ensureMetaProperties(config.logDirs, { nodeId: config.nodeId, clusterId: config.clusterId });
+    // With etcd.connect, the cluster metadata store decides the cluster id before the log dirs are formatted.
+    const membership = await ClusterMembership.connect(config, { log, clock, scheduler });
+    let identity: Awaited<ReturnType<typeof ensureMetaProperties>>;
+    try {
+      identity = await ensureMetaProperties(config.logDirs, { nodeId: config.nodeId, clusterId: membership?.clusterId ?? config.clusterId });
+    } catch (err) {
+      await membership?.stop();
+      throw err;
+    }
     const metaDir = config.logDirs[0]!;
     const store = await TopicStore.open(metaDir, config);
     // Tiered storage is built first (it only needs the config) so the log
@@ -186,6 +197,7 @@ export class Broker {
     dispatcher = new Dispatcher<BrokerContext>(metrics.instrument(allHandlers), context, metrics.requestObserver);
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });
     const broker = new Broker(config, context, topics, logs, groups, txns, rlm, cleaner, log);
+    broker.membership = membership;
     try {
       const costRoute = createLiveCostRoute({
         metricsText: () => metrics.registry.metrics(),
@@ -213,6 +225,15 @@ export class Broker {
         if (advertisedConf.port === 0 || config.advertisedListeners === config.listeners) advertised.port = port;
       }
     }
+    if (membership !== null) {
+      const bound = config.advertisedListeners.map((l, i) => (i === 0 ? { ...l, host: advertised.host, port: advertised.port } : l));
+      try {
+        await membership.register(config.nodeId, config.getString('broker.rack'), bound);
+      } catch (err) {
+        await broker.stop();
+        throw err;
+      }
+    }
     log.info({ listeners: config.listeners.map((l) => `${l.name}://${l.host}:${l.port}`), port: broker.port, httpPort: broker.http.port, clusterId: identity.clusterId, nodeId: config.nodeId, logDirs: config.logDirs }, 'sediment broker started');
     return broker;
   }
@@ -220,6 +241,8 @@ export class Broker {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    // Deregister first, so the cluster stops routing here while the rest closes.
+    await this.membership?.stop();
     for (const l of this.listeners) await l.stop();
     await this.http?.stop();
     await this.cleaner.stop();

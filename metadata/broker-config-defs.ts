@@ -18,6 +18,7 @@ import {
   type Importance,
   type Validator,
 } from './config-schema.js';
+import { parseEtcdConnect } from './cluster/etcd-connect.js';
 
 const HOUR_MS = 3_600_000;
 const WEEK_HOURS = 168;
@@ -333,7 +334,46 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
     { validator: singleReplica }),
   broker('remote.log.metadata.topic.retention.ms', 'long', -1, 'medium',
     'The retention of the __remote_log_metadata topic; -1 (unlimited) keeps every state change so the index can be rebuilt.'),
+
+  // ---- cluster metadata in etcd (docs/cluster-metadata.md) ----
+  broker('broker.rack', 'string', null, 'medium',
+    'Rack of the broker, registered in the cluster metadata (etcd.connect) for rack-aware replica placement.'),
+  broker('etcd.connect', 'string', null, 'high',
+    'Sediment: the etcd cluster that holds the cluster metadata, as host:port[,host:port...][/prefix] (the zookeeper.connect convention; the prefix defaults to /sediment, / is the root). Unset: a single broker with its metadata in its log dirs.',
+    { validator: validator('host:port[,host:port...][/prefix]', etcdConnectProblem) }),
+  broker('etcd.connection.timeout.ms', 'int', 18000, 'high',
+    'Sediment: how long start-up keeps retrying an unreachable etcd (logging the endpoints) before the broker exits with an error (after zookeeper.connection.timeout.ms).',
+    { validator: atLeast(1) }),
+  broker('etcd.request.timeout.ms', 'int', 5000, 'medium',
+    'Sediment: the deadline of each etcd call; a call that misses it fails with a retriable error (REQUEST_TIMED_OUT).',
+    { validator: atLeast(1) }),
+  broker('etcd.ssl.client.enable', 'boolean', false, 'medium',
+    'Sediment: connect to etcd over TLS (https endpoints), as zookeeper.ssl.client.enable.'),
+  broker('etcd.ssl.truststore.location', 'string', null, 'medium',
+    'Sediment: PEM file of the CA certificates that sign the etcd servers\' certificates (Kafka\'s ssl.truststore.type=PEM). Needed with etcd.ssl.client.enable=true.'),
+  broker('etcd.ssl.keystore.location', 'string', null, 'medium',
+    'Sediment: PEM file holding this broker\'s client private key (unencrypted) and certificate chain, for etcd servers that require client certificates (--client-cert-auth).'),
+  broker('etcd.username', 'string', null, 'medium',
+    'Sediment: the etcd user (etcd authentication); with etcd.password.'),
+  broker('etcd.password', 'password', null, 'medium',
+    'Sediment: the password of etcd.username.'),
+  broker('broker.session.timeout.ms', 'int', 9000, 'medium',
+    'The length of time a broker keeps its registration without a heartbeat: the time to live of its etcd lease (rounded up to whole seconds at etcd). A broker that cannot renew it within this time counts its session as lost (the event on which it stops acting as leader or coordinator) before etcd can expire it.',
+    { validator: atLeast(1000) }),
+  broker('broker.heartbeat.interval.ms', 'int', 2000, 'medium',
+    'The length of time between broker heartbeats: how often the broker renews its etcd lease.',
+    { validator: atLeast(1) }),
 ];
+
+function etcdConnectProblem(value: ConfigValue): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  try {
+    parseEtcdConnect(value);
+    return undefined;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
 
 function storageUrlProblem(value: ConfigValue): string | undefined {
   if (typeof value !== 'string') return undefined;

@@ -1,0 +1,119 @@
+// A broker's membership of an etcd cluster (etcd.connect set): the metadata
+// store, this broker's registration and lease, and the image kept current from
+// etcd. Without etcd.connect there is none and the broker is the single broker
+// it always was. Start-up: connect() before the log dirs are formatted (the
+// store decides the cluster id), register() once the listeners are bound (the
+// registration carries their ports).
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { BrokerConfig, ListenerConfig } from './config.js';
+import type { Clock } from './clock.js';
+import type { Scheduler } from './scheduler.js';
+import { EtcdClusterMetadataStore } from '../metadata/cluster/etcd-store.js';
+import { etcdSettingsFrom, type EtcdClusterSettings } from '../metadata/cluster/etcd-config.js';
+import { MetadataImageFollower } from '../metadata/cluster/image-follower.js';
+import type { MetadataImage } from '../metadata/cluster/image.js';
+import type { BrokerEndpoint } from '../metadata/cluster/records.js';
+import { retryUnavailable, type StartupOptions } from '../metadata/cluster/startup.js';
+import type { BrokerSession, ClusterMetadataStore } from '../metadata/cluster/store.js';
+import { decodeMetaProperties, META_PROPERTIES_FILE } from '../metadata/meta-properties.js';
+import { randomUuid } from '../metadata/uuid.js';
+
+export class ClusterMembership {
+  private sessionHandle: BrokerSession | undefined;
+  private readonly lostListeners: Array<(reason: string) => void> = [];
+
+  private constructor(
+    readonly store: ClusterMetadataStore,
+    readonly clusterId: string,
+    private readonly follower: MetadataImageFollower,
+    private readonly settings: EtcdClusterSettings,
+    private readonly startup: StartupOptions,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Null without etcd.connect. Otherwise reaches etcd (retrying for
+   * etcd.connection.timeout.ms), checks the layout and the cluster id against
+   * the log dirs' meta.properties, and loads the image.
+   */
+  static async connect(config: BrokerConfig, options: { log: Logger; clock: Clock; scheduler: Scheduler }): Promise<ClusterMembership | null> {
+    const settings = etcdSettingsFrom(config);
+    if (settings === null) return null;
+    const log = options.log.child({ component: 'cluster-metadata' });
+    const store = new EtcdClusterMetadataStore({ ...settings.store, clock: options.clock, scheduler: options.scheduler });
+    const startup: StartupOptions = {
+      clock: options.clock,
+      scheduler: options.scheduler,
+      connectionTimeoutMs: settings.connectionTimeoutMs,
+      onRetry: (message) => log.warn(message),
+    };
+    try {
+      const known = config.clusterId ?? storedClusterId(config.logDirs);
+      const clusterId = await retryUnavailable(store, 'read the cluster metadata', () =>
+        store.initialize({ proposedClusterId: known ?? randomUuid(), ...(known === null ? {} : { expectedClusterId: known }) }),
+        startup,
+      );
+      const follower = new MetadataImageFollower(store, {
+        scheduler: options.scheduler,
+        onReload: (reason) => log.warn({ reason }, 'cluster metadata image reloaded'),
+        onProblem: (problem) => log.warn(problem),
+        onConnectionChange: (connected) => (connected ? log.info(`watching ${store.description} again`) : log.warn(`lost the watch connection to ${store.description}`)),
+      });
+      await retryUnavailable(store, 'load the cluster metadata', () => follower.start(), startup);
+      log.info({ store: store.description, clusterId, revision: String(follower.image.revision) }, 'cluster metadata loaded');
+      return new ClusterMembership(store, clusterId, follower, settings, startup, log);
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+  }
+
+  get image(): MetadataImage {
+    return this.follower.image;
+  }
+
+  get session(): BrokerSession | undefined {
+    return this.sessionHandle;
+  }
+
+  /** Called once when this broker's session is lost: it must stop acting as leader or coordinator. */
+  onSessionLost(listener: (reason: string) => void): void {
+    this.lostListeners.push(listener);
+  }
+
+  /** Registers this broker; refused (DuplicateBrokerRegistrationError) while a live broker holds the node id. */
+  async register(nodeId: number, rack: string | null, listeners: readonly ListenerConfig[]): Promise<BrokerSession> {
+    const endpoints: BrokerEndpoint[] = listeners.map((l) => ({ name: l.name, host: l.host, port: l.port, securityProtocol: l.securityProtocol }));
+    const registration = { nodeId, incarnationId: randomUuid(), rack, endpoints };
+    const session = await retryUnavailable(this.store, `register node ${nodeId}`, () => this.store.registerBroker(registration, this.settings.session), this.startup);
+    this.sessionHandle = session;
+    session.onLost((reason) => {
+      this.log.error({ nodeId, brokerEpoch: String(session.brokerEpoch), reason }, 'lost the cluster session: no longer acting as leader or coordinator');
+      for (const l of this.lostListeners) l(reason);
+    });
+    this.log.info({ nodeId, brokerEpoch: String(session.brokerEpoch), endpoints: endpoints.map((e) => `${e.name}://${e.host}:${e.port}`) }, 'registered in the cluster');
+    return session;
+  }
+
+  /** Deregisters (revokes the lease) and stops following. */
+  async stop(): Promise<void> {
+    try {
+      await this.sessionHandle?.close();
+    } catch (e) {
+      this.log.warn({ err: e }, 'could not revoke the cluster session; it ends when its lease expires');
+    }
+    await this.follower.close();
+    await this.store.close();
+  }
+}
+
+/** The cluster id the first existing meta.properties names, before anything is formatted. */
+function storedClusterId(logDirs: readonly string[]): string | null {
+  for (const dir of logDirs) {
+    const file = path.join(dir, META_PROPERTIES_FILE);
+    if (existsSync(file)) return decodeMetaProperties(readFileSync(file, 'utf8'), file).clusterId;
+  }
+  return null;
+}
