@@ -32,6 +32,7 @@ import { createLiveCostRoute, liveTopicsFrom } from './cost/live-cost.js';
 import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
+import { ClusterServing } from './cluster/cluster-serving.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
@@ -66,6 +67,8 @@ export class Broker {
   http: HttpServerHandle | null = null;
   /** Membership of an etcd cluster (etcd.connect), null for the single-broker default. */
   membership: ClusterMembership | null = null;
+  /** Topic sync, cluster view and controller of a cluster member; null for the single broker. */
+  cluster: ClusterServing | null = null;
 
   static async start(config: BrokerConfig, options: BrokerOptions): Promise<Broker> {
     const log = options.log;
@@ -103,8 +106,12 @@ export class Broker {
       },
     });
     const topics = new BrokerTopics(store, logs, INTERNAL_TOPICS, log.child({ component: 'topics' }));
-    await topics.ensureLogs();
+    // In a cluster only the internal topics are this broker's own; the others come from the image.
+    await topics.ensureLogs(membership === null ? undefined : (name) => INTERNAL_TOPICS.has(name));
     await ensureInternalTopics(config, topics);
+    const first = config.listeners[0]!;
+    const advertisedConf = config.advertisedListeners[0] ?? first;
+    const cluster = membership === null ? null : await ClusterServing.start({ membership, local: topics, config, scheduler, log, listenerName: advertisedConf.name });
     const producerIds = await ProducerIdManager.open(metaDir);
     const offsetsLog = new InternalTopicLog(CONSUMER_OFFSETS_TOPIC, config.offsetsTopicNumPartitions, (p) => logs.getLog(CONSUMER_OFFSETS_TOPIC, p), clock);
     const groups = new GroupCoordinator({
@@ -171,8 +178,6 @@ export class Broker {
       log.info({ url: config.remoteLogStorageUrl, fetchWorkerThreads: chunkSource?.threads ?? 0 }, 'tiered storage started');
     }
 
-    const first = config.listeners[0]!;
-    const advertisedConf = config.advertisedListeners[0] ?? first;
     let dispatcher: Dispatcher<BrokerContext> | null = null;
     const advertised = { host: advertisedConf.host === '' ? '127.0.0.1' : advertisedConf.host, port: advertisedConf.port };
     const fetchSessions = new FetchSessionCache({ maxSlots: config.maxIncrementalFetchSessionCacheSlots, clock });
@@ -183,7 +188,8 @@ export class Broker {
       advertised,
       clock,
       log,
-      topics,
+      topics: cluster?.topics ?? topics,
+      cluster: cluster?.view ?? null,
       waiters,
       producerIds,
       groups,
@@ -198,6 +204,7 @@ export class Broker {
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });
     const broker = new Broker(config, context, topics, logs, groups, txns, rlm, cleaner, log);
     broker.membership = membership;
+    broker.cluster = cluster;
     try {
       const costRoute = createLiveCostRoute({
         metricsText: () => metrics.registry.metrics(),
@@ -229,6 +236,7 @@ export class Broker {
       const bound = config.advertisedListeners.map((l, i) => (i === 0 ? { ...l, host: advertised.host, port: advertised.port } : l));
       try {
         await membership.register(config.nodeId, config.getString('broker.rack'), bound);
+        cluster?.startController();
       } catch (err) {
         await broker.stop();
         throw err;
@@ -241,7 +249,8 @@ export class Broker {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    // Deregister first, so the cluster stops routing here while the rest closes.
+    // Resign and deregister first, so the cluster stops routing here while the rest closes.
+    await this.cluster?.stop();
     await this.membership?.stop();
     for (const l of this.listeners) await l.stop();
     await this.http?.stop();

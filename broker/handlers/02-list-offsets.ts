@@ -63,6 +63,11 @@ export const handler: ApiHandler<ListOffsetsRequest, ListOffsetsResponse, Broker
     for (const t of req.topics) {
       const partitions = [];
       for (const rp of t.partitions) {
+        const notLeader = broker.cluster?.notLeader(t.name, rp.partitionIndex) ?? null;
+        if (notLeader !== null) {
+          partitions.push(result(rp.partitionIndex, notLeader.errorCode));
+          continue;
+        }
         const p = broker.topics.partition(t.name, rp.partitionIndex);
         if (p === undefined) {
           partitions.push(result(rp.partitionIndex, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
