@@ -112,7 +112,8 @@ export class Broker {
     const first = config.listeners[0]!;
     const advertisedConf = config.advertisedListeners[0] ?? first;
     const cluster = membership === null ? null : await ClusterServing.start({ membership, local: topics, config, scheduler, log, listenerName: advertisedConf.name });
-    const producerIds = await ProducerIdManager.open(metaDir);
+    // In a cluster each broker hands out producer ids from its own range.
+    const producerIds = await ProducerIdManager.open(metaDir, membership === null ? 0n : BigInt(config.nodeId) << 40n);
     const offsetsLog = new InternalTopicLog(CONSUMER_OFFSETS_TOPIC, config.offsetsTopicNumPartitions, (p) => logs.getLog(CONSUMER_OFFSETS_TOPIC, p), clock);
     const groups = new GroupCoordinator({
       log: offsetsLog,
@@ -195,7 +196,8 @@ export class Broker {
       groups,
       txns,
       fetchSessions,
-      coordinatorNode: () => ({ nodeId: config.nodeId, host: advertised.host, port: advertised.port }),
+      // In a cluster every group goes to one broker (the lowest live node id) until coordinators follow partition leadership.
+      coordinatorNode: () => cluster?.view.coordinator() ?? { nodeId: config.nodeId, host: advertised.host, port: advertised.port },
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
     };
     const parts = { topics, groups, remoteLogManager: rlm, fetchSessions };

@@ -44,6 +44,16 @@ export class ClusterView {
     return out;
   }
 
+  /**
+   * The group and transaction coordinator of the whole cluster for now: the
+   * live broker with the lowest node id (every broker answers FindCoordinator
+   * alike). Its group state lives in its own __consumer_offsets; coordinators
+   * that follow partition leadership are still to come.
+   */
+  coordinator(): NodeEndpoint | undefined {
+    return this.brokers()[0];
+  }
+
   endpoint(nodeId: number): NodeEndpoint | undefined {
     return this.brokers().find((b) => b.nodeId === nodeId);
   }

@@ -1,7 +1,7 @@
 // Three `sediment start` processes and a real etcd: the cluster as clients see
 // it. Every broker lists the live brokers and one controller; a topic created
 // through any broker has its leaders spread over the three; kcat and kafkajs
-// produce and consume through any bootstrap broker; a broker killed with -9
+// produce and consume (a kafkajs group too) through any bootstrap broker; a broker killed with -9
 // takes its RF=1 partitions offline (retriable errors) until it restarts; a
 // killed controller is replaced within broker.session.timeout.ms (printed).
 import assert from 'node:assert/strict';
@@ -118,6 +118,28 @@ describe('a cluster of three broker processes over etcd', () => {
     }
     const expected = Array.from({ length: MESSAGES }, (_, k) => `k${k}`).sort();
     for (const id of [1, 2, 3]) assert.deepEqual(await kcatKeys(cluster.broker(id).bootstrap), expected, `consumed through node ${id}`);
+    // A consumer group through another bootstrap broker: FindCoordinator is answered alike by every broker.
+    const consumer = new Kafka({ clientId: 'cluster-e2e', brokers: [cluster.broker(2).bootstrap], logLevel: logLevel.NOTHING }).consumer({ groupId: 'cluster-e2e-group' });
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
+      const seen = new Set<string>();
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`group consumed ${seen.size} of ${MESSAGES} within 60 s`)), 60_000);
+        void consumer.run({
+          eachMessage: async ({ message }) => {
+            seen.add(message.key?.toString() ?? '');
+            if (seen.size === MESSAGES) {
+              clearTimeout(timer);
+              resolve();
+            }
+          },
+        });
+      });
+      assert.deepEqual([...seen].sort(), expected);
+    } finally {
+      await consumer.disconnect();
+    }
   });
 
   it('kill -9 of a broker: its RF=1 partitions go offline with retriable errors and come back when it restarts', async () => {
