@@ -5,8 +5,8 @@
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config.js';
 import type { BrokerContext } from './broker-context.js';
-import { systemClock, type Clock } from './clock.js';
-import { systemScheduler, type Scheduler } from './scheduler.js';
+import { systemClock, type Clock } from './common/clock.js';
+import { systemScheduler, type Scheduler } from './common/scheduler.js';
 import { PartitionWaiters } from './partition-waiters.js';
 import { FetchSessionCache } from './fetch/fetch-session-cache.js';
 import { ProducerIdManager } from './producer-ids.js';

@@ -8,8 +8,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { BrokerConfig, ListenerConfig } from './config.js';
-import type { Clock } from './clock.js';
-import type { Scheduler } from './scheduler.js';
+import type { Clock } from './common/clock.js';
+import { systemScheduler, type Scheduler, type TimerHandle } from './common/scheduler.js';
 import { EtcdClusterMetadataStore } from '../metadata/cluster/etcd-store.js';
 import { etcdSettingsFrom, type EtcdClusterSettings } from '../metadata/cluster/etcd-config.js';
 import { MetadataImageFollower } from '../metadata/cluster/image-follower.js';
@@ -46,7 +46,9 @@ export class ClusterMembership {
     const store = new EtcdClusterMetadataStore({ ...settings.store, clock: options.clock, scheduler: options.scheduler });
     const startup: StartupOptions = {
       clock: options.clock,
-      scheduler: options.scheduler,
+      // The system scheduler's timers are unref'd; during start-up nothing else
+      // keeps the process alive between attempts, so these must hold it.
+      scheduler: options.scheduler === systemScheduler ? keepAliveScheduler : options.scheduler,
       connectionTimeoutMs: settings.connectionTimeoutMs,
       onRetry: (message) => log.warn(message),
     };
@@ -130,3 +132,23 @@ function storedClusterId(logDirs: readonly string[]): string | null {
   }
   return null;
 }
+
+/** setTimeout that keeps the process alive (start-up retries). */
+const keepAliveScheduler: Scheduler = (() => {
+  const timers = new Map<number, NodeJS.Timeout>();
+  let next = 1;
+  return {
+    setTimeout(fn: () => void, ms: number): TimerHandle {
+      const id = next++;
+      timers.set(id, setTimeout(() => {
+        timers.delete(id);
+        fn();
+      }, Math.max(0, ms)));
+      return { id };
+    },
+    clearTimeout(handle: TimerHandle): void {
+      clearTimeout(timers.get(handle.id));
+      timers.delete(handle.id);
+    },
+  };
+})();

@@ -4,8 +4,9 @@
 // cluster each broker allocates from its own range (from node.id << 40), so
 // two brokers never hand out the same id; Kafka's controller hands out blocks
 // instead, which needs a shared counter this layer does not have yet.
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic } from './common/file-io.js';
 
 const BLOCK_SIZE = 1000n;
 
@@ -45,15 +46,7 @@ export class ProducerIdManager {
 
   private async allocateBlock(): Promise<void> {
     const end = this.blockEnd + BLOCK_SIZE;
-    const tmp = `${this.file}.tmp`;
-    const fh = await open(tmp, 'w');
-    try {
-      await fh.writeFile(`${end}\n`);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, this.file);
+    await writeFileAtomic(this.file, `${end}\n`);
     this.next = this.blockEnd;
     this.blockEnd = end;
   }

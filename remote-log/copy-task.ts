@@ -5,14 +5,9 @@
 //   -> COPY_SEGMENT_FINISHED, which moves the highest remote offset.
 // A failed attempt deletes what it wrote (DELETE_SEGMENT_STARTED/FINISHED) and
 // stops the run so order is kept; the next run starts over with a new id.
-import { formatCheckpoint } from '../broker/log/checkpoint-file.js';
-import { scanBatchHeaders } from '../broker/log/batch-scan.js';
-import { type EpochEntry, formatEpochEntries } from '../broker/log/leader-epoch-cache.js';
-import type { LogSegment } from '../broker/log/log-segment.js';
-import { encodeProducerSnapshot } from '../broker/log/producer-snapshots.js';
-import { ATTR_COMPRESSION_MASK } from '../broker/protocol/record-batch.js';
 import type { RemoteLogSegmentMetadata, SegmentLeaderEpoch } from '../metadata/remote-log-metadata/types.js';
 import { randomUuid } from '../metadata/uuid.js';
+import type { LeaderEpochEntry as EpochEntry, LocalSegment } from './local-log.js';
 import type { PartitionState, RlmContext } from './partition-state.js';
 import { refOf, segmentFields, tieringConfig } from './partition-state.js';
 import type { SegmentFiles } from './remote-storage.js';
@@ -29,11 +24,11 @@ export interface CopyResultSummary {
 }
 
 /** The closed segments the next copy run would upload, oldest first. */
-export function copyCandidates(ctx: RlmContext, state: PartitionState): LogSegment[] {
+export function copyCandidates(ctx: RlmContext, state: PartitionState): LocalSegment[] {
   const log = state.log;
   const highest = ctx.metadata.highestRemoteOffset(state.tp) ?? -1n;
   const lastStable = log.lastStableOffset;
-  const out: LogSegment[] = [];
+  const out: LocalSegment[] = [];
   for (const segment of log.closedSegments()) {
     if (segment.isEmpty || segment.nextOffset - 1n <= highest) continue;
     // A segment holding an offset at or above the LSO (an open transaction) waits, and so do all after it.
@@ -58,7 +53,7 @@ export async function copyLogSegments(ctx: RlmContext, state: PartitionState, op
   return { copiedSegments, copiedBytes };
 }
 
-async function copySegment(ctx: RlmContext, state: PartitionState, segment: LogSegment, options: CopyOptions): Promise<void> {
+async function copySegment(ctx: RlmContext, state: PartitionState, segment: LocalSegment, options: CopyOptions): Promise<void> {
   const signal = state.abort.signal;
   await ctx.copyThrottle.acquire(segment.size, signal);
   const log = state.log;
@@ -74,7 +69,7 @@ async function copySegment(ctx: RlmContext, state: PartitionState, segment: LogS
     segmentLeaderEpochs: segmentLeaderEpochs(epochs, segment.baseOffset, endOffset),
     segmentSizeInBytes: segment.size,
     state: 'COPY_SEGMENT_STARTED',
-    txnIndexEmpty: segment.txnIndex.entries === 0,
+    txnIndexEmpty: segment.txnIndexEmpty,
   };
   const id = started.remoteLogSegmentId.id;
   const fields = segmentFields(started);
@@ -120,35 +115,26 @@ async function copySegment(ctx: RlmContext, state: PartitionState, segment: LogS
   }
 }
 
-/** What goes up for a segment: data by path, indexes from memory (exactly their valid entries). */
+/** What goes up for a segment: the local log's LogSegmentData, plus what the store may assume. */
 async function segmentFiles(
   state: PartitionState,
-  segment: LogSegment,
+  segment: LocalSegment,
   epochs: readonly EpochEntry[],
   options: CopyOptions,
 ): Promise<SegmentFiles> {
-  const snapshot = await state.log.producerSnapshotFor(segment);
-  const checkpoint = formatCheckpoint(formatEpochEntries(epochs.filter((e) => e.startOffset < segment.nextOffset)));
+  const data = await state.log.segmentData(segment, epochs);
   const files: SegmentFiles = {
-    data: segment.files.log,
-    offsetIndex: Buffer.from(segment.offsetIndex.bytes()),
-    timeIndex: Buffer.from(segment.timeIndex.bytes()),
-    ...(segment.txnIndex.entries === 0 ? {} : { txnIndex: Buffer.from(segment.txnIndex.bytes()) }),
-    // A segment rolled before snapshots were kept has none: an empty snapshot says "no producer state".
-    producerSnapshot: snapshot ?? encodeProducerSnapshot([]),
-    leaderEpochCheckpoint: Buffer.from(checkpoint, 'utf8'),
-    ...(options.detectUncompressedBatches && (await allBatchesUncompressed(segment)) ? { batchesUncompressed: true } : {}),
+    data: data.logSegment,
+    offsetIndex: data.offsetIndex,
+    timeIndex: data.timeIndex,
+    ...(data.transactionIndex === undefined ? {} : { txnIndex: data.transactionIndex }),
+    producerSnapshot: data.producerSnapshot,
+    leaderEpochCheckpoint: data.leaderEpochIndex,
+    ...(options.detectUncompressedBatches && (await state.log.batchesUncompressed(segment)) ? { batchesUncompressed: true } : {}),
     // Each attempt copies under a new random segment id.
     freshSegmentId: true,
   };
   return files;
-}
-
-async function allBatchesUncompressed(segment: LogSegment): Promise<boolean> {
-  for await (const b of scanBatchHeaders(segment.log, 0, segment.size)) {
-    if ((b.header.attributes & ATTR_COMPRESSION_MASK) !== 0) return false;
-  }
-  return true;
 }
 
 /**

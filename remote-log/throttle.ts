@@ -3,8 +3,8 @@
 // remote.log.manager.fetch.max.bytes.per.second. The bucket may go into debt:
 // a caller waits until the debt is paid, then takes what it needs at once, so a
 // segment larger than the burst still passes and the average rate holds.
-import type { Clock } from '../broker/clock.js';
-import type { Scheduler } from '../broker/scheduler.js';
+import type { Clock } from '../broker/common/clock.js';
+import type { Scheduler } from '../broker/common/scheduler.js';
 import { RemoteAbortedError } from './remote-storage.js';
 
 export class ByteRateThrottle {

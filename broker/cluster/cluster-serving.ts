@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { ClusterController } from '../../metadata/cluster/controller.js';
 import type { BrokerConfig } from '../config.js';
 import type { ClusterMembership } from '../cluster-membership.js';
-import type { Scheduler } from '../scheduler.js';
+import type { Scheduler } from '../common/scheduler.js';
 import type { BrokerTopics } from '../topic-service.js';
 import { ClusterTopics } from './cluster-topics.js';
 import { ClusterView } from './cluster-view.js';

@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import type { MetadataImage } from '../../metadata/cluster/image.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
-import type { Scheduler } from '../scheduler.js';
+import type { Scheduler } from '../common/scheduler.js';
 import type { BrokerTopics } from '../topic-service.js';
 
 interface Waiter {

@@ -37,7 +37,7 @@ import {
   isControl,
   isTransactional,
 } from '../protocol/record-batch.js';
-import { CloseConnectionError } from '../server/connection.js';
+import { CloseConnectionError } from '../common/errors.js';
 
 const ZSTD = 4;
 

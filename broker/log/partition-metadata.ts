@@ -4,7 +4,7 @@
 // It lets a restarted broker tell a recreated topic from the old one.
 import path from 'node:path';
 import { PARTITION_METADATA } from './file-names.js';
-import { readFileIfExists, writeFileAtomic } from './file-io.js';
+import { readFileIfExists, writeFileAtomic } from '../common/file-io.js';
 
 export function formatPartitionMetadata(topicId: string): string {
   return `version: 0\ntopic_id: ${topicId}\n`;

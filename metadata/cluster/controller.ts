@@ -13,7 +13,7 @@
 //
 // Only the base (scheduler) and the store port: no broker imports.
 import { ErrorCode, KafkaError } from '../../broker/protocol/errors.js';
-import type { Scheduler, TimerHandle } from '../../broker/scheduler.js';
+import type { Scheduler, TimerHandle } from '../../broker/common/scheduler.js';
 import { StalePartitionUpdateError } from './errors.js';
 import type { MetadataImage } from './image.js';
 import { planLeaderChanges, planPreferredLeaders, type PartitionChange } from './leader-election.js';

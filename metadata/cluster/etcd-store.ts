@@ -6,10 +6,11 @@
 // response, which can skip events that were not yet delivered; we restart
 // after the last revision actually handed to the listener, and when etcd says
 // that revision is compacted, the listener reloads.
-import { Etcd3, type IKeyValue, type IOptions, type IWatchResponse, type Watcher } from 'etcd3';
-import { systemClock, type Clock } from '../../broker/clock.js';
+import { handleWhen, noop, retry } from 'cockatiel';
+import { Etcd3, isRecoverableError, type IKeyValue, type IOptions, type IWatchResponse, type Watcher } from 'etcd3';
+import { systemClock, type Clock } from '../../broker/common/clock.js';
 import { ErrorCode, KafkaError } from '../../broker/protocol/errors.js';
-import { systemScheduler, type Scheduler } from '../../broker/scheduler.js';
+import { systemScheduler, type Scheduler } from '../../broker/common/scheduler.js';
 import { DuplicateBrokerRegistrationError, MetadataStoreUnavailableError } from './errors.js';
 import { describeEtcdConnect, type EtcdConnect } from './etcd-connect.js';
 import { KeySpaceStore, type KeySpace, type KvEntry, type KvEvent, type KvGuard, type KvOp, type LeaseId } from './key-space-store.js';
@@ -55,6 +56,15 @@ export class EtcdClusterMetadataStore extends KeySpaceStore {
       dialTimeout: timeout,
       // Streams (watch, lease keepalive) live on; unary calls get a deadline.
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+      // etcd3's default per-host circuit breaker blocks every call for 5 s after
+      // 3 failures: keepalives would then stay blocked after etcd is back, and a
+      // session could be lost to the breaker alone. Instead: each call tries one
+      // host, a recoverable failure is retried once per other endpoint, and the
+      // callers (start-up, LeaseKeeper, the controller) own the retrying.
+      faultHandling: {
+        host: () => noop,
+        global: retry(handleWhen((e) => isRecoverableError(e)), { maxAttempts: options.connect.endpoints.length - 1 }),
+      },
       ...(options.tls === undefined ? {} : { credentials: { ...options.tls } }),
       ...(options.auth === undefined ? {} : { auth: { ...options.auth, callOptions: { deadline: Date.now() + timeout } } }),
     };

@@ -3,7 +3,7 @@
 // reconnect; when it reports that its revision was compacted, the follower
 // loads a fresh snapshot and watches from there (retrying the load while the
 // store is unreachable). Readers see the image; nothing here is on a request path.
-import type { Scheduler, TimerHandle } from '../../broker/scheduler.js';
+import type { Scheduler, TimerHandle } from '../../broker/common/scheduler.js';
 import { MetadataImage } from './image.js';
 import type { MetadataChange } from './records.js';
 import type { ClusterMetadataStore, MetadataWatch } from './store.js';

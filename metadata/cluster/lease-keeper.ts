@@ -6,8 +6,8 @@
 // without a newer acknowledgement, the session is lost: the broker stops acting
 // as leader before the store can expire the lease and let another broker lead.
 // Time and timers are injected.
-import type { Clock } from '../../broker/clock.js';
-import type { Scheduler, TimerHandle } from '../../broker/scheduler.js';
+import type { Clock } from '../../broker/common/clock.js';
+import type { Scheduler, TimerHandle } from '../../broker/common/scheduler.js';
 import type { BrokerSession, SessionState } from './store.js';
 
 export interface LeaseKeeperOptions {

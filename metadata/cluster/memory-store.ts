@@ -5,9 +5,9 @@
 // its calls fail, its keepalives go unanswered and its watches pause and resume
 // as a cut-off etcd client's would. Time is the injected Clock and Scheduler,
 // so lease expiry is driven by a ManualClock in tests.
-import type { Clock } from '../../broker/clock.js';
+import type { Clock } from '../../broker/common/clock.js';
 import { ErrorCode, KafkaError } from '../../broker/protocol/errors.js';
-import type { Scheduler, TimerHandle } from '../../broker/scheduler.js';
+import type { Scheduler, TimerHandle } from '../../broker/common/scheduler.js';
 import { DuplicateBrokerRegistrationError, MetadataStoreUnavailableError } from './errors.js';
 import { KeySpaceStore, type KeySpace, type KvEntry, type KvEvent, type KvOp, type LeaseId } from './key-space-store.js';
 import { LeaseKeeper } from './lease-keeper.js';

@@ -3,8 +3,8 @@
 // check its layout and cluster id, then register this broker (refused while a
 // live broker holds the node id). Errors other than "unreachable" end start-up
 // at once: they will not go away by waiting.
-import type { Clock } from '../../broker/clock.js';
-import type { Scheduler } from '../../broker/scheduler.js';
+import type { Clock } from '../../broker/common/clock.js';
+import type { Scheduler } from '../../broker/common/scheduler.js';
 import { MetadataStoreUnavailableError } from './errors.js';
 import type { BrokerRegistration } from './records.js';
 import type { BrokerSession, ClusterMetadataStore, InitializeOptions, SessionOptions } from './store.js';

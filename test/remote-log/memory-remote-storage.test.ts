@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock } from '../../broker/clock.js';
+import { ManualClock } from '../../broker/common/clock.js';
 import { MemoryObjectStore, MemoryRemoteStorage } from '../../remote-log/memory/memory-remote-storage.js';
 import type { ObjectBody } from '../../remote-log/object-store.js';
 import { makeSegment, newRef, remoteStorageContract } from './remote-storage.contract.js';

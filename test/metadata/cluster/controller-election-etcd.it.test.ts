@@ -1,7 +1,7 @@
 // The controller-election contract against a real etcd (test/support/etcd.ts),
 // each test under its own key prefix, with 2 s sessions; waits are for events, bounded.
 import { after, before, describe } from 'node:test';
-import { systemScheduler } from '../../../broker/scheduler.js';
+import { systemScheduler } from '../../../broker/common/scheduler.js';
 import { EtcdClusterMetadataStore } from '../../../metadata/cluster/etcd-store.js';
 import { startEtcd, type EtcdServer } from '../../support/etcd.js';
 import { electionContract, type ElectionHarness } from './controller-election.contract.js';

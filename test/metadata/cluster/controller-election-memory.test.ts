@@ -1,7 +1,7 @@
 // The controller-election contract against the in-memory twin, on a manual clock.
 import { describe } from 'node:test';
-import { ManualClock } from '../../../broker/clock.js';
-import { ManualScheduler } from '../../../broker/scheduler.js';
+import { ManualClock } from '../../../broker/common/clock.js';
+import { ManualScheduler } from '../../../broker/common/scheduler.js';
 import { MemoryClusterMetadataStore, MemoryMetadataServer } from '../../../metadata/cluster/memory-store.js';
 import { electionContract, type ElectionHarness } from './controller-election.contract.js';
 

@@ -7,7 +7,7 @@ import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
 import { MetadataImageFollower } from '../../../metadata/cluster/image-follower.js';
 import type { BrokerRegistration } from '../../../metadata/cluster/records.js';
 import type { ClusterMetadataStore, SessionOptions } from '../../../metadata/cluster/store.js';
-import type { Scheduler } from '../../../broker/scheduler.js';
+import type { Scheduler } from '../../../broker/common/scheduler.js';
 
 export interface ElectionHarness {
   /** A new client (one broker's connection) of this harness's store, initialized. */

@@ -3,8 +3,8 @@
 // return, failover of the controller itself, preferred leader election.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock } from '../../../broker/clock.js';
-import { ManualScheduler } from '../../../broker/scheduler.js';
+import { ManualClock } from '../../../broker/common/clock.js';
+import { ManualScheduler } from '../../../broker/common/scheduler.js';
 import { ClusterController, type ControllerConfig } from '../../../metadata/cluster/controller.js';
 import { MetadataImageFollower } from '../../../metadata/cluster/image-follower.js';
 import { initialProposals } from '../../../metadata/cluster/leader-election.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock } from '../../../broker/clock.js';
+import { ManualClock } from '../../../broker/common/clock.js';
 import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
-import { ManualScheduler } from '../../../broker/scheduler.js';
+import { ManualScheduler } from '../../../broker/common/scheduler.js';
 import { DuplicateBrokerRegistrationError, IncompatibleLayoutError } from '../../../metadata/cluster/errors.js';
 import { etcdSettingsFrom, splitKeystore } from '../../../metadata/cluster/etcd-config.js';
 import { MemoryClusterMetadataStore, MemoryMetadataServer } from '../../../metadata/cluster/memory-store.js';

@@ -4,8 +4,10 @@
 // (2 s sessions) and every wait is for an event, bounded.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { systemScheduler } from '../../../broker/scheduler.js';
+import { systemScheduler } from '../../../broker/common/scheduler.js';
+import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
 import { EtcdClusterMetadataStore } from '../../../metadata/cluster/etcd-store.js';
+import { MetadataImageFollower } from '../../../metadata/cluster/image-follower.js';
 import type { ClusterMetadataStore } from '../../../metadata/cluster/store.js';
 import { startCutProxy, type CutProxy } from '../../support/cut-proxy.js';
 import { startEtcd, type EtcdServer } from '../../support/etcd.js';
@@ -77,6 +79,43 @@ describe('ClusterMetadataStore contract: real etcd', () => {
 
   storeContract(etcdHarness);
 
+  it('etcd killed and restarted: the watch resumes without a reload and a session within its timeout stays live', async () => {
+    const prefix = `/restart-${process.pid}`;
+    const connect = { endpoints: [etcd.endpoint], prefix };
+    const a = new EtcdClusterMetadataStore({ connect, requestTimeoutMs: 1000 });
+    const b = new EtcdClusterMetadataStore({ connect, requestTimeoutMs: 1000 });
+    const follower = new MetadataImageFollower(b, { scheduler: systemScheduler });
+    try {
+      await a.initialize({ proposedClusterId: 'c' });
+      await follower.start();
+      const session = await a.registerBroker({ nodeId: 1, incarnationId: 'i', rack: null, endpoints: [] }, { sessionTimeoutMs: 9000, heartbeatIntervalMs: 500 });
+      await follower.waitForRevision(session.brokerEpoch);
+      await etcd.kill('SIGKILL');
+      await etcd.restart();
+      // Calls fail (retriably) until the client has reconnected; bounded by the session timeout.
+      const deadline = Date.now() + 9000;
+      let rev: bigint | undefined;
+      while (rev === undefined) {
+        try {
+          rev = await a.createTopic({ topicId: 'tid', name: 'after-restart', partitionCount: 1, configs: {} }, [{ replicas: [1], leader: 1, leaderEpoch: 0, isr: [1] }]);
+        } catch (e) {
+          assert.ok(e instanceof KafkaError && e.retriable, String(e));
+          if (Date.now() > deadline) throw e;
+          await new Promise((r) => setTimeout(r, 100)); // retry backoff, as a controller would
+        }
+      }
+      await follower.waitForRevision(rev);
+      assert.equal(follower.image.topic('after-restart')?.topicId, 'tid');
+      assert.equal(follower.reloadCount, 0);
+      assert.equal(session.state, 'live');
+      assert.equal(follower.image.broker(1)?.incarnationId, 'i');
+    } finally {
+      await follower.close();
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('keys are readable with etcdctl get --prefix', async () => {
     const prefix = `/readable-${process.pid}`;
     const store = new EtcdClusterMetadataStore({ connect: { endpoints: [etcd.endpoint], prefix } });
@@ -104,6 +143,49 @@ describe('ClusterMetadataStore contract: real etcd', () => {
       assert.equal(etcd.etcdctl(['get', `${prefix}/brokers/1`]), '', 'closing the session revokes the lease and the registration');
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('etcd authentication (etcd.username / etcd.password)', () => {
+  let secured: EtcdServer;
+  before(async () => {
+    secured = await startEtcd();
+    secured.etcdctl(['user', 'add', 'root:root-secret']);
+    secured.etcdctl(['user', 'add', 'sediment:broker-secret']);
+    secured.etcdctl(['role', 'add', 'sediment-role']);
+    secured.etcdctl(['role', 'grant-permission', 'sediment-role', '--prefix=true', 'readwrite', '/sediment/']);
+    secured.etcdctl(['user', 'grant-role', 'sediment', 'sediment-role']);
+    secured.etcdctl(['auth', 'enable']);
+  });
+  after(async () => {
+    await secured?.stop();
+  });
+
+  it('a user with the prefix granted works; a wrong password or a prefix outside the grant fails at once, not retriably', async () => {
+    const good = new EtcdClusterMetadataStore({ connect: { endpoints: [secured.endpoint], prefix: '/sediment' }, auth: { username: 'sediment', password: 'broker-secret' } });
+    const badPassword = new EtcdClusterMetadataStore({ connect: { endpoints: [secured.endpoint], prefix: '/sediment' }, auth: { username: 'sediment', password: 'nope' } });
+    const outside = new EtcdClusterMetadataStore({ connect: { endpoints: [secured.endpoint], prefix: '/other' }, auth: { username: 'sediment', password: 'broker-secret' } });
+    try {
+      assert.equal(await good.initialize({ proposedClusterId: 'secured' }), 'secured');
+      const session = await good.registerBroker({ nodeId: 1, incarnationId: 'i', rack: null, endpoints: [] }, { sessionTimeoutMs: 9000, heartbeatIntervalMs: 2000 });
+      assert.equal(session.state, 'live');
+      await session.close();
+      await assert.rejects(badPassword.initialize({ proposedClusterId: 'x' }), (e: unknown) => {
+        assert.ok(e instanceof KafkaError, String(e));
+        assert.equal(e.code, ErrorCode.SASL_AUTHENTICATION_FAILED, e.message);
+        assert.equal(e.retriable, false);
+        return true;
+      });
+      await assert.rejects(outside.initialize({ proposedClusterId: 'x' }), (e: unknown) => {
+        assert.ok(e instanceof KafkaError, String(e));
+        assert.equal(e.code, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, e.message);
+        return true;
+      });
+    } finally {
+      await good.close();
+      await badPassword.close();
+      await outside.close();
     }
   });
 });

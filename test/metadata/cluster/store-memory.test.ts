@@ -1,8 +1,8 @@
 // The store contract against the in-memory twin, on a manual clock: leases
 // expire when the test moves time, not after real waiting.
 import { describe } from 'node:test';
-import { ManualClock } from '../../../broker/clock.js';
-import { ManualScheduler } from '../../../broker/scheduler.js';
+import { ManualClock } from '../../../broker/common/clock.js';
+import { ManualScheduler } from '../../../broker/common/scheduler.js';
 import { MemoryClusterMetadataStore, MemoryMetadataServer } from '../../../metadata/cluster/memory-store.js';
 import type { ClusterMetadataStore } from '../../../metadata/cluster/store.js';
 import { storeContract, type StoreHarness } from './store.contract.js';

@@ -15,7 +15,7 @@ import {
 import { MetadataImageFollower } from '../../../metadata/cluster/image-follower.js';
 import type { BrokerRegistration, MetadataChange, PartitionProposal, TopicRecord } from '../../../metadata/cluster/records.js';
 import type { BrokerSession, ClusterMetadataStore, SessionOptions } from '../../../metadata/cluster/store.js';
-import type { Scheduler } from '../../../broker/scheduler.js';
+import type { Scheduler } from '../../../broker/common/scheduler.js';
 
 export interface StoreHarness {
   /** A new client (one broker's connection) of this harness's store. */

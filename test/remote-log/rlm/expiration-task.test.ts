@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
-import { logConfig } from '../../../broker/log/log-config.js';
+import { logConfig } from '../../../metadata/log-config.js';
 import type { PartitionLog } from '../../../broker/log/partition-log.js';
 import { partitionPrefix } from '../../../remote-log/object-keys.js';
 import {

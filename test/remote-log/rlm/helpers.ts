@@ -5,12 +5,12 @@ import { recordsBuffer, type Records } from '../../../broker/protocol/record-par
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ManualClock } from '../../../broker/clock.js';
-import { type LogConfig, logConfig } from '../../../broker/log/log-config.js';
-import type { Logger } from '../../../broker/logger.js';
+import { ManualClock } from '../../../broker/common/clock.js';
+import { type LogConfig, logConfig } from '../../../metadata/log-config.js';
+import type { Logger } from '../../../broker/common/logger.js';
 import { PartitionLog } from '../../../broker/log/partition-log.js';
 import { buildRecordBatch, decodeRecordBatches } from '../../../broker/protocol/record-batch.js';
-import { ManualScheduler } from '../../../broker/scheduler.js';
+import { ManualScheduler } from '../../../broker/common/scheduler.js';
 import { MemoryMetadataTopicLog } from '../../../metadata/remote-log-metadata/metadata-topic-log.js';
 import { RemoteLogMetadataManager } from '../../../metadata/remote-log-metadata/remote-log-metadata-manager.js';
 import { deserializeRemoteLogMetadata } from '../../../metadata/remote-log-metadata/serde.js';

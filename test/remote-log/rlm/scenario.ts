@@ -4,8 +4,8 @@
 // compare, sweep an orphan, delete the topic. `inspect` lists the keys the
 // backend holds through an independent path (the directory, the minio client).
 import assert from 'node:assert/strict';
-import type { ManualClock } from '../../../broker/clock.js';
-import { logConfig } from '../../../broker/log/log-config.js';
+import type { ManualClock } from '../../../broker/common/clock.js';
+import { logConfig } from '../../../metadata/log-config.js';
 import { randomUuid } from '../../../metadata/uuid.js';
 import type { RemoteStorage } from '../../../remote-log/remote-storage.js';
 import { TIERED, consumeAll, finishedSegments, makeEnv, produce, readLocal, tpOf } from './helpers.js';

@@ -1,8 +1,8 @@
 // The byte-rate throttle on a manual clock.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock } from '../../../broker/clock.js';
-import { ManualScheduler } from '../../../broker/scheduler.js';
+import { ManualClock } from '../../../broker/common/clock.js';
+import { ManualScheduler } from '../../../broker/common/scheduler.js';
 import { ByteRateThrottle } from '../../../remote-log/throttle.js';
 
 const setup = (rate: number) => {

@@ -1,11 +1,14 @@
-// Thin file I/O used by the log: positional reads and writes that loop until
-// done, atomic replacement (tmp + fsync + rename + directory fsync), and
-// missing-file tolerant helpers. The only module of broker/log that opens files
-// by path for writing besides SegmentFile and IndexFile.
+// Thin file I/O every layer may use: positional reads and writes that loop
+// until done, atomic replacement (tmp + fsync + rename + directory fsync), and
+// missing-file tolerant helpers. The log, the metadata files (meta.properties,
+// the topic store) and the producer-id block all replace files through
+// writeFileAtomic here, so a crash leaves the old or the new content, never a mix.
 import { constants as fsConstants, promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { TMP_SUFFIX } from './file-names.js';
+
+/** Left by an interrupted atomic write; the log loader removes such files at load. */
+export const TMP_SUFFIX = '.tmp';
 
 /** O_RDWR | O_CREAT, never O_APPEND (positional writes must land where asked). */
 export const READ_WRITE_CREATE = fsConstants.O_RDWR | fsConstants.O_CREAT;
@@ -108,6 +111,11 @@ export async function writeFileAtomic(file: string, data: Buffer | string): Prom
   } finally {
     await fh.close();
   }
-  await fsp.rename(tmp, file);
+  try {
+    await fsp.rename(tmp, file);
+  } catch (e) {
+    await fsp.rm(tmp, { force: true });
+    throw e;
+  }
   await fsyncDir(path.dirname(file));
 }
