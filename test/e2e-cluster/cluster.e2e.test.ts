@@ -1,6 +1,7 @@
 // Three `sediment start` processes and a real etcd: the cluster as clients see
 // it. Every broker lists the live brokers and one controller; a topic created
-// through any broker has its leaders spread over the three; kcat and kafkajs
+// through any broker (kafkajs, and Kafka's own kafka-topics) has its leaders
+// spread over the three, as kafka-topics --describe shows; kcat and kafkajs
 // produce and consume (a kafkajs group too) through any bootstrap broker; a broker killed with -9
 // takes its RF=1 partitions offline (retriable errors) until it restarts; a
 // killed controller is replaced within broker.session.timeout.ms (printed).
@@ -15,6 +16,7 @@ import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { startSedimentCluster, type SedimentCluster } from '../support/sediment-cluster.js';
 import { kcatPath, requireTools } from '../support/tools.js';
 import type { ClusterMetadata } from '../../broker/cli/admin-client.js';
+import { KafkaTool, runKafkaTool } from '../support/kafka-reference.js';
 
 const SESSION_TIMEOUT_MS = 9000;
 const TOPIC = 'spread';
@@ -59,7 +61,7 @@ async function listOffsetsAt(nodeId: number, partition: number): Promise<number>
 
 describe('a cluster of three broker processes over etcd', () => {
   before(async () => {
-    requireTools(['etcd', 'kcat', 'kafkajs']);
+    requireTools(['etcd', 'kcat', 'kafkajs', 'java', 'kafka']);
     etcd = await startEtcd();
     cluster = await startSedimentCluster({
       etcd,
@@ -104,6 +106,23 @@ describe('a cluster of three broker processes over etcd', () => {
         assert.deepEqual(p.isr, [p.leader]);
       }
     }
+  });
+
+  it("Kafka's kafka-topics (Java admin client) creates through one broker and --describe through another shows the leaders spread", async () => {
+    const created = await runKafkaTool(KafkaTool.topics, ['--bootstrap-server', cluster.broker(1).bootstrap, '--create', '--topic', 'java-spread', '--partitions', '3', '--replication-factor', '1']);
+    assert.match(created.stdout, /Created topic java-spread\./);
+    const described = await runKafkaTool(KafkaTool.topics, ['--bootstrap-server', cluster.broker(3).bootstrap, '--describe', '--topic', 'java-spread']);
+    const rows = described.stdout.split('\n').filter((l) => l.includes('Partition: ')).map((l) => /Partition: (\d+)\tLeader: (\S+)\tReplicas: (\S*)\tIsr: (\S*)/.exec(l));
+    assert.equal(rows.length, 3, described.stdout);
+    const leaders = rows.map((m) => {
+      assert.ok(m !== null, described.stdout);
+      assert.equal(m[3], m[2], 'replicas = [leader]');
+      assert.equal(m[4], m[2], 'isr = [leader]');
+      return Number(m[2]);
+    });
+    assert.deepEqual([...leaders].sort(), [1, 2, 3], described.stdout);
+    const md = await cluster.metadataFrom(2, ['java-spread']);
+    assert.deepEqual(leadersOf(md, 'java-spread'), leaders);
   });
 
   it('kcat and kafkajs produce and consume through any bootstrap broker', async () => {

@@ -14,7 +14,7 @@ async function etcdHarness(): Promise<ElectionHarness> {
   const clients: EtcdClusterMetadataStore[] = [];
   return {
     async client() {
-      const store = new EtcdClusterMetadataStore({ connect: { endpoints: [etcd.endpoint], prefix }, requestTimeoutMs: 2000 });
+      const store = new EtcdClusterMetadataStore({ connect: { endpoints: [etcd.endpoint], prefix }, requestTimeoutMs: 5000 });
       clients.push(store);
       await store.initialize({ proposedClusterId: 'election-etcd' });
       return store;
