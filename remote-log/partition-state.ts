@@ -11,11 +11,11 @@ import type {
   SegmentLeaderEpoch,
   TopicIdPartition,
 } from '../metadata/remote-log-metadata/types.js';
-import type { ChunkCache } from './chunk-cache.js';
-import type { IndexCache } from './index-cache.js';
+import type { ChunkCache } from './read/chunk-cache.js';
+import type { IndexCache } from './read/index-cache.js';
 import type { LocalLog, TieringConfig } from './local-log.js';
 import type { RemoteSegmentRef, RemoteStorage } from './remote-storage.js';
-import type { ByteRateThrottle } from './throttle.js';
+import type { ByteRateThrottle } from './tasks/throttle.js';
 
 export type { TieringConfig };
 

@@ -26,19 +26,19 @@ import type { Scheduler, TimerHandle } from '../broker/common/scheduler.js';
 import type { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/remote-log-metadata-manager.js';
 import type { RemoteLogSegmentMetadata, TopicIdPartition } from '../metadata/remote-log-metadata/types.js';
 import { topicIdPartitionKey } from '../metadata/remote-log-metadata/types.js';
-import { ChunkCache, type ChunkCacheStats } from './chunk-cache.js';
-import { copyCandidates, copyLogSegments } from './copy-task.js';
-import { deleteRemotePartition, expirationCandidates, expireRemoteSegments, onlyLocalLogSegmentsSize } from './expiration-task.js';
-import { IndexCache, type IndexCacheStats } from './index-cache.js';
+import { ChunkCache, type ChunkCacheStats } from './read/chunk-cache.js';
+import { copyCandidates, copyLogSegments } from './tasks/copy-task.js';
+import { deleteRemotePartition, expirationCandidates, expireRemoteSegments, onlyLocalLogSegmentsSize } from './tasks/expiration-task.js';
+import { IndexCache, type IndexCacheStats } from './read/index-cache.js';
 import type { LocalLog, LocalSegment } from './local-log.js';
-import { sweepPartitionOrphans, sweepUnknownPartitions } from './orphan-sweeper.js';
+import { sweepPartitionOrphans, sweepUnknownPartitions } from './tasks/orphan-sweeper.js';
 import type { PartitionCounters, RlmContext } from './partition-state.js';
 import { PartitionState, tieringConfig, topicIdPartitionOf } from './partition-state.js';
-import { RemoteReader, type TimestampAndOffset } from './remote-reader.js';
+import { RemoteReader, type TimestampAndOffset } from './read/remote-reader.js';
 import type { RemoteStorage } from './remote-storage.js';
 import { RemoteTimeoutError, raceAbort } from './remote-storage.js';
-import { cleanupPendingSegments } from './segment-deletion.js';
-import { ByteRateThrottle } from './throttle.js';
+import { cleanupPendingSegments } from './tasks/segment-deletion.js';
+import { ByteRateThrottle } from './tasks/throttle.js';
 
 export interface RemoteLogManagerConfig {
   /** remote.log.manager.task.interval.ms (Kafka 30000). */

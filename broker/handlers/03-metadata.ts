@@ -1,7 +1,7 @@
 // Metadata (key 3), versions 0-12.
 // Brokers, controller and each partition's leader, replicas and ISR as the
 // cluster image shows them, or this broker alone without etcd.connect (the
-// same answer as DescribeTopicPartitions, see partition-metadata.ts). A null
+// same answer as DescribeTopicPartitions, see metadata-answers.ts). A null
 // topic list (or an empty one at v0) means all topics, internal ones flagged.
 // Unknown topics are created when auto.create.topics.enable is on and the
 // request allows it (always before v4), and answered in the same response.
@@ -18,7 +18,7 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { TopicRecord } from '../../metadata/topics.js';
 import { ZERO_UUID } from '../protocol/reader.js';
 import { AUTHORIZED_OPERATIONS_OMITTED as NOT_REQUESTED, CLUSTER_AUTHORIZED_OPERATIONS, TOPIC_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
-import { partitionMetadata, topicMetadata } from './partition-metadata.js';
+import { partitionMetadata, topicMetadata } from './metadata-answers.js';
 
 function topicEntry(broker: BrokerContext, t: TopicRecord, operations: number): MetadataResponseMetadataResponseTopic {
   const partitions = [];

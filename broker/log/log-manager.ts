@@ -24,7 +24,7 @@ import { fileExists, unlinkIfExists, writeFileAtomic } from '../common/file-io.j
 import type { LogConfig } from '../../metadata/log-config.js';
 import type { LogSegment } from './log-segment.js';
 import { PartitionLog, type RetentionResult } from './partition-log.js';
-import { readPartitionMetadata } from './partition-metadata.js';
+import { readPartitionMetadata } from './partition-metadata-file.js';
 
 export interface LogManagerOptions {
   logDirs: readonly string[];

@@ -21,7 +21,7 @@ import type { LocalLog, LogSegmentData } from '../../remote-log/local-log.js';
 import { loadLog } from './log-loader.js';
 import { LogSegment, type SegmentOptions, type TimestampAndOffset } from './log-segment.js';
 import type { LogSegments } from './log-segments.js';
-import { readPartitionMetadata, writePartitionMetadata } from './partition-metadata.js';
+import { readPartitionMetadata, writePartitionMetadata } from './partition-metadata-file.js';
 import { allBatchesUncompressed, logSegmentData } from './remote-segment-data.js';
 import { type AppendAnalysis, type AppendPlan, analyzeAppend, assignOffsets, validateRecords } from './append-plan.js';
 import { deleteSnapshotsBefore, writeSnapshot } from './producer-snapshots.js';
