@@ -71,18 +71,22 @@ export class Broker {
   cluster: ClusterServing | null = null;
 
   static async start(config: BrokerConfig, options: BrokerOptions): Promise<Broker> {
-    const log = options.log;
-    const clock = options.clock ?? systemClock;
-    const scheduler = options.scheduler ?? systemScheduler;
     // With etcd.connect, the cluster metadata store decides the cluster id before the log dirs are formatted.
-    const membership = await ClusterMembership.connect(config, { log, clock, scheduler });
-    let identity: Awaited<ReturnType<typeof ensureMetaProperties>>;
+    const membership = await ClusterMembership.connect(config, { log: options.log, clock: options.clock ?? systemClock, scheduler: options.scheduler ?? systemScheduler });
     try {
-      identity = await ensureMetaProperties(config.logDirs, { nodeId: config.nodeId, clusterId: membership?.clusterId ?? config.clusterId });
+      return await Broker.build(config, options, membership);
     } catch (err) {
+      // Its etcd client and watch would keep a failed start-up's process alive.
       await membership?.stop();
       throw err;
     }
+  }
+
+  private static async build(config: BrokerConfig, options: BrokerOptions, membership: ClusterMembership | null): Promise<Broker> {
+    const log = options.log;
+    const clock = options.clock ?? systemClock;
+    const scheduler = options.scheduler ?? systemScheduler;
+    const identity = await ensureMetaProperties(config.logDirs, { nodeId: config.nodeId, clusterId: membership?.clusterId ?? config.clusterId });
     const metaDir = config.logDirs[0]!;
     const store = await TopicStore.open(metaDir, config);
     // Tiered storage is built first (it only needs the config) so the log

@@ -23,6 +23,7 @@ import { randomUuid } from '../metadata/uuid.js';
 export class ClusterMembership {
   private sessionHandle: BrokerSession | undefined;
   private readonly lostListeners: Array<(reason: string) => void> = [];
+  private stopped = false;
 
   private constructor(
     private readonly changeListeners: Array<() => void>,
@@ -112,8 +113,10 @@ export class ClusterMembership {
     return session;
   }
 
-  /** Deregisters (revokes the lease) and stops following. */
+  /** Deregisters (revokes the lease) and stops following. Idempotent. */
   async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
     try {
       await this.sessionHandle?.close();
     } catch (e) {

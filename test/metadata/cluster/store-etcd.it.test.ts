@@ -3,9 +3,12 @@
 // broker can be cut off while the others keep talking to etcd. Leases are short
 // (2 s sessions) and every wait is for an event, bounded.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { systemScheduler } from '../../../broker/common/scheduler.js';
 import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
+import { BrokerConfig } from '../../../broker/config.js';
+import { etcdSettingsFrom } from '../../../metadata/cluster/etcd-config.js';
 import { EtcdClusterMetadataStore } from '../../../metadata/cluster/etcd-store.js';
 import { MetadataImageFollower } from '../../../metadata/cluster/image-follower.js';
 import type { ClusterMetadataStore } from '../../../metadata/cluster/store.js';
@@ -186,6 +189,46 @@ describe('etcd authentication (etcd.username / etcd.password)', () => {
       await good.close();
       await badPassword.close();
       await outside.close();
+    }
+  });
+});
+
+describe('etcd over TLS (etcd.ssl.*)', () => {
+  let secured: EtcdServer;
+  before(async () => {
+    secured = await startEtcd({ tls: true });
+  });
+  after(async () => {
+    await secured?.stop();
+  });
+
+  it('the broker keys (truststore, keystore) reach an etcd that requires client certificates; without the keystore it is refused', async () => {
+    const files = secured.tlsFiles;
+    assert.ok(files !== undefined);
+    const props = {
+      'etcd.connect': `${secured.endpoint}/tls`,
+      'etcd.ssl.client.enable': 'true',
+      'etcd.ssl.truststore.location': files.ca,
+      'etcd.ssl.keystore.location': files.clientKeystore,
+      'etcd.request.timeout.ms': '2000',
+    };
+    const settings = etcdSettingsFrom(BrokerConfig.fromProperties(props, { cwd: '/tmp' }));
+    assert.ok(settings !== null);
+    const store = new EtcdClusterMetadataStore(settings.store);
+    try {
+      assert.equal(await store.initialize({ proposedClusterId: 'over-tls' }), 'over-tls');
+      const session = await store.registerBroker({ nodeId: 1, incarnationId: 'i', rack: null, endpoints: [] }, settings.session);
+      assert.equal(session.state, 'live');
+      await session.close();
+      assert.match(secured.etcdctl(['get', '/tls/cluster/id', '--print-value-only']), /over-tls/);
+      const refused = new EtcdClusterMetadataStore({ connect: settings.store.connect, requestTimeoutMs: 2000, tls: { rootCertificate: readFileSync(files.ca) } });
+      try {
+        await assert.rejects(refused.initialize({ proposedClusterId: 'x' }), (e: unknown) => e instanceof KafkaError);
+      } finally {
+        await refused.close();
+      }
+    } finally {
+      await store.close();
     }
   });
 });
