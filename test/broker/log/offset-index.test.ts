@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CorruptIndexError } from '../../../broker/log/index-errors.js';
+import { CorruptIndexError } from '../../../broker/log/abstract-index.js';
 import { OffsetIndex } from '../../../broker/log/offset-index.js';
 
 describe('OffsetIndex', () => {

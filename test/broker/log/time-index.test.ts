@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CorruptIndexError } from '../../../broker/log/index-errors.js';
+import { CorruptIndexError } from '../../../broker/log/abstract-index.js';
 import { TimeIndex } from '../../../broker/log/time-index.js';
 
 describe('TimeIndex', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CorruptIndexError } from '../../../broker/log/index-errors.js';
+import { CorruptIndexError } from '../../../broker/log/abstract-index.js';
 import { ABORTED_TXN_SIZE, TransactionIndex } from '../../../broker/log/txn-index.js';
 
 describe('TransactionIndex', () => {
