@@ -12,6 +12,7 @@ import type { AlterConfigOp } from '../metadata/config-alter.js';
 import type { GroupCoordinator } from './group/group-coordinator.js';
 import type { TxnCoordinator } from './txn/txn-coordinator.js';
 import type { FetchSessionCache } from './fetch/fetch-session-cache.js';
+import type { ClusterView } from './cluster/cluster-view.js';
 
 /** One producer of a partition's producer state, as DescribeProducers reports it. */
 export interface ActiveProducer {
@@ -76,6 +77,8 @@ export interface BrokerContext {
   readonly txns: TxnCoordinator;
   /** Incremental fetch sessions (KIP-227); with no slots every fetch is sessionless. */
   readonly fetchSessions: FetchSessionCache;
+  /** The cluster as this broker's metadata image shows it (etcd.connect); absent or null: the single broker. */
+  readonly cluster?: ClusterView | null;
   /** This broker's advertised endpoint: the coordinator of every group. */
   coordinatorNode(): { readonly nodeId: number; readonly host: string; readonly port: number };
   supportedApiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];

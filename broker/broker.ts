@@ -32,6 +32,7 @@ import { createLiveCostRoute, liveTopicsFrom } from './cost/live-cost.js';
 import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
+import { ClusterServing } from './cluster/cluster-serving.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
@@ -66,6 +67,8 @@ export class Broker {
   http: HttpServerHandle | null = null;
   /** Membership of an etcd cluster (etcd.connect), null for the single-broker default. */
   membership: ClusterMembership | null = null;
+  /** Topic sync, cluster view and controller of a cluster member; null for the single broker. */
+  cluster: ClusterServing | null = null;
 
   static async start(config: BrokerConfig, options: BrokerOptions): Promise<Broker> {
     // With etcd.connect, the cluster metadata store decides the cluster id before the log dirs are formatted.
@@ -107,9 +110,14 @@ export class Broker {
       },
     });
     const topics = new BrokerTopics(store, logs, INTERNAL_TOPICS, log.child({ component: 'topics' }));
-    await topics.ensureLogs();
+    // In a cluster only the internal topics are this broker's own; the others come from the image.
+    await topics.ensureLogs(membership === null ? undefined : (name) => INTERNAL_TOPICS.has(name));
     await ensureInternalTopics(config, topics);
-    const producerIds = await ProducerIdManager.open(metaDir);
+    const first = config.listeners[0]!;
+    const advertisedConf = config.advertisedListeners[0] ?? first;
+    const cluster = membership === null ? null : await ClusterServing.start({ membership, local: topics, config, scheduler, log, listenerName: advertisedConf.name });
+    // In a cluster each broker hands out producer ids from its own range.
+    const producerIds = await ProducerIdManager.open(metaDir, membership === null ? 0n : BigInt(config.nodeId) << 40n);
     const offsetsLog = new InternalTopicLog(CONSUMER_OFFSETS_TOPIC, config.offsetsTopicNumPartitions, (p) => logs.getLog(CONSUMER_OFFSETS_TOPIC, p), clock);
     const groups = new GroupCoordinator({
       log: offsetsLog,
@@ -175,8 +183,6 @@ export class Broker {
       log.info({ url: config.remoteLogStorageUrl, fetchWorkerThreads: chunkSource?.threads ?? 0 }, 'tiered storage started');
     }
 
-    const first = config.listeners[0]!;
-    const advertisedConf = config.advertisedListeners[0] ?? first;
     let dispatcher: Dispatcher<BrokerContext> | null = null;
     const advertised = { host: advertisedConf.host === '' ? '127.0.0.1' : advertisedConf.host, port: advertisedConf.port };
     const fetchSessions = new FetchSessionCache({ maxSlots: config.maxIncrementalFetchSessionCacheSlots, clock });
@@ -187,13 +193,15 @@ export class Broker {
       advertised,
       clock,
       log,
-      topics,
+      topics: cluster?.topics ?? topics,
+      cluster: cluster?.view ?? null,
       waiters,
       producerIds,
       groups,
       txns,
       fetchSessions,
-      coordinatorNode: () => ({ nodeId: config.nodeId, host: advertised.host, port: advertised.port }),
+      // In a cluster every group goes to one broker (the lowest live node id) until coordinators follow partition leadership.
+      coordinatorNode: () => cluster?.view.coordinator() ?? { nodeId: config.nodeId, host: advertised.host, port: advertised.port },
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
     };
     const parts = { topics, groups, remoteLogManager: rlm, fetchSessions };
@@ -202,6 +210,7 @@ export class Broker {
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });
     const broker = new Broker(config, context, topics, logs, groups, txns, rlm, cleaner, log);
     broker.membership = membership;
+    broker.cluster = cluster;
     try {
       const costRoute = createLiveCostRoute({
         metricsText: () => metrics.registry.metrics(),
@@ -233,6 +242,7 @@ export class Broker {
       const bound = config.advertisedListeners.map((l, i) => (i === 0 ? { ...l, host: advertised.host, port: advertised.port } : l));
       try {
         await membership.register(config.nodeId, config.getString('broker.rack'), bound);
+        cluster?.startController();
       } catch (err) {
         await broker.stop();
         throw err;
@@ -245,7 +255,8 @@ export class Broker {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    // Deregister first, so the cluster stops routing here while the rest closes.
+    // Resign and deregister first, so the cluster stops routing here while the rest closes.
+    await this.cluster?.stop();
     await this.membership?.stop();
     for (const l of this.listeners) await l.stop();
     await this.http?.stop();

@@ -26,6 +26,7 @@ export class ClusterMembership {
   private stopped = false;
 
   private constructor(
+    private readonly changeListeners: Array<() => void>,
     readonly store: ClusterMetadataStore,
     readonly clusterId: string,
     private readonly follower: MetadataImageFollower,
@@ -58,15 +59,22 @@ export class ClusterMembership {
         store.initialize({ proposedClusterId: known ?? randomUuid(), ...(known === null ? {} : { expectedClusterId: known }) }),
         startup,
       );
+      const changeListeners: Array<() => void> = [];
       const follower = new MetadataImageFollower(store, {
         scheduler: options.scheduler,
-        onReload: (reason) => log.warn({ reason }, 'cluster metadata image reloaded'),
+        onChange: () => {
+          for (const l of changeListeners) l();
+        },
+        onReload: (reason) => {
+          log.warn({ reason }, 'cluster metadata image reloaded');
+          for (const l of changeListeners) l();
+        },
         onProblem: (problem) => log.warn(problem),
         onConnectionChange: (connected) => (connected ? log.info(`watching ${store.description} again`) : log.warn(`lost the watch connection to ${store.description}`)),
       });
       await retryUnavailable(store, 'load the cluster metadata', () => follower.start(), startup);
       log.info({ store: store.description, clusterId, revision: String(follower.image.revision) }, 'cluster metadata loaded');
-      return new ClusterMembership(store, clusterId, follower, settings, startup, log);
+      return new ClusterMembership(changeListeners, store, clusterId, follower, settings, startup, log);
     } catch (e) {
       await store.close();
       throw e;
@@ -79,6 +87,11 @@ export class ClusterMembership {
 
   get session(): BrokerSession | undefined {
     return this.sessionHandle;
+  }
+
+  /** Called after every change the image applies (the controller and the topic sync react to them). */
+  onImageChange(listener: () => void): void {
+    this.changeListeners.push(listener);
   }
 
   /** Called once when this broker's session is lost: it must stop acting as leader or coordinator. */

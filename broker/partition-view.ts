@@ -17,12 +17,14 @@ export interface RemoteTier {
   deleteRecordsBefore(log: PartitionLog, offset: bigint): Promise<bigint>;
 }
 
-const LEADER_EPOCH = 0;
+/** A single broker leads at epoch 0 forever; in a cluster the epoch is the image's. */
+const SINGLE_BROKER_EPOCH = (): number => 0;
 
 export class LocalPartitionView implements PartitionView {
   constructor(
     readonly log: PartitionLog,
     private readonly remote: RemoteTier | null,
+    private readonly epochOf: () => number = SINGLE_BROKER_EPOCH,
   ) {}
 
   get topic(): string {
@@ -49,11 +51,11 @@ export class LocalPartitionView implements PartitionView {
     return this.log.lastStableOffset;
   }
   get leaderEpoch(): number {
-    return LEADER_EPOCH;
+    return this.epochOf();
   }
 
   async append(records: Buffer) {
-    return this.log.append(records, { leaderEpoch: LEADER_EPOCH, isFromClient: true });
+    return this.log.append(records, { leaderEpoch: this.epochOf(), isFromClient: true });
   }
 
   async read(fetchOffset: bigint, maxBytes: number, opts: { maxOffset: bigint; minOneBatch: boolean; signal?: AbortSignal }) {

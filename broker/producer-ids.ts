@@ -1,6 +1,9 @@
 // Producer id allocation for InitProducerId. Ids are handed out from blocks of
 // 1000 (as Kafka's controller does); the end of the current block is persisted
-// before any id of it is used, so ids are never reused after a restart.
+// before any id of it is used, so ids are never reused after a restart. In a
+// cluster each broker allocates from its own range (from node.id << 40), so
+// two brokers never hand out the same id; Kafka's controller hands out blocks
+// instead, which needs a shared counter this layer does not have yet.
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from './common/file-io.js';
@@ -14,7 +17,8 @@ export class ProducerIdManager {
 
   private constructor(private readonly file: string) {}
 
-  static async open(dir: string): Promise<ProducerIdManager> {
+  /** `floor`: the first id this broker may hand out (its range in a cluster; 0 alone). */
+  static async open(dir: string, floor = 0n): Promise<ProducerIdManager> {
     await mkdir(dir, { recursive: true });
     const m = new ProducerIdManager(path.join(dir, 'producer-id-block'));
     try {
@@ -24,6 +28,10 @@ export class ProducerIdManager {
       m.blockEnd = m.next;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (m.next < floor) {
+      m.next = floor;
+      m.blockEnd = floor;
     }
     return m;
   }

@@ -24,6 +24,7 @@ export class BrokerTopics implements TopicService {
   private readonly views = new Map<string, LocalPartitionView>();
   private remote: RemoteTier | null = null;
   private lifecycle: PartitionLifecycle | null = null;
+  private epochSource: ((topic: string, partition: number) => number) | null = null;
 
   constructor(
     readonly store: TopicStore,
@@ -44,9 +45,42 @@ export class BrokerTopics implements TopicService {
     }
   }
 
-  /** Creates the logs of every stored partition that has none (start-up, and repair after a crash). */
-  async ensureLogs(): Promise<void> {
-    for (const t of this.store.list()) await this.openPartitions(t, 0);
+  /** In a cluster: the leader epoch of each partition (the image's), used for appends and answers. */
+  setLeaderEpochSource(source: (topic: string, partition: number) => number): void {
+    this.epochSource = source;
+    this.views.clear();
+  }
+
+  /**
+   * In a cluster: takes a topic record as the cluster holds it (id, partition
+   * count, configs) into the local store, and opens the logs of the partitions
+   * this broker is a replica of. Returns whether anything changed.
+   */
+  async adopt(record: TopicRecord, isReplica: (partition: number) => boolean): Promise<boolean> {
+    const before = this.store.get(record.name);
+    let changed = false;
+    if (before === undefined || before.topicId !== record.topicId || before.partitionCount !== record.partitionCount || !sameConfigs(before.configs, record.configs)) {
+      await this.store.adopt(record);
+      changed = true;
+      if (before !== undefined && !sameConfigs(before.configs, record.configs)) this.applyConfig(record);
+    }
+    const config = this.store.logConfig(record.name);
+    for (let i = 0; i < record.partitionCount; i++) {
+      if (!isReplica(i) || this.logs.getLog(record.name, i) !== undefined) continue;
+      const l = await this.logs.getOrCreateLog(record.name, i, record.topicId, config);
+      this.lifecycle?.onPartitionAdded(l, record);
+      changed = true;
+    }
+    return changed;
+  }
+
+  /**
+   * Creates the logs of every stored partition that has none (start-up, and
+   * repair after a crash); `only` limits it to some topics (in a cluster, the
+   * topics each broker keeps for itself: the cluster's come from the image).
+   */
+  async ensureLogs(only: (name: string) => boolean = () => true): Promise<void> {
+    for (const t of this.store.list()) if (only(t.name)) await this.openPartitions(t, 0);
   }
 
   partition(topic: string, partition: number): PartitionView | undefined {
@@ -55,7 +89,8 @@ export class BrokerTopics implements TopicService {
     if (cached !== undefined) return cached;
     const l = this.logs.getLog(topic, partition);
     if (l === undefined) return undefined;
-    const v = new LocalPartitionView(l, this.remote);
+    const source = this.epochSource;
+    const v = source === null ? new LocalPartitionView(l, this.remote) : new LocalPartitionView(l, this.remote, () => source(topic, partition));
     this.views.set(k, v);
     return v;
   }
@@ -126,4 +161,9 @@ export class BrokerTopics implements TopicService {
       if (!existed) this.lifecycle?.onPartitionAdded(l, record);
     }
   }
+}
+
+function sameConfigs(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
 }

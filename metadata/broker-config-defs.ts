@@ -210,7 +210,7 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
     'The minimum number of replicas that must acknowledge an acks=all write. Default for min.insync.replicas; on a single broker only 1 can be satisfied.',
     { validator: atLeast(1) }),
   broker('unclean.leader.election.enable', 'boolean', false, 'high',
-    'Whether replicas not in the ISR may be elected leader as a last resort.' + NO_EFFECT),
+    'Whether replicas not in the ISR may be elected leader as a last resort (in a cluster, etcd.connect; a single broker always leads).'),
   broker('compression.type', 'string', 'producer', 'high',
     'The default final compression type of topics (topic config compression.type): uncompressed, gzip, snappy, lz4, zstd, or producer to keep the codec each producer chose. A batch in another codec is rebuilt in this one on append; a batch already in it is stored as it came.',
     { validator: compressionTypeValidator }),
@@ -373,6 +373,11 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
     { validator: atLeast(1000) }),
   broker('broker.heartbeat.interval.ms', 'int', 2000, 'medium',
     'The length of time between broker heartbeats: how often the broker renews its etcd lease.',
+    { validator: atLeast(1) }),
+  broker('auto.leader.rebalance.enable', 'boolean', true, 'high',
+    'Enables auto leader balancing: the controller moves leadership back to the preferred (first) replica of each partition when it is live and in sync, every leader.imbalance.check.interval.seconds (in a cluster, etcd.connect).'),
+  broker('leader.imbalance.check.interval.seconds', 'long', 300, 'high',
+    'The frequency with which the partition rebalance check is triggered by the controller.',
     { validator: atLeast(1) }),
 ];
 

@@ -112,6 +112,12 @@ export class TopicStore {
     return record;
   }
 
+  /** In a cluster: a topic record as the cluster metadata holds it replaces the local one (or is added). */
+  async adopt(record: TopicRecord): Promise<void> {
+    this.registry.adopt(record);
+    await this.persist();
+  }
+
   async delete(name: string): Promise<TopicRecord> {
     const record = this.registry.delete(name);
     await this.persist();

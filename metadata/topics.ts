@@ -267,6 +267,13 @@ export class TopicRegistry {
     return updated;
   }
 
+  /** Takes a record decided elsewhere (the cluster metadata) as it is; a local topic of the same name and another id is replaced. */
+  adopt(record: TopicRecord): void {
+    const old = this.byName.get(record.name);
+    if (old !== undefined && old.topicId !== record.topicId) this.byId.delete(old.topicId);
+    this.put(record);
+  }
+
   private require(name: string): TopicRecord {
     const t = this.byName.get(name);
     if (t === undefined) throw unknownTopic(name);

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// `sediment <command>`: start | topics | groups | cost. Each command lives in its
+// `sediment <command>`: start | cluster | topics | groups | cost. Each command lives in its
 // own module; this file only dispatches.
 const USAGE = `usage: sediment <command> [args]
 
 commands:
   start [server.properties] [--override key=value]...   run a broker
+  cluster start --brokers N [--data DIR]                 a local cluster: etcd and N brokers on loopback
   topics --bootstrap-server H:P ...                      manage topics (kafka-topics style)
   groups --bootstrap-server H:P ...                      consumer groups (kafka-consumer-groups style)
   cost --ingress RATE --retention DURATION ...           monthly cost with and without tiered storage
@@ -16,6 +17,10 @@ async function main(argv: string[]): Promise<number> {
     case 'start': {
       const { runStart } = await import('./start.js');
       return runStart(rest);
+    }
+    case 'cluster': {
+      const { runCluster } = await import('./cluster.js');
+      return runCluster(rest);
     }
     case 'topics': {
       const { runTopics } = await import('./topics.js');
@@ -42,7 +47,7 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
   (code) => {
-    if (code !== 0 || process.argv[2] !== 'start') process.exitCode = code;
+    if (code !== 0 || (process.argv[2] !== 'start' && process.argv[2] !== 'cluster')) process.exitCode = code;
   },
   (err: unknown) => {
     process.stderr.write(`sediment: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -13,6 +13,9 @@
 // response, and when any partition failed the connection is closed instead
 // (Kafka does so the producer learns of the error). With one broker, acks=-1
 // and acks=1 both mean "appended to the leader's log".
+// In a cluster, a partition this broker does not lead is answered
+// NOT_LEADER_OR_FOLLOWER with KIP-951's CurrentLeader and, at v10+, the
+// leaders' NodeEndpoints, so the producer re-routes without a metadata round trip.
 // A transactional batch is appended only when its producer's transaction is
 // ongoing with the partition added (Kafka's produce-side verification):
 // otherwise INVALID_TXN_STATE, or PRODUCER_FENCED for another epoch (what
@@ -75,6 +78,7 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
   async handle(broker, req, ctx) {
     const unsupported = ctx.apiVersion < 3;
     const badAcks = req.acks !== 0 && req.acks !== 1 && req.acks !== -1;
+    const leaders = new Set<number>();
     const responses = await Promise.all(
       req.topicData.map(async (t) => ({
         name: t.name,
@@ -82,6 +86,11 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
           t.partitionData.map(async (p): Promise<ProduceResponsePartitionProduceResponse> => {
             if (unsupported) return partitionResponse(p.index, ErrorCode.UNSUPPORTED_VERSION);
             if (badAcks) return partitionResponse(p.index, ErrorCode.INVALID_REQUIRED_ACKS);
+            const notLeader = broker.cluster?.notLeader(t.name, p.index) ?? null;
+            if (notLeader !== null) {
+              if (notLeader.leaderId >= 0) leaders.add(notLeader.leaderId);
+              return { ...partitionResponse(p.index, notLeader.errorCode), currentLeader: { leaderId: notLeader.leaderId, leaderEpoch: notLeader.leaderEpoch } };
+            }
             const partition = broker.topics.partition(t.name, p.index);
             if (partition === undefined) return partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
             if (broker.topics.isInternal(t.name)) return partitionResponse(p.index, ErrorCode.INVALID_TOPIC_EXCEPTION, `cannot produce to internal topic ${t.name}`);
@@ -123,7 +132,11 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
       if (failed.length > 0) throw new CloseConnectionError(`acks=0 produce failed (${failed.join(', ')})`);
       return null;
     }
-    return { responses, throttleTimeMs: 0 };
+    const nodeEndpoints = [...leaders].flatMap((id) => {
+      const e = broker.cluster?.endpoint(id);
+      return e === undefined ? [] : [{ nodeId: e.nodeId, host: e.host, port: e.port, rack: e.rack }];
+    });
+    return { responses, throttleTimeMs: 0, ...(nodeEndpoints.length === 0 ? {} : { nodeEndpoints }) };
   },
   errorResponse(req, errorCode) {
     // acks=0 expects no response: close the connection as for any failed acks=0 produce.

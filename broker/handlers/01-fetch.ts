@@ -78,6 +78,7 @@ async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], 
   const prefetched = new Map<FetchTarget, Promise<PartitionAnswer>>();
   for (const target of targets) {
     const p = target.request;
+    if ((broker.cluster?.notLeader(target.topic, p.partition) ?? null) !== null) continue;
     const partition = broker.topics.partition(target.topic, p.partition);
     if (partition === undefined || p.fetchOffset >= partition.localLogStartOffset) continue;
     const pending = readPartition(partition, p, req.maxBytes, true, readCommitted, signal);
@@ -86,6 +87,13 @@ async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], 
   }
   for (const target of targets) {
     const p = target.request;
+    // Fetch is served up to v12 here, before KIP-951's CurrentLeader (v16): the client refreshes its metadata.
+    const notLeader = broker.cluster?.notLeader(target.topic, p.partition) ?? null;
+    if (notLeader !== null) {
+      errors = true;
+      results.push({ target, data: emptyPartition(p.partition, notLeader.errorCode) });
+      continue;
+    }
     const partition = broker.topics.partition(target.topic, p.partition);
     if (partition === undefined) {
       errors = true;

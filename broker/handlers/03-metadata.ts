@@ -1,6 +1,7 @@
 // Metadata (key 3), versions 0-12.
-// One broker leads every partition (replicas and ISR are this node; the same
-// answer as DescribeTopicPartitions, see metadata-answers.ts). A null
+// Brokers, controller and each partition's leader, replicas and ISR as the
+// cluster image shows them, or this broker alone without etcd.connect (the
+// same answer as DescribeTopicPartitions, see metadata-answers.ts). A null
 // topic list (or an empty one at v0) means all topics, internal ones flagged.
 // Unknown topics are created when auto.create.topics.enable is on and the
 // request allows it (always before v4), and answered in the same response.
@@ -74,9 +75,9 @@ export const handler: ApiHandler<MetadataRequest, MetadataResponse, BrokerContex
     }
     return {
       throttleTimeMs: 0,
-      brokers: [{ nodeId: broker.nodeId, host: broker.advertised.host, port: broker.advertised.port, rack: null }],
+      brokers: broker.cluster?.brokers() ?? [{ nodeId: broker.nodeId, host: broker.advertised.host, port: broker.advertised.port, rack: null }],
       clusterId: broker.clusterId,
-      controllerId: broker.nodeId,
+      controllerId: broker.cluster?.controllerId ?? broker.nodeId,
       topics,
       clusterAuthorizedOperations:
         ctx.apiVersion >= 8 && ctx.apiVersion <= 10 && req.includeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPERATIONS : NOT_REQUESTED,

@@ -20,6 +20,8 @@ export const handler: ApiHandler<OffsetForLeaderEpochRequest, OffsetForLeaderEpo
       partitions: t.partitions.map((p) => {
         const fail = (errorCode: number) => ({ errorCode, partition: p.partition, leaderEpoch: -1, endOffset: -1n });
         if (req.replicaId !== CONSUMER) return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+        const notLeader = broker.cluster?.notLeader(t.topic, p.partition) ?? null;
+        if (notLeader !== null) return fail(notLeader.errorCode);
         const view = broker.topics.partition(t.topic, p.partition);
         if (view === undefined) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         if (p.currentLeaderEpoch > view.leaderEpoch) return fail(ErrorCode.UNKNOWN_LEADER_EPOCH);

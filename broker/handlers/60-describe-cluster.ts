@@ -1,5 +1,6 @@
 // DescribeCluster (key 60), versions 0-1.
-// The one broker is the cluster and its controller. Only the broker endpoint
+// The live brokers and the controller as the cluster image shows them; without
+// etcd.connect the one broker is the cluster and its controller. Only the broker endpoint
 // type (1) is served; asking for controllers (2) gets UNSUPPORTED_ENDPOINT_TYPE.
 // Cluster authorized operations, when asked for, are every cluster operation,
 // as Kafka answers without an authorizer.
@@ -25,8 +26,10 @@ export const handler: ApiHandler<DescribeClusterRequest, DescribeClusterResponse
       errorMessage: null,
       endpointType: BROKERS,
       clusterId: broker.clusterId,
-      controllerId: broker.nodeId,
-      brokers: [{ brokerId: broker.nodeId, host: broker.advertised.host, port: broker.advertised.port, rack: null }],
+      controllerId: broker.cluster?.controllerId ?? broker.nodeId,
+      brokers: broker.cluster?.brokers().map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack })) ?? [
+        { brokerId: broker.nodeId, host: broker.advertised.host, port: broker.advertised.port, rack: null },
+      ],
       clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPERATIONS : NOT_REQUESTED,
     };
   },

@@ -1,6 +1,7 @@
 // The loops the admin handlers share, so each handler says only what is its own:
 //   eachPartition       ListOffsets, DeleteRecords: every requested partition of
-//                       every topic, in request order, against this broker's logs;
+//                       every topic, in request order, against this broker's logs
+//                       (in a cluster, NOT_LEADER_OR_FOLLOWER where it does not lead);
 //   alterTopicResources AlterConfigs, IncrementalAlterConfigs: every resource,
 //                       TOPIC ones altered, the rest refused (broker configs are static).
 import type { Logger } from 'pino';
@@ -14,7 +15,7 @@ import { ResourceType, toErrorPair } from './admin-errors.js';
  * else KAFKA_STORAGE_ERROR, logged (a disk fault or a bug, never the client's doing).
  */
 export async function eachPartition<P extends { readonly partitionIndex: number }, R>(
-  broker: Pick<BrokerContext, 'topics' | 'log'>,
+  broker: Pick<BrokerContext, 'topics' | 'log' | 'cluster'>,
   topics: ReadonlyArray<{ readonly name: string; readonly partitions: readonly P[] }>,
   what: string,
   answer: (partition: PartitionView, requested: P, topic: string) => Promise<R>,
@@ -24,6 +25,11 @@ export async function eachPartition<P extends { readonly partitionIndex: number 
   for (const t of topics) {
     const partitions: R[] = [];
     for (const rp of t.partitions) {
+      const notLeader = broker.cluster?.notLeader(t.name, rp.partitionIndex) ?? null;
+      if (notLeader !== null) {
+        partitions.push(failed(rp, notLeader.errorCode));
+        continue;
+      }
       const p = broker.topics.partition(t.name, rp.partitionIndex);
       if (p === undefined) {
         partitions.push(failed(rp, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));

@@ -13,7 +13,7 @@ import { ErrorCode, KafkaError } from '../../broker/protocol/errors.js';
 import { systemScheduler, type Scheduler } from '../../broker/common/scheduler.js';
 import { DuplicateBrokerRegistrationError, MetadataStoreUnavailableError } from './errors.js';
 import { describeEtcdConnect, type EtcdConnect } from './etcd-connect.js';
-import { KeySpaceStore, type KeySpace, type KvEntry, type KvEvent, type KvGuard, type KvOp } from './key-space-store.js';
+import { KeySpaceStore, type KeySpace, type KvEntry, type KvEvent, type KvGuard, type KvOp, type LeaseId } from './key-space-store.js';
 import { LAYOUT_KEY } from './layout.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { BrokerRegistration } from './records.js';
@@ -39,6 +39,7 @@ export class EtcdClusterMetadataStore extends KeySpaceStore {
   private readonly clock: Clock;
   private readonly scheduler: Scheduler;
   private readonly sessions = new Set<LeaseKeeper>();
+  private readonly leases = new WeakMap<BrokerSession, string>();
   private readonly watches = new Set<EtcdWatch>();
   private readonly space: KeySpace;
 
@@ -104,7 +105,12 @@ export class EtcdClusterMetadataStore extends KeySpaceStore {
       revoke: () => this.call('revoke the lease', () => lease.revoke()),
     });
     this.sessions.add(session);
+    this.leases.set(session, leaseId);
     return session;
+  }
+
+  protected leaseOf(session: BrokerSession): LeaseId | undefined {
+    return this.leases.get(session);
   }
 
   watch(afterRevision: bigint, listener: WatchListener): MetadataWatch {
@@ -165,7 +171,9 @@ export class EtcdClusterMetadataStore extends KeySpaceStore {
         txn = txn.then(
           ...ops.map((op) =>
             op.type === 'put'
-              ? this.client.put(this.full(op.key)).value(op.value)
+              ? op.lease === undefined
+                ? this.client.put(this.full(op.key)).value(op.value)
+                : this.client.put(this.full(op.key)).value(op.value).lease(String(op.lease))
               : op.prefix === true
                 ? this.client.delete().prefix(this.full(op.key))
                 : this.client.delete().key(this.full(op.key)),

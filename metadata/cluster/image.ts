@@ -3,6 +3,7 @@
 // Pure data structure: no I/O, no timers.
 import type {
   ConfigResource,
+  ControllerRecord,
   MetadataChange,
   MetadataSnapshot,
   PartitionState,
@@ -20,6 +21,7 @@ const EMPTY_CONFIGS: ReadonlyMap<string, string> = new Map();
 export class MetadataImage {
   private rev = 0n;
   private cluster: string | null = null;
+  private controllerRecord: ControllerRecord | null = null;
   private readonly brokerMap = new Map<number, RegisteredBroker>();
   private readonly topicsByName = new Map<string, TopicRecord>();
   private readonly topicsById = new Map<string, TopicRecord>();
@@ -41,9 +43,20 @@ export class MetadataImage {
     return this.cluster;
   }
 
+  /** The elected controller, null while there is none (between one's session end and the next election). */
+  get controller(): ControllerRecord | null {
+    return this.controllerRecord;
+  }
+
+  /** The controller's node id, -1 when there is none (Metadata's and DescribeCluster's controller_id). */
+  get controllerId(): number {
+    return this.controllerRecord?.nodeId ?? -1;
+  }
+
   /** Replaces everything with a snapshot (start-up, and the reload after a compaction). */
   reset(snapshot: MetadataSnapshot): void {
     this.cluster = null;
+    this.controllerRecord = null;
     this.brokerMap.clear();
     this.topicsByName.clear();
     this.topicsById.clear();
@@ -124,6 +137,9 @@ export class MetadataImage {
     switch (c.kind) {
       case 'cluster-id':
         this.cluster = c.clusterId;
+        return;
+      case 'controller':
+        this.controllerRecord = c.controller;
         return;
       case 'broker':
         if (c.broker === null) this.brokerMap.delete(c.nodeId);

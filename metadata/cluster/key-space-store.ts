@@ -6,12 +6,14 @@ import { ErrorCode, KafkaError } from '../../broker/protocol/errors.js';
 import { IncompatibleLayoutError, InconsistentClusterIdError } from './errors.js';
 import {
   CLUSTER_ID_KEY,
+  CONTROLLER_KEY,
   LAYOUT_KEY,
   brokerKey,
   configKey,
   decodeEntry,
   decodeLayout,
   encodeBroker,
+  encodeController,
   encodeLayout,
   encodePartition,
   encodeTopic,
@@ -25,6 +27,7 @@ import {
   LAYOUT_VERSION,
   type BrokerRegistration,
   type ConfigResource,
+  type ControllerRecord,
   type MetadataChange,
   type MetadataSnapshot,
   type PartitionProposal,
@@ -51,7 +54,7 @@ export interface KvEvent {
 }
 
 export type KvOp =
-  | { readonly type: 'put'; readonly key: string; readonly value: string; readonly lease?: number }
+  | { readonly type: 'put'; readonly key: string; readonly value: string; readonly lease?: LeaseId }
   | { readonly type: 'delete'; readonly key: string; readonly prefix?: boolean };
 
 /** The key must still have this mod revision (0: must not exist). */
@@ -59,6 +62,9 @@ export interface KvGuard {
   readonly key: string;
   readonly modRevision: bigint;
 }
+
+/** A lease as the store names it: a number in the twin, etcd's int64 as a decimal string. */
+export type LeaseId = number | string;
 
 export interface KeySpace {
   get(key: string): Promise<KvEntry | undefined>;
@@ -79,6 +85,8 @@ export abstract class KeySpaceStore implements ClusterMetadataStore {
   abstract registerBroker(registration: BrokerRegistration, options: SessionOptions): Promise<BrokerSession>;
   abstract watch(afterRevision: bigint, listener: WatchListener): MetadataWatch;
   abstract close(): Promise<void>;
+  /** The lease a session of this store holds, undefined for a session it did not create. */
+  protected abstract leaseOf(session: BrokerSession): LeaseId | undefined;
 
   async initialize(options: InitializeOptions): Promise<string> {
     const ks = this.keySpace();
@@ -214,7 +222,44 @@ export abstract class KeySpaceStore implements ClusterMetadataStore {
     if (ops.length > 0) await this.keySpace().commitIf([], ops);
   }
 
+  async campaignController(session: BrokerSession): Promise<ControllerRecord | null> {
+    const lease = this.leaseOf(session);
+    if (lease === undefined) throw new KafkaError(ErrorCode.INVALID_REQUEST, `The session of node ${session.nodeId} was not created by ${this.description}`);
+    const ks = this.keySpace();
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      if (session.state !== 'live') throw new KafkaError(ErrorCode.NOT_CONTROLLER, `Node ${session.nodeId} cannot campaign: its session is ${session.state}`);
+      const current = await ks.get(CONTROLLER_KEY);
+      if (current !== undefined) {
+        const held = this.controllerFrom(current);
+        // An unreadable key is another version's: refused like any layout it does not know, never overwritten.
+        if (held === undefined) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `Unreadable ${CONTROLLER_KEY} key at ${this.description}: ${current.value}`);
+        return held.nodeId === session.nodeId && held.brokerEpoch === session.brokerEpoch ? held : null;
+      }
+      const rev = await ks.commitIf(
+        [{ key: CONTROLLER_KEY, modRevision: 0n }],
+        [{ type: 'put', key: CONTROLLER_KEY, value: encodeController(session.nodeId, session.brokerEpoch), lease }],
+      );
+      if (rev !== undefined) return { nodeId: session.nodeId, brokerEpoch: session.brokerEpoch, controllerEpoch: rev };
+      // Another broker won (or it just expired): read who holds it now.
+    }
+    throw this.tooManyRaces('campaign for controller');
+  }
+
+  async resignController(session: BrokerSession): Promise<void> {
+    const ks = this.keySpace();
+    const current = await ks.get(CONTROLLER_KEY);
+    if (current === undefined) return;
+    const held = this.controllerFrom(current);
+    if (held?.nodeId !== session.nodeId || held.brokerEpoch !== session.brokerEpoch) return;
+    await ks.commitIf([{ key: CONTROLLER_KEY, modRevision: current.modRevision }], [{ type: 'delete', key: CONTROLLER_KEY }]);
+  }
+
   // ---- for the implementations ----
+
+  private controllerFrom(entry: KvEntry): ControllerRecord | undefined {
+    const decoded = decodeEntry(entry.key, entry.value, entry.createRevision);
+    return decoded !== null && !isInvalid(decoded) && decoded.kind === 'controller' && decoded.controller !== null ? decoded.controller : undefined;
+  }
 
   protected brokerKeyOf(nodeId: number): string {
     return brokerKey(nodeId);

@@ -9,6 +9,7 @@
 //   partitions/<topicId>/<partition>     {"replicas","leader","leaderEpoch","isr","partitionEpoch"}
 //   configs/brokers/<nodeId>/<name>      value
 //   configs/cluster/<name>               value
+//   controller                           {"nodeId","brokerEpoch"}, bound to the controller's broker lease
 // Pure: no I/O.
 import type {
   BrokerEndpoint,
@@ -27,6 +28,7 @@ export const TOPICS_PREFIX = 'topics/';
 export const PARTITIONS_PREFIX = 'partitions/';
 export const BROKER_CONFIGS_PREFIX = 'configs/brokers/';
 export const CLUSTER_CONFIGS_PREFIX = 'configs/cluster/';
+export const CONTROLLER_KEY = 'controller';
 
 export function brokerKey(nodeId: number): string {
   return `${BROKERS_PREFIX}${nodeId}`;
@@ -71,6 +73,11 @@ export function encodeBroker(reg: BrokerRegistration): string {
   return JSON.stringify({ nodeId: reg.nodeId, incarnationId: reg.incarnationId, rack: reg.rack, endpoints: reg.endpoints });
 }
 
+/** brokerEpoch as a string: a bigint revision, kept exact in JSON. */
+export function encodeController(nodeId: number, brokerEpoch: bigint): string {
+  return JSON.stringify({ nodeId, brokerEpoch: brokerEpoch.toString() });
+}
+
 export function encodeTopic(topic: TopicRecord): string {
   return JSON.stringify({ topicId: topic.topicId, name: topic.name, partitionCount: topic.partitionCount, configs: topic.configs });
 }
@@ -109,6 +116,14 @@ export function isInvalid(entry: MetadataChange | InvalidEntry | null): entry is
 
 function decode(key: string, value: string | null, createRevision: bigint): MetadataChange | null {
   if (key === CLUSTER_ID_KEY) return { kind: 'cluster-id', clusterId: value };
+  if (key === CONTROLLER_KEY) {
+    if (value === null) return { kind: 'controller', controller: null };
+    const v: unknown = JSON.parse(value);
+    if (!isObject(v)) throw new Error('controller record is not a JSON object');
+    const epochText = field(v, 'brokerEpoch', isString, 'a string');
+    if (!/^[0-9]{1,19}$/.test(epochText)) throw new Error(`brokerEpoch '${epochText}' is not a revision`);
+    return { kind: 'controller', controller: { nodeId: field(v, 'nodeId', isInt, 'an integer'), brokerEpoch: BigInt(epochText), controllerEpoch: createRevision } };
+  }
   if (key.startsWith(BROKERS_PREFIX)) {
     const nodeId = nonNegativeInt(key.slice(BROKERS_PREFIX.length), 'node id');
     if (value === null) return { kind: 'broker', nodeId, broker: null };

@@ -9,7 +9,7 @@ import type { Clock } from '../../broker/common/clock.js';
 import { ErrorCode, KafkaError } from '../../broker/protocol/errors.js';
 import type { Scheduler, TimerHandle } from '../../broker/common/scheduler.js';
 import { DuplicateBrokerRegistrationError, MetadataStoreUnavailableError } from './errors.js';
-import { KeySpaceStore, type KeySpace, type KvEntry, type KvEvent, type KvOp } from './key-space-store.js';
+import { KeySpaceStore, type KeySpace, type KvEntry, type KvEvent, type KvOp, type LeaseId } from './key-space-store.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { BrokerRegistration } from './records.js';
 import type { BrokerSession, MetadataWatch, SessionOptions, WatchListener } from './store.js';
@@ -53,10 +53,10 @@ export class MemoryMetadataServer {
     const rev = this.revisionNow + 1n;
     for (const op of ops) {
       if (op.type === 'put') {
-        if (op.lease !== undefined && !this.leases.has(op.lease)) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `lease ${op.lease} not found`);
+        if (op.lease !== undefined && !this.leases.has(Number(op.lease))) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `lease ${op.lease} not found`);
         const prev = this.kv.get(op.key);
         const createRevision = prev?.createRevision ?? rev;
-        this.kv.set(op.key, { key: op.key, value: op.value, createRevision, modRevision: rev, lease: op.lease ?? null });
+        this.kv.set(op.key, { key: op.key, value: op.value, createRevision, modRevision: rev, lease: op.lease === undefined ? null : Number(op.lease) });
         events.push({ key: op.key, value: op.value, createRevision, modRevision: rev });
       } else {
         const keys = op.prefix ? [...this.kv.keys()].filter((k) => k.startsWith(op.key)) : this.kv.has(op.key) ? [op.key] : [];
@@ -135,6 +135,7 @@ export class MemoryClusterMetadataStore extends KeySpaceStore {
   readonly description = 'memory';
   private reachable = true;
   private readonly sessions = new Set<LeaseKeeper>();
+  private readonly leases = new WeakMap<BrokerSession, number>();
   private readonly watches = new Set<MemoryWatch>();
 
   constructor(readonly server: MemoryMetadataServer) {
@@ -194,7 +195,12 @@ export class MemoryClusterMetadataStore extends KeySpaceStore {
       },
     });
     this.sessions.add(session);
+    this.leases.set(session, leaseId);
     return session;
+  }
+
+  protected leaseOf(session: BrokerSession): LeaseId | undefined {
+    return this.leases.get(session);
   }
 
   watch(afterRevision: bigint, listener: WatchListener): MetadataWatch {

@@ -57,6 +57,21 @@ export interface TopicPartitionRef {
   readonly partition: number;
 }
 
+/**
+ * The elected controller (the `controller` key, bound to the controller's
+ * broker lease, so it disappears when that broker's session ends).
+ */
+export interface ControllerRecord {
+  readonly nodeId: number;
+  /** The broker epoch of the registration that won the election. */
+  readonly brokerEpoch: bigint;
+  /**
+   * The store revision that created the key: it rises with every election,
+   * as Kafka's controller epoch does.
+   */
+  readonly controllerEpoch: bigint;
+}
+
 /** Where a dynamic config lives: one broker's, or the cluster-wide default. */
 export type ConfigResource = { readonly type: 'broker'; readonly nodeId: number } | { readonly type: 'cluster' };
 
@@ -69,7 +84,8 @@ export type MetadataChange =
   | { readonly kind: 'broker'; readonly nodeId: number; readonly broker: RegisteredBroker | null }
   | { readonly kind: 'topic'; readonly name: string; readonly topic: TopicRecord | null }
   | { readonly kind: 'partition'; readonly topicId: string; readonly partition: number; readonly state: PartitionState | null }
-  | { readonly kind: 'config'; readonly resource: ConfigResource; readonly name: string; readonly value: string | null };
+  | { readonly kind: 'config'; readonly resource: ConfigResource; readonly name: string; readonly value: string | null }
+  | { readonly kind: 'controller'; readonly controller: ControllerRecord | null };
 
 /** Every record at one revision. */
 export interface MetadataSnapshot {

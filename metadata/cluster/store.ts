@@ -12,6 +12,7 @@
 import type {
   BrokerRegistration,
   ConfigResource,
+  ControllerRecord,
   MetadataChange,
   MetadataSnapshot,
   PartitionProposal,
@@ -133,6 +134,20 @@ export interface ClusterMetadataStore {
 
   /** Sets (string) or removes (null) dynamic configs of a broker or the cluster, in one transaction. */
   alterConfigs(resource: ConfigResource, changes: Readonly<Record<string, string | null>>): Promise<void>;
+
+  /**
+   * Lease-bound controller election: puts the `controller` key under this
+   * broker's session lease if no controller holds it. Returns the record when
+   * this session holds it (just won, or already held), null when another
+   * broker does. The key disappears with the session's lease, so a controller
+   * whose broker's session ends is replaced by the next campaign; watchers see
+   * the change as a 'controller' MetadataChange (the image's controller).
+   * A session not created by this store, or no longer live, is refused.
+   */
+  campaignController(session: BrokerSession): Promise<ControllerRecord | null>;
+
+  /** Gives up the controller key if this session holds it (no-op otherwise). */
+  resignController(session: BrokerSession): Promise<void>;
 
   /** Ends sessions' keepalives and watches; registrations stay until their leases expire unless closed first. */
   close(): Promise<void>;

@@ -1,0 +1,102 @@
+// What a broker of an etcd cluster runs on top of its ClusterMembership: the
+// topic sync (local topics and logs follow the image), the ClusterView the
+// handlers read, the TopicService that writes admin changes to the store, and
+// the controller (every broker runs one; the elected one acts). Built only
+// with etcd.connect; the single broker has none of it.
+import type { Logger } from 'pino';
+import { ClusterController } from '../../metadata/cluster/controller.js';
+import type { BrokerConfig } from '../config.js';
+import type { ClusterMembership } from '../cluster-membership.js';
+import type { Scheduler } from '../common/scheduler.js';
+import type { BrokerTopics } from '../topic-service.js';
+import { ClusterTopics } from './cluster-topics.js';
+import { ClusterView } from './cluster-view.js';
+import { TopicSync } from './topic-sync.js';
+
+export class ClusterServing {
+  private controller: ClusterController | null = null;
+
+  private constructor(
+    private readonly membership: ClusterMembership,
+    readonly view: ClusterView,
+    readonly topics: ClusterTopics,
+    private readonly sync: TopicSync,
+    private readonly config: BrokerConfig,
+    private readonly scheduler: Scheduler,
+    private readonly log: Logger,
+  ) {}
+
+  /** Brings the local topics in step with the image (before the listeners open) and starts following it. */
+  static async start(options: {
+    membership: ClusterMembership;
+    local: BrokerTopics;
+    config: BrokerConfig;
+    scheduler: Scheduler;
+    log: Logger;
+    listenerName: string;
+  }): Promise<ClusterServing> {
+    const { membership, local, config, scheduler } = options;
+    const log = options.log.child({ component: 'cluster' });
+    const view = new ClusterView(membership.image, config.nodeId, options.listenerName);
+    local.setLeaderEpochSource((topic, partition) => view.leaderEpoch(topic, partition));
+    const sync = new TopicSync(local, membership.image, config.nodeId, scheduler, log);
+    membership.onImageChange(() => sync.changed());
+    await sync.syncNow();
+    const topics = new ClusterTopics({
+      local,
+      store: membership.store,
+      image: membership.image,
+      sync,
+      defaultReplicationFactor: config.getInt('default.replication.factor'),
+      // An accepted change reaches this broker's image through the watch: a few etcd round trips.
+      visibleWithinMs: 3 * config.getInt('etcd.request.timeout.ms'),
+    });
+    return new ClusterServing(membership, view, topics, sync, config, scheduler, log);
+  }
+
+  /** Starts this broker's controller once it is registered (the election is bound to its session). */
+  startController(): void {
+    const session = this.membership.session;
+    if (session === undefined || this.controller !== null) return;
+    const controller = new ClusterController({
+      store: this.membership.store,
+      image: this.membership.image,
+      session,
+      scheduler: this.scheduler,
+      config: {
+        uncleanLeaderElectionEnable: this.config.getBoolean('unclean.leader.election.enable'),
+        autoLeaderRebalanceEnable: this.config.getBoolean('auto.leader.rebalance.enable'),
+        leaderImbalanceCheckIntervalMs: this.config.getLong('leader.imbalance.check.interval.seconds') * 1000,
+        retryBackoffMs: 100,
+      },
+      onEvent: (e) => {
+        switch (e.type) {
+          case 'elected':
+            this.log.info({ nodeId: e.controller.nodeId, controllerEpoch: String(e.controller.controllerEpoch) }, 'this broker is now the controller');
+            return;
+          case 'resigned':
+            this.log.warn({ reason: e.reason }, 'this broker is no longer the controller');
+            return;
+          case 'partition-changed':
+            this.log.info({ topic: e.change.topic, partition: e.change.ref.partition, reason: e.change.reason, leader: e.change.proposal.leader, leaderEpoch: e.change.proposal.leaderEpoch, isr: e.change.proposal.isr }, 'partition leadership changed');
+            return;
+          case 'write-failed':
+            this.log.warn({ topic: e.change?.topic, partition: e.change?.ref.partition, error: e.error }, 'controller write failed; retrying');
+            return;
+        }
+      },
+    });
+    this.controller = controller;
+    this.membership.onImageChange(() => controller.imageChanged());
+    controller.start();
+  }
+
+  get isController(): boolean {
+    return this.controller?.isActive ?? false;
+  }
+
+  async stop(): Promise<void> {
+    this.sync.stop();
+    await this.controller?.stop();
+  }
+}

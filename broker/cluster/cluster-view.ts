@@ -1,0 +1,95 @@
+// What request handlers ask about the cluster when the broker is one of an
+// etcd cluster: the live brokers, the controller, and each partition's leader,
+// replicas and ISR, all read from this broker's MetadataImage (never etcd).
+// Without etcd.connect handlers have no ClusterView and answer as the single
+// broker. Topics that are not in the image (the internal topics, which each
+// broker keeps for its own coordinators) are answered as local partitions.
+import type { MetadataImage } from '../../metadata/cluster/image.js';
+import type { PartitionState } from '../../metadata/cluster/records.js';
+import { ErrorCode } from '../protocol/errors.js';
+
+export interface NodeEndpoint {
+  readonly nodeId: number;
+  readonly host: string;
+  readonly port: number;
+  readonly rack: string | null;
+}
+
+/** Why this broker does not serve a partition, with what a client needs to re-route (KIP-951). */
+export interface NotLeader {
+  readonly errorCode: number;
+  readonly leaderId: number;
+  readonly leaderEpoch: number;
+}
+
+export class ClusterView {
+  constructor(
+    private readonly image: MetadataImage,
+    readonly nodeId: number,
+    /** The listener name whose endpoints clients are given (the first advertised listener's). */
+    private readonly listenerName: string,
+  ) {}
+
+  get controllerId(): number {
+    return this.image.controllerId;
+  }
+
+  /** Live (registered) brokers with the endpoint of this broker's listener name. */
+  brokers(): NodeEndpoint[] {
+    const out: NodeEndpoint[] = [];
+    for (const b of this.image.brokers()) {
+      const e = b.endpoints.find((x) => x.name === this.listenerName) ?? b.endpoints[0];
+      if (e !== undefined) out.push({ nodeId: b.nodeId, host: e.host, port: e.port, rack: b.rack });
+    }
+    return out;
+  }
+
+  /**
+   * The group and transaction coordinator of the whole cluster for now: the
+   * live broker with the lowest node id (every broker answers FindCoordinator
+   * alike). Its group state lives in its own __consumer_offsets; coordinators
+   * that follow partition leadership are still to come.
+   */
+  coordinator(): NodeEndpoint | undefined {
+    return this.brokers()[0];
+  }
+
+  endpoint(nodeId: number): NodeEndpoint | undefined {
+    return this.brokers().find((b) => b.nodeId === nodeId);
+  }
+
+  /** The partition's state, or undefined when the topic is not a cluster topic (or has no such partition). */
+  partition(topic: string, partition: number): PartitionState | undefined {
+    const t = this.image.topic(topic);
+    return t === undefined ? undefined : this.image.partition(t.topicId, partition);
+  }
+
+  isClusterTopic(topic: string): boolean {
+    return this.image.topic(topic) !== undefined;
+  }
+
+  /** Replicas that are not registered (Metadata's offline_replicas). */
+  offlineReplicas(state: PartitionState): number[] {
+    return state.replicas.filter((r) => this.image.broker(r) === undefined);
+  }
+
+  /**
+   * Null when this broker leads the partition (or it is a local topic).
+   * Otherwise NOT_LEADER_OR_FOLLOWER with the current leader (-1 while the
+   * partition is offline), as Kafka answers a produce or fetch sent to a
+   * broker that does not lead.
+   */
+  notLeader(topic: string, partition: number): NotLeader | null {
+    const state = this.partition(topic, partition);
+    if (state === undefined) {
+      return this.isClusterTopic(topic) ? { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, leaderId: -1, leaderEpoch: -1 } : null;
+    }
+    if (state.leader === this.nodeId) return null;
+    return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderId: state.leader, leaderEpoch: state.leaderEpoch };
+  }
+
+  /** This broker's leader epoch of a partition it leads (0 for local topics). */
+  leaderEpoch(topic: string, partition: number): number {
+    return this.partition(topic, partition)?.leaderEpoch ?? 0;
+  }
+}

@@ -1,0 +1,112 @@
+// Keeps this broker's local topic store and partition logs in step with the
+// cluster image: every topic of the image is adopted locally (id, partition
+// count, configs) and the logs of the partitions this broker is a replica of
+// are opened; a local topic the image no longer has (deleted while this broker
+// ran or was down) is deleted with its logs. The topics each broker keeps for
+// itself (internal topics) are left alone. Passes run one at a time, each over
+// the whole image (level-triggered); admin requests wait for the pass that
+// makes their change visible (waitFor).
+import type { Logger } from 'pino';
+import type { MetadataImage } from '../../metadata/cluster/image.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import type { Scheduler } from '../common/scheduler.js';
+import type { BrokerTopics } from '../topic-service.js';
+
+interface Waiter {
+  readonly done: () => boolean;
+  readonly resolve: () => void;
+}
+
+export class TopicSync {
+  private running: Promise<void> | null = null;
+  private again = false;
+  private readonly waiters = new Set<Waiter>();
+  private stopped = false;
+
+  constructor(
+    private readonly local: BrokerTopics,
+    private readonly image: MetadataImage,
+    private readonly nodeId: number,
+    private readonly scheduler: Scheduler,
+    private readonly log: Logger,
+  ) {}
+
+  /** The image changed: run a pass (coalesced with one already running). */
+  changed(): void {
+    if (this.stopped) return;
+    if (this.running !== null) {
+      this.again = true;
+      return;
+    }
+    this.running = this.loop().finally(() => {
+      this.running = null;
+    });
+  }
+
+  /** Runs passes until none is pending; for start-up. */
+  async syncNow(): Promise<void> {
+    this.changed();
+    while (this.running !== null) await this.running;
+  }
+
+  /** Resolves once `done()` holds after a pass; REQUEST_TIMED_OUT (retriable) after `timeoutMs`. */
+  waitFor(done: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    if (done()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = this.scheduler.setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `${what}: accepted by the cluster metadata but not yet visible on this broker after ${timeoutMs} ms`));
+      }, timeoutMs);
+      const waiter: Waiter = {
+        done,
+        resolve: () => {
+          this.scheduler.clearTimeout(timer);
+          resolve();
+        },
+      };
+      this.waiters.add(waiter);
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private async loop(): Promise<void> {
+    do {
+      this.again = false;
+      try {
+        await this.pass();
+      } catch (err) {
+        // A log that cannot be opened (disk) is retried on the next change; the others went on.
+        this.log.error({ err }, 'could not bring the local topics in step with the cluster metadata');
+      }
+      for (const w of [...this.waiters]) {
+        if (w.done()) {
+          this.waiters.delete(w);
+          w.resolve();
+        }
+      }
+    } while (this.again && !this.stopped);
+  }
+
+  private async pass(): Promise<void> {
+    const wanted = new Map(this.image.topics().map((t) => [t.name, t] as const));
+    for (const local of this.local.store.list()) {
+      if (this.local.isInternal(local.name)) continue;
+      const remote = wanted.get(local.name);
+      if (remote !== undefined && remote.topicId === local.topicId) continue;
+      this.log.info({ topic: local.name, topicId: local.topicId }, 'deleting the local topic: the cluster metadata no longer has it (with this id)');
+      await this.local.deleteTopic(local.name);
+    }
+    for (const t of wanted.values()) {
+      if (this.stopped) return;
+      if (this.local.isInternal(t.name)) continue;
+      const changed = await this.local.adopt(
+        { topicId: t.topicId, name: t.name, partitionCount: t.partitionCount, configs: t.configs },
+        (i) => this.image.partition(t.topicId, i)?.replicas.includes(this.nodeId) ?? false,
+      );
+      if (changed) this.log.info({ topic: t.name, partitions: t.partitionCount }, 'topic taken from the cluster metadata');
+    }
+  }
+}
