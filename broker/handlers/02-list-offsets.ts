@@ -22,7 +22,7 @@ const LATEST_TIERED = -5n;
 const READ_COMMITTED = 1;
 
 function result(partitionIndex: number, errorCode: number, offset = -1n, timestamp = -1n, leaderEpoch = -1): ListOffsetsResponseListOffsetsPartitionResponse {
-  return { partitionIndex, errorCode, oldStyleOffsets: [], timestamp, offset, leaderEpoch };
+  return { partitionIndex, errorCode, timestamp, offset, leaderEpoch };
 }
 
 async function lookup(p: PartitionView, timestamp: bigint, isolationLevel: number, version: number): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | number> {

@@ -73,6 +73,7 @@ export const handler: ApiHandler<MetadataRequest, MetadataResponse, BrokerContex
       }
     }
     return {
+      errorCode: ErrorCode.NONE,
       throttleTimeMs: 0,
       brokers: [{ nodeId: broker.nodeId, host: broker.advertised.host, port: broker.advertised.port, rack: null }],
       clusterId: broker.clusterId,
@@ -84,6 +85,7 @@ export const handler: ApiHandler<MetadataRequest, MetadataResponse, BrokerContex
   },
   errorResponse(req, errorCode) {
     return {
+      errorCode,
       throttleTimeMs: 0,
       brokers: [],
       clusterId: null,

@@ -18,7 +18,7 @@ export const handler: ApiHandler<DescribeGroupsRequest, DescribeGroupsResponse, 
       ctx.apiVersion >= 3 && req.includeAuthorizedOperations ? GROUP_AUTHORIZED_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED;
     return {
       throttleTimeMs: 0,
-      groups: broker.groups.describeGroups(req.groups).map((g) => ({ ...g, authorizedOperations })),
+      groups: broker.groups.describeGroups(req.groups).map((g) => ({ ...g, errorMessage: null, authorizedOperations })),
     };
   },
   errorResponse(req, errorCode) {
@@ -26,6 +26,7 @@ export const handler: ApiHandler<DescribeGroupsRequest, DescribeGroupsResponse, 
       throttleTimeMs: 0,
       groups: req.groups.map((groupId) => ({
         errorCode,
+        errorMessage: null,
         groupId,
         groupState: '',
         protocolType: '',

@@ -11,6 +11,9 @@ import type { InitProducerIdRequest, InitProducerIdResponse } from '../protocol/
 import { ErrorCode } from '../protocol/errors.js';
 import { fencedForVersion } from './txn-errors.js';
 
+/** v6's KIP-939 (2PC) prepared-transaction fields: none, as Sediment serves no 2PC. */
+const NO_ONGOING_TXN = { ongoingTxnProducerId: -1n, ongoingTxnProducerEpoch: -1 };
+
 export const handler: ApiHandler<InitProducerIdRequest, InitProducerIdResponse, BrokerContext> = {
   apiKey: 22,
   minVersion: 0,
@@ -19,12 +22,12 @@ export const handler: ApiHandler<InitProducerIdRequest, InitProducerIdResponse, 
     if (req.transactionalId !== null && req.transactionalId !== '') {
       const expected = ctx.apiVersion >= 3 && req.producerId >= 0n ? { producerId: req.producerId, producerEpoch: req.producerEpoch } : null;
       const r = await broker.txns.initProducerId(req.transactionalId, req.transactionTimeoutMs, expected);
-      return { throttleTimeMs: 0, errorCode: fencedForVersion(r.errorCode, ctx.apiVersion, 4), producerId: r.producerId, producerEpoch: r.producerEpoch };
+      return { throttleTimeMs: 0, errorCode: fencedForVersion(r.errorCode, ctx.apiVersion, 4), producerId: r.producerId, producerEpoch: r.producerEpoch, ...NO_ONGOING_TXN };
     }
     const producerId = await broker.producerIds.nextProducerId();
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch: 0 };
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch: 0, ...NO_ONGOING_TXN };
   },
   errorResponse(_req, errorCode) {
-    return { throttleTimeMs: 0, errorCode, producerId: -1n, producerEpoch: -1 };
+    return { throttleTimeMs: 0, errorCode, producerId: -1n, producerEpoch: -1, ...NO_ONGOING_TXN };
   },
 };

@@ -38,7 +38,7 @@ export const handler: ApiHandler<DescribeLogDirsRequest, DescribeLogDirsResponse
     }
     const results = [];
     for (const [logDir, topics] of byDir) {
-      results.push({ errorCode: 0, logDir, topics: [...topics.values()], ...(await diskBytes(logDir)) });
+      results.push({ errorCode: 0, logDir, topics: [...topics.values()], ...(await diskBytes(logDir)), isCordoned: false });
     }
     return { throttleTimeMs: 0, errorCode: 0, results };
   },

@@ -26,7 +26,7 @@ export const handler: ApiHandler<DescribeClusterRequest, DescribeClusterResponse
       endpointType: BROKERS,
       clusterId: broker.clusterId,
       controllerId: broker.nodeId,
-      brokers: [{ brokerId: broker.nodeId, host: broker.advertised.host, port: broker.advertised.port, rack: null }],
+      brokers: [{ brokerId: broker.nodeId, host: broker.advertised.host, port: broker.advertised.port, rack: null, isFenced: false }],
       clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPERATIONS : NOT_REQUESTED,
     };
   },

@@ -69,7 +69,7 @@ async function produce(port: number, partition: number, value: string, topic = T
   try {
     for (let b = 0; b < batches; b++) {
       const records = buildRecordBatch({ records: Array.from({ length: perBatch }, () => ({ key: 'k', value })), timestamp: Date.now() });
-      const { body } = await conn.send(apis.Produce, () => ({ transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] }));
+      const { body } = await conn.send(apis.Produce, () => ({ transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, topicId: ZERO_UUID, partitionData: [{ index: partition, records }] }] }), { max: 12 });
       assert.equal(body.responses[0]?.partitionResponses[0]?.errorCode, 0);
     }
   } finally {

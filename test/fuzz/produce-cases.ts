@@ -4,7 +4,7 @@
 // 'either' (Kafka's answer depends on details we do not pin down; whatever the
 // broker answers must match what it stored).
 import { encodeRequestMessage } from '../../broker/protocol/frame.js';
-import { apis } from '../../broker/protocol/messages/index.js';
+import { ZERO_UUID, apis } from '../../broker/protocol/messages/index.js';
 import {
   BATCH_HEADER_SIZE,
   OFFSET_ATTRIBUTES,
@@ -176,7 +176,7 @@ function frameOf(version: number, acks: number, data: Array<{ topic: string; ind
     transactionalId: null,
     acks,
     timeoutMs: 30_000,
-    topicData: [...byTopic].map(([name, partitionData]) => ({ name, partitionData })),
+    topicData: [...byTopic].map(([name, partitionData]) => ({ name, topicId: ZERO_UUID, partitionData })),
   });
   return { frame: Buffer.concat(chunks), correlationId };
 }

@@ -7,7 +7,7 @@ import { ErrorCode, settle, startHarness, subscription, track, type Harness } fr
 import type { ApiHandler, RequestContext } from '../../../broker/handlers/api-handler.js';
 import type { OffsetCommitHandlerContext } from '../../../broker/group/handler-context.js';
 import { apis, type ApiDescriptor } from '../../../broker/protocol/messages/index.js';
-import { Reader } from '../../../broker/protocol/reader.js';
+import { Reader, ZERO_UUID } from '../../../broker/protocol/reader.js';
 import { Writer } from '../../../broker/protocol/writer.js';
 import { silentLogger } from '../../../broker/logger.js';
 import { handler as offsetCommit } from '../../../broker/handlers/08-offset-commit.js';
@@ -170,12 +170,13 @@ test('a classic consumer through the handlers: JoinGroup v9 handshake, SyncGroup
     topics: [
       {
         name: 't',
+        topicId: ZERO_UUID,
         partitions: [
-          { partitionIndex: 0, committedOffset: 15n, committedLeaderEpoch: 4, commitTimestamp: -1n, committedMetadata: 'md' },
-          { partitionIndex: 9, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: null },
+          { partitionIndex: 0, committedOffset: 15n, committedLeaderEpoch: 4, committedMetadata: 'md' },
+          { partitionIndex: 9, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null },
         ],
       },
-      { name: 'missing', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: null }] },
+      { name: 'missing', topicId: ZERO_UUID, partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] },
     ],
   };
   const committed = await call(h, apis.OffsetCommit, offsetCommit, 9, commitReq);
@@ -189,7 +190,7 @@ test('a classic consumer through the handlers: JoinGroup v9 handshake, SyncGroup
     requireStable: true,
     groups: [
       { groupId: 'g', memberId: null, memberEpoch: -1, topics: null },
-      { groupId: 'unknown', memberId: null, memberEpoch: -1, topics: [{ name: 't', partitionIndexes: [0] }] },
+      { groupId: 'unknown', memberId: null, memberEpoch: -1, topics: [{ name: 't', topicId: ZERO_UUID, partitionIndexes: [0] }] },
     ],
   });
   assert.deepEqual(
@@ -239,7 +240,7 @@ test('OffsetCommit v2 retention and OffsetFetch v1/v2/v7 shapes', async () => {
     memberId: '',
     groupInstanceId: null,
     retentionTimeMs: 5_000n,
-    topics: [{ name: 't', partitions: [{ partitionIndex: 1, committedOffset: 8n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] }],
+    topics: [{ name: 't', topicId: ZERO_UUID, partitions: [{ partitionIndex: 1, committedOffset: 8n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
   };
   assert.equal((await call(h, apis.OffsetCommit, offsetCommit, 2, commitReq)).topics[0]?.partitions[0]?.errorCode, 0);
   const fetchReq = (topics: OffsetFetchRequest['topics']): OffsetFetchRequest => ({ groupId: 'simple', topics, groups: [], requireStable: false });
@@ -300,7 +301,7 @@ test('DescribeGroups, ListGroups, DeleteGroups and OffsetDelete at their version
 
 test('error responses encode at every advertised version', async () => {
   const samples: [ApiDescriptor<unknown, unknown>, ApiHandler<unknown, unknown, never>, unknown][] = [
-    [apis.OffsetCommit, offsetCommit, { groupId: 'g', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: null }] }] }],
+    [apis.OffsetCommit, offsetCommit, { groupId: 'g', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }] }],
     [apis.OffsetFetch, offsetFetch, { groupId: 'g', topics: [{ name: 't', partitionIndexes: [0] }], groups: [{ groupId: 'g', memberId: null, memberEpoch: -1, topics: null }], requireStable: false }],
     [apis.FindCoordinator, findCoordinator, { key: 'g', keyType: 0, coordinatorKeys: ['g'] }],
     [apis.JoinGroup, joinGroup, joinRequest()],
