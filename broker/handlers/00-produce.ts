@@ -75,7 +75,7 @@ function partitionResponse(index: number, errorCode: number, errorMessage: strin
 export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext> = {
   apiKey: 0,
   minVersion: 0,
-  maxVersion: 11,
+  maxVersion: 13,
   async handle(broker, req, ctx) {
     const unsupported = ctx.apiVersion < 3;
     const byId = ctx.apiVersion >= TOPIC_IDS_VERSION;

@@ -136,7 +136,7 @@ async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], 
 export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
   apiKey: 1,
   minVersion: 4,
-  maxVersion: 12,
+  maxVersion: 18,
   async handle(broker, req, ctx) {
     if (req.replicaId >= 0 || (req.replicaState?.replicaId ?? -1) >= 0) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, sessionId: 0, responses: [] };

@@ -1,4 +1,4 @@
-// Metadata (key 3), versions 0-12.
+// Metadata (key 3), versions 0-13.
 // One broker leads every partition (replicas and ISR are this node; the same
 // answer as DescribeTopicPartitions, see partition-metadata.ts). A null
 // topic list (or an empty one at v0) means all topics, internal ones flagged.
@@ -6,6 +6,8 @@
 // request allows it (always before v4), and answered in the same response.
 // Topic ids are returned from v10. Authorized operations, when asked for (topic
 // v8+, cluster v8-10), are every operation, as Kafka answers without an authorizer.
+// v13's top-level error code is for REBOOTSTRAP_REQUIRED (KIP-1102), which one
+// broker never asks for: 0, or the error of a request that failed as a whole.
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type {
@@ -32,7 +34,7 @@ function errorEntry(name: string | null, topicId: string, errorCode: number, ope
 export const handler: ApiHandler<MetadataRequest, MetadataResponse, BrokerContext> = {
   apiKey: 3,
   minVersion: 0,
-  maxVersion: 12,
+  maxVersion: 13,
   async handle(broker, req, ctx) {
     const all = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0);
     // Kafka fills it in for every topic of the answer, unknown ones included.

@@ -1,8 +1,9 @@
-// DescribeCluster (key 60), versions 0-1.
+// DescribeCluster (key 60), versions 0-2.
 // The one broker is the cluster and its controller. Only the broker endpoint
 // type (1) is served; asking for controllers (2) gets UNSUPPORTED_ENDPOINT_TYPE.
 // Cluster authorized operations, when asked for, are every cluster operation,
-// as Kafka answers without an authorizer.
+// as Kafka answers without an authorizer. v2 (KIP-1073) may ask for fenced
+// brokers too and flags each: the one broker is never fenced.
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { DescribeClusterRequest, DescribeClusterResponse } from '../protocol/messages/describe-cluster.js';
@@ -14,7 +15,7 @@ const BROKERS = 1;
 export const handler: ApiHandler<DescribeClusterRequest, DescribeClusterResponse, BrokerContext> = {
   apiKey: 60,
   minVersion: 0,
-  maxVersion: 1,
+  maxVersion: 2,
   handle(broker, req) {
     if (req.endpointType !== BROKERS) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, errorMessage: 'only broker endpoints are served', endpointType: req.endpointType, clusterId: broker.clusterId, controllerId: -1, brokers: [], clusterAuthorizedOperations: NOT_REQUESTED };
