@@ -2,7 +2,7 @@
 // (broker.ts) builds the real ones; tests may build smaller ones.
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config.js';
-import type { Clock } from './clock.js';
+import type { Clock } from './common/clock.js';
 import type { Records } from './protocol/record-parts.js';
 import type { PartitionWaiters } from './partition-waiters.js';
 import type { ProducerIdManager } from './producer-ids.js';

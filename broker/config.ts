@@ -23,10 +23,10 @@ import {
 } from '../metadata/config-schema.js';
 import type { BrokerDefaults } from '../metadata/topic-config.js';
 import { isValidUuid } from '../metadata/uuid.js';
-import { parseOverrides, parseProperties } from './config/properties.js';
+import { parseOverrides, parseProperties } from './properties/properties.js';
 
 export { ConfigError } from '../metadata/config-schema.js';
-export { parseProperties, parsePropertiesEntries, parseOverrides } from './config/properties.js';
+export { parseProperties, parsePropertiesEntries, parseOverrides } from './properties/properties.js';
 
 export interface ListenerConfig {
   /** Listener name (`PLAINTEXT`). */

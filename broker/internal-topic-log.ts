@@ -5,7 +5,7 @@
 // offset commits are appended as a transactional batch of their producer, and
 // `readAll` reports the producer of such records and the COMMIT/ABORT markers
 // that decide them, for the group coordinator's replay.
-import type { Clock } from './clock.js';
+import type { Clock } from './common/clock.js';
 import type { PartitionLog } from './log/partition-log.js';
 import { buildRecordBatch, decodeRecordBatch, iterateBatches, isControl, isTransactional } from './protocol/record-batch.js';
 import { decodeControlRecordKey } from './protocol/records.js';

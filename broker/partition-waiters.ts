@@ -1,6 +1,6 @@
 // Long-poll support for Fetch: a fetch with too few bytes registers interest in
 // its partitions and wakes when any of them is appended to (or on timeout).
-import { systemScheduler, type Scheduler } from './scheduler.js';
+import { systemScheduler, type Scheduler } from './common/scheduler.js';
 
 export class PartitionWaiters {
   private readonly waiters = new Map<string, Set<() => void>>();

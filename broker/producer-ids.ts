@@ -1,8 +1,9 @@
 // Producer id allocation for InitProducerId. Ids are handed out from blocks of
 // 1000 (as Kafka's controller does); the end of the current block is persisted
 // before any id of it is used, so ids are never reused after a restart.
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic } from './common/file-io.js';
 
 const BLOCK_SIZE = 1000n;
 
@@ -37,15 +38,7 @@ export class ProducerIdManager {
 
   private async allocateBlock(): Promise<void> {
     const end = this.blockEnd + BLOCK_SIZE;
-    const tmp = `${this.file}.tmp`;
-    const fh = await open(tmp, 'w');
-    try {
-      await fh.writeFile(`${end}\n`);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, this.file);
+    await writeFileAtomic(this.file, `${end}\n`);
     this.next = this.blockEnd;
     this.blockEnd = end;
   }

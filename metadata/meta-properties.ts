@@ -8,7 +8,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from './config-schema.js';
-import { writeFileAtomic } from './atomic-file.js';
+import { writeFileAtomic } from '../broker/common/file-io.js';
 import { isValidUuid, randomUuid, type RandomBytes } from './uuid.js';
 
 export const META_PROPERTIES_FILE = 'meta.properties';

@@ -7,7 +7,7 @@
 // when the broker has tiered storage on, the topic's cleanup.policy is exactly
 // "delete" and the topic is not internal (`__*`); false otherwise. An explicit
 // remote.storage.enable=true is still refused on a compacted topic.
-import type { LogConfig } from '../broker/log/log-config.js';
+import type { LogConfig } from './log-config.js';
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
 import { topicConfigDef, TOPIC_CONFIG_DEFS } from './config-defs.js';
 import {

@@ -4,8 +4,8 @@
 // holds the new state; writes are serialized so the file only moves forward.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { LogConfig } from '../broker/log/log-config.js';
-import { writeFileAtomic } from './atomic-file.js';
+import type { LogConfig } from './log-config.js';
+import { writeFileAtomic } from '../broker/common/file-io.js';
 import type { AlterConfigOp } from './config-alter.js';
 import type { EffectiveTopicConfig } from './topic-config.js';
 import {

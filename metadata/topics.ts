@@ -3,7 +3,7 @@
 // AlterConfigs and IncrementalAlterConfigs on a single broker. Pure: no I/O;
 // metadata/topic-store.ts persists it. Every refusal is a KafkaError with
 // Kafka's code and a message like Kafka's.
-import type { LogConfig } from '../broker/log/log-config.js';
+import type { LogConfig } from './log-config.js';
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
 import { incrementalAlterOverrides, replaceOverrides, type AlterConfigOp } from './config-alter.js';
 import {

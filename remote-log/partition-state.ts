@@ -3,25 +3,23 @@
 // every fact about remote segments comes from the remote log metadata, so a
 // restart rebuilds this from the metadata replay.
 import type { Logger } from 'pino';
-import type { Clock } from '../broker/clock.js';
-import type { LogConfig } from '../broker/log/log-config.js';
-import type { PartitionLog } from '../broker/log/partition-log.js';
-import type { Scheduler } from '../broker/scheduler.js';
+import type { Clock } from '../broker/common/clock.js';
+import type { Scheduler } from '../broker/common/scheduler.js';
 import type { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/remote-log-metadata-manager.js';
 import type {
   RemoteLogSegmentMetadata,
   SegmentLeaderEpoch,
   TopicIdPartition,
 } from '../metadata/remote-log-metadata/types.js';
-import type { ChunkCache } from './chunk-cache.js';
-import type { IndexCache } from './index-cache.js';
+import type { ChunkCache } from './read/chunk-cache.js';
+import type { IndexCache } from './read/index-cache.js';
+import type { LocalLog, TieringConfig } from './local-log.js';
 import type { RemoteSegmentRef, RemoteStorage } from './remote-storage.js';
-import type { ByteRateThrottle } from './throttle.js';
+import type { ByteRateThrottle } from './tasks/throttle.js';
 
-/** The tiering settings of a partition log's config. */
-export type TieringConfig = Pick<LogConfig, 'retentionMs' | 'retentionBytes' | 'remoteStorageEnable' | 'remoteLogCopyDisable' | 'remoteLogDeleteOnDisable'>;
+export type { TieringConfig };
 
-export function tieringConfig(log: PartitionLog): TieringConfig {
+export function tieringConfig(log: LocalLog): TieringConfig {
   return log.currentConfig;
 }
 
@@ -115,7 +113,7 @@ export class PartitionState {
   lastError: unknown;
 
   constructor(
-    readonly log: PartitionLog,
+    readonly log: LocalLog,
     readonly tp: TopicIdPartition,
   ) {}
 
@@ -148,7 +146,7 @@ export interface RlmContext {
   readonly orphanGraceMs: number;
 }
 
-export function topicIdPartitionOf(log: PartitionLog): TopicIdPartition {
+export function topicIdPartitionOf(log: LocalLog): TopicIdPartition {
   return { topicId: log.topicId, topic: log.topic, partition: log.partition };
 }
 

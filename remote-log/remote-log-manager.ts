@@ -19,27 +19,26 @@
 // restores the highest remote offset, the log start offset and the sizes.
 import { recordsOf, type Records } from '../broker/protocol/record-parts.js';
 import type { Logger } from 'pino';
-import type { Clock } from '../broker/clock.js';
-import { silentLogger } from '../broker/logger.js';
-import type { LogSegment } from '../broker/log/log-segment.js';
-import type { PartitionLog } from '../broker/log/partition-log.js';
+import type { Clock } from '../broker/common/clock.js';
+import { silentLogger } from '../broker/common/logger.js';
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
-import type { Scheduler, TimerHandle } from '../broker/scheduler.js';
+import type { Scheduler, TimerHandle } from '../broker/common/scheduler.js';
 import type { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/remote-log-metadata-manager.js';
 import type { RemoteLogSegmentMetadata, TopicIdPartition } from '../metadata/remote-log-metadata/types.js';
 import { topicIdPartitionKey } from '../metadata/remote-log-metadata/types.js';
-import { ChunkCache, type ChunkCacheStats } from './chunk-cache.js';
-import { copyCandidates, copyLogSegments } from './copy-task.js';
-import { deleteRemotePartition, expirationCandidates, expireRemoteSegments, onlyLocalLogSegmentsSize } from './expiration-task.js';
-import { IndexCache, type IndexCacheStats } from './index-cache.js';
-import { sweepPartitionOrphans, sweepUnknownPartitions } from './orphan-sweeper.js';
+import { ChunkCache, type ChunkCacheStats } from './read/chunk-cache.js';
+import { copyCandidates, copyLogSegments } from './tasks/copy-task.js';
+import { deleteRemotePartition, expirationCandidates, expireRemoteSegments, onlyLocalLogSegmentsSize } from './tasks/expiration-task.js';
+import { IndexCache, type IndexCacheStats } from './read/index-cache.js';
+import type { LocalLog, LocalSegment } from './local-log.js';
+import { sweepPartitionOrphans, sweepUnknownPartitions } from './tasks/orphan-sweeper.js';
 import type { PartitionCounters, RlmContext } from './partition-state.js';
 import { PartitionState, tieringConfig, topicIdPartitionOf } from './partition-state.js';
-import { RemoteReader, type TimestampAndOffset } from './remote-reader.js';
+import { RemoteReader, type TimestampAndOffset } from './read/remote-reader.js';
 import type { RemoteStorage } from './remote-storage.js';
 import { RemoteTimeoutError, raceAbort } from './remote-storage.js';
-import { cleanupPendingSegments } from './segment-deletion.js';
-import { ByteRateThrottle } from './throttle.js';
+import { cleanupPendingSegments } from './tasks/segment-deletion.js';
+import { ByteRateThrottle } from './tasks/throttle.js';
 
 export interface RemoteLogManagerConfig {
   /** remote.log.manager.task.interval.ms (Kafka 30000). */
@@ -234,7 +233,7 @@ export class RemoteLogManager {
   // ---- partitions ----
 
   /** Starts tiering a partition (idempotent). Its metadata is caught up in the background. */
-  onPartitionAdded(log: PartitionLog): void {
+  onPartitionAdded(log: LocalLog): void {
     const tp = topicIdPartitionOf(log);
     const key = topicIdPartitionKey(tp);
     const existing = this.partitions.get(key);
@@ -249,12 +248,12 @@ export class RemoteLogManager {
   }
 
   /** A config change (e.g. tiering turned off with remote.log.delete.on.disable): run the partition now. */
-  onConfigChanged(log: PartitionLog): Promise<void> {
+  onConfigChanged(log: LocalLog): Promise<void> {
     return this.runPartition(log);
   }
 
   /** Stops tiering a partition (its remote data stays): aborts its copy and waits for its tasks. */
-  async onPartitionRemoved(log: PartitionLog): Promise<void> {
+  async onPartitionRemoved(log: LocalLog): Promise<void> {
     const key = topicIdPartitionKey(topicIdPartitionOf(log));
     const state = this.partitions.get(key);
     if (state === undefined || state.log !== log) return;
@@ -313,13 +312,13 @@ export class RemoteLogManager {
   }
 
   /** Runs one partition's tasks now (after any run already queued for it). */
-  runPartition(log: PartitionLog): Promise<void> {
+  runPartition(log: LocalLog): Promise<void> {
     const state = this.partitions.get(topicIdPartitionKey(topicIdPartitionOf(log)));
     return state === undefined ? Promise.resolve() : this.runState(state);
   }
 
   /** Same as runPartition: copies what is eligible (and runs the other steps). */
-  copyNow(log: PartitionLog): Promise<void> {
+  copyNow(log: LocalLog): Promise<void> {
     return this.runPartition(log);
   }
 
@@ -376,7 +375,7 @@ export class RemoteLogManager {
    * abandoned). Throws OFFSET_OUT_OF_RANGE, REPLICA_NOT_AVAILABLE (metadata not
    * loaded yet), KAFKA_STORAGE_ERROR (store failing) or CORRUPT_MESSAGE.
    */
-  async read(log: PartitionLog, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Records | null> {
+  async read(log: LocalLog, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Records | null> {
     const state = this.stateOf(log);
     state.counters.fetchRequests++;
     const controller = new AbortController();
@@ -417,7 +416,7 @@ export class RemoteLogManager {
    * (the time index of each remote segment whose max timestamp reaches it);
    * null when the answer is not there (the local log then answers).
    */
-  async offsetForTimestamp(log: PartitionLog, timestamp: bigint, signal?: AbortSignal): Promise<TimestampAndOffset | null> {
+  async offsetForTimestamp(log: LocalLog, timestamp: bigint, signal?: AbortSignal): Promise<TimestampAndOffset | null> {
     const state = this.stateOf(log);
     const start = this.logStartOffset(log);
     if (start === null) return null;
@@ -425,7 +424,7 @@ export class RemoteLogManager {
   }
 
   /** ListOffsets -5: the highest offset copied to the remote tier, -1 when nothing was. */
-  highestRemoteOffset(log: PartitionLog): bigint {
+  highestRemoteOffset(log: LocalLog): bigint {
     return this.ctx.metadata.highestRemoteOffset(topicIdPartitionOf(log)) ?? -1n;
   }
 
@@ -434,7 +433,7 @@ export class RemoteLogManager {
    * offset), or null when it holds nothing. The partition's log start offset is
    * the smaller of this and the local log's.
    */
-  logStartOffset(log: PartitionLog): bigint | null {
+  logStartOffset(log: LocalLog): bigint | null {
     const tp = topicIdPartitionOf(log);
     const earliest = this.ctx.metadata.earliestRemoteOffset(tp);
     if (earliest === undefined) return null;
@@ -449,7 +448,7 @@ export class RemoteLogManager {
    * expired on the partition's next run (and no longer served from now on), the
    * local log moves its start too. Returns the partition's new log start offset.
    */
-  async deleteRecordsBefore(log: PartitionLog, offset: bigint): Promise<bigint> {
+  async deleteRecordsBefore(log: LocalLog, offset: bigint): Promise<bigint> {
     const state = this.stateOf(log);
     if (offset > log.highWatermark) {
       throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `cannot delete records before ${offset}: above the high watermark ${log.highWatermark}`);
@@ -465,7 +464,7 @@ export class RemoteLogManager {
    * only once it is wholly remote (nothing is lost while the store is down).
    * Untiered partitions, and tiered ones with remote.log.copy.disable, are not vetoed.
    */
-  canDeleteLocalSegment(log: PartitionLog, segment: LogSegment): boolean {
+  canDeleteLocalSegment(log: LocalLog, segment: Pick<LocalSegment, 'nextOffset'>): boolean {
     const config = tieringConfig(log);
     if (config.remoteStorageEnable !== true || config.remoteLogCopyDisable === true) return true;
     const tp = topicIdPartitionOf(log);
@@ -476,7 +475,7 @@ export class RemoteLogManager {
 
   // ---- observability ----
 
-  partitionStats(log: PartitionLog): RemotePartitionStats | undefined {
+  partitionStats(log: LocalLog): RemotePartitionStats | undefined {
     const state = this.partitions.get(topicIdPartitionKey(topicIdPartitionOf(log)));
     if (state === undefined || !this.ctx.metadata.isReady(state.tp)) return undefined;
     const tp = state.tp;
@@ -503,7 +502,7 @@ export class RemoteLogManager {
   }
 
   /** The partition's remote segments in offset order (every state but DELETE_SEGMENT_FINISHED); empty until its metadata is loaded. */
-  remoteSegments(log: PartitionLog): readonly RemoteLogSegmentMetadata[] {
+  remoteSegments(log: LocalLog): readonly RemoteLogSegmentMetadata[] {
     const tp = topicIdPartitionOf(log);
     return this.ctx.metadata.isReady(tp) ? this.ctx.metadata.listRemoteLogSegments(tp) : [];
   }
@@ -514,11 +513,11 @@ export class RemoteLogManager {
   }
 
   /** The last run's first failure for a partition (undefined after a clean run). */
-  lastError(log: PartitionLog): unknown {
+  lastError(log: LocalLog): unknown {
     return this.partitions.get(topicIdPartitionKey(topicIdPartitionOf(log)))?.lastError;
   }
 
-  private stateOf(log: PartitionLog): PartitionState {
+  private stateOf(log: LocalLog): PartitionState {
     const state = this.partitions.get(topicIdPartitionKey(topicIdPartitionOf(log)));
     if (state === undefined || state.removed) {
       throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${log.topic}-${log.partition} is not tiered by this broker`);

@@ -14,7 +14,7 @@
 // - Failures are RemoteStorageError (KAFKA_STORAGE_ERROR) wrapping their
 //   cause; timeouts and aborts carry REQUEST_TIMED_OUT.
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
-import type { BatchProblem } from './batch-crc-scanner.js';
+import type { BatchProblem } from './objects/batch-crc-scanner.js';
 
 /** Which remote segment: everything needed to name its objects. */
 export interface RemoteSegmentRef {

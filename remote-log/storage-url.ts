@@ -38,12 +38,12 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
-import { DEFAULT_CHUNK_SIZE, DEFAULT_ZSTD_LEVEL } from './chunked-zstd.js';
+import { DEFAULT_CHUNK_SIZE, DEFAULT_ZSTD_LEVEL } from './objects/chunked-zstd.js';
 import { FileSystemRemoteStorage } from './filesystem/filesystem-remote-storage.js';
 import { MemoryRemoteStorage } from './memory/memory-remote-storage.js';
-import type { ObjectRemoteStorageOptions } from './object-remote-storage.js';
+import type { ObjectRemoteStorageOptions } from './objects/object-remote-storage.js';
 import type { RemoteStorage } from './remote-storage.js';
-import { DEFAULT_RETRY_POLICY } from './retry.js';
+import { DEFAULT_RETRY_POLICY } from './objects/retry.js';
 import { MIN_PART_SIZE } from './s3/s3-object-store.js';
 import { S3RemoteStorage, type S3RemoteStorageOptions } from './s3/s3-remote-storage.js';
 import { S3_HTTP_HANDLER_KINDS, type S3HttpHandlerKind } from './s3/s3-client.js';

@@ -5,7 +5,7 @@
 // controller that Metadata names (in KRaft any broker forwards).
 // Per-partition and per-resource errors are returned as codes, not thrown: the
 // commands decide what is fatal. Transport failures and unsupported versions throw.
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../common/clock.js';
 import { ErrorCode, KafkaError, errorName, isRetriable } from '../protocol/errors.js';
 import { ZERO_UUID, apis } from '../protocol/messages/index.js';
 import { BrokerConnection, type ConnectionOptions } from './broker-connection.js';

@@ -123,17 +123,6 @@ export function usageText(synopsis: string, specs: OptionSpecs): string {
   return `${synopsis}\n\n${rows.map(([l, h]) => `  ${l.padEnd(width)}  ${h}`).join('\n')}\n`;
 }
 
-/** Columns padded to their widest cell, kafka-consumer-groups style (two spaces apart, no trailing spaces). */
-export function formatTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return [line(header), ...rows.map(line)].join('\n') + '\n';
-}
-
 /** Where commands write: process streams by default, buffers in tests. */
 export interface CliIo {
   out(text: string): void;

@@ -6,7 +6,8 @@
 // command refuses earlier, as Kafka's tool does, while members are active.
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { AdminClient, OffsetSpec, type GroupDescription, type TopicPartition } from './admin-client.js';
-import { UsageError, formatTable, parseArgs, processIo, usageText, type CliIo, type OptionSpecs, type ParsedArgs } from './args.js';
+import { formatTable } from '../common/text-table.js';
+import { UsageError, parseArgs, processIo, usageText, type CliIo, type OptionSpecs, type ParsedArgs } from './args.js';
 import {
   decodeAssignment,
   parseStrategy,

@@ -3,7 +3,7 @@
 // naming the key; SIGTERM/SIGINT shut down cleanly (flush, close segments,
 // write checkpoints) so the next start needs no recovery.
 import { loadBrokerConfig, ConfigError } from '../config.js';
-import { createLogger } from '../logger.js';
+import { createLogger } from '../common/logger.js';
 import { Broker } from '../broker.js';
 
 export function parseStartArgs(args: readonly string[]): { file?: string; overrides: string[] } {

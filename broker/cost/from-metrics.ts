@@ -4,8 +4,8 @@
 // two scrapes are taken and the difference is divided by the time between them.
 // The measured rates become model inputs (ingress, segment size, remote read
 // share) and are projected to a month of object store traffic and its price.
-import type { Clock } from '../clock.js';
-import { systemClock } from '../clock.js';
+import type { Clock } from '../common/clock.js';
+import { systemClock } from '../common/clock.js';
 import { GIB, MONTH_SECONDS, segmentUpload, DEFAULT_WORKLOAD } from './model.js';
 import type { Sample } from './prometheus.js';
 import { parsePrometheusText, sumFirst } from './prometheus.js';

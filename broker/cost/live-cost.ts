@@ -6,9 +6,9 @@
 // more scenario. Query parameters override: sheet, storageClass, disk,
 // retention, replicationFactor (default 1: one Sediment broker), and
 // remoteReadShare.
-import type { Clock } from '../clock.js';
-import { systemClock } from '../clock.js';
-import type { LogConfig } from '../log/log-config.js';
+import type { Clock } from '../common/clock.js';
+import { systemClock } from '../common/clock.js';
+import type { LogConfig } from '../../metadata/log-config.js';
 import { METRIC_NAMES } from './from-metrics.js';
 import type { Scenario, Workload } from './model.js';
 import { DAY_MS, DEFAULT_WORKLOAD, STANDARD_SCENARIOS, WorkloadError } from './model.js';

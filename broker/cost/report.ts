@@ -1,5 +1,5 @@
 // The cost report as the terminal table and as JSON. Pure: strings in, strings out.
-import { formatTable } from '../cli/args.js';
+import { formatTable } from '../common/text-table.js';
 import type { ComponentName, RetentionPoint, ScenarioCost, Workload } from './model.js';
 import { COMPONENT_LABELS, COMPONENT_NAMES, GIB, costOverRetention, costScenarios, retentionSeries } from './model.js';
 import type { Scenario } from './model.js';

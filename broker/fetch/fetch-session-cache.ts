@@ -17,7 +17,7 @@
 //
 // Pure data structure: time comes from the injected clock, ids from the
 // injected random source; no I/O, no timers.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../common/clock.js';
 import type { FetchRequestFetchPartition } from '../protocol/messages/fetch.js';
 
 /** SessionId 0: no session. */

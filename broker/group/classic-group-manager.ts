@@ -5,8 +5,8 @@
 // followers' SyncGroup calls park until the leader's assignment is written to
 // __consumer_offsets, and heartbeat/join/sync deadlines run on KeyedTimers.
 // Assignment runs in the clients, so every client-side assignor works.
-import type { Logger } from '../logger.js';
-import type { Clock } from '../clock.js';
+import type { Logger } from '../common/logger.js';
+import type { Clock } from '../common/clock.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { ClassicGroup, EMPTY_ASSIGNMENT, GroupMember, type JoinWaiter } from './classic-group.js';
 import { emptyGroupRecord, groupMetadataRecord, joinError, syncError } from './results.js';

@@ -1,7 +1,7 @@
 // One classic consumer group's in-memory state: members, static instance ids,
 // members awaiting JoinGroup/SyncGroup answers, protocol votes, generation and
 // leader. Pure data and bookkeeping (Kafka's ClassicGroup/ClassicGroupMember);
-// the rebalance protocol that drives it lives in membership.ts.
+// the rebalance protocol that drives it lives in classic-group-manager.ts.
 import { randomUUID } from 'node:crypto';
 import { ErrorCode } from '../protocol/errors.js';
 import { subscribedTopicsOf, type GroupMetadataSnapshot } from './group-records.js';

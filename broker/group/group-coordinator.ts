@@ -4,11 +4,11 @@
 // rebalance protocol through ClassicGroupManager, and owns committed offsets:
 // every commit, deletion and expiry is appended to the group's partition of
 // __consumer_offsets before it is acknowledged or visible.
-import type { Clock } from '../clock.js';
-import { systemClock } from '../clock.js';
-import { silentLogger, type Logger } from '../logger.js';
+import type { Clock } from '../common/clock.js';
+import { systemClock } from '../common/clock.js';
+import { silentLogger, type Logger } from '../common/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
-import { systemScheduler, type Scheduler, type TimerHandle } from '../scheduler.js';
+import { systemScheduler, type Scheduler, type TimerHandle } from '../common/scheduler.js';
 import type { ClassicGroup } from './classic-group.js';
 import { ClassicGroupManager, type GroupRecordSink } from './classic-group-manager.js';
 import { joinError, syncError } from './results.js';

@@ -1,7 +1,7 @@
 // Timers addressed by a string key over the injected Scheduler: scheduling a
 // key again replaces its previous timer (Kafka's coordinator timer semantics,
 // used for heartbeat, join and sync deadlines).
-import type { Scheduler, TimerHandle } from '../scheduler.js';
+import type { Scheduler, TimerHandle } from '../common/scheduler.js';
 
 export class KeyedTimers {
   private readonly timers = new Map<string, TimerHandle>();

@@ -39,7 +39,7 @@ import {
   isControl,
   isTransactional,
 } from '../protocol/record-batch.js';
-import { CloseConnectionError } from '../server/connection.js';
+import { CloseConnectionError } from '../common/errors.js';
 
 const ZSTD = 4;
 /** The first version naming topics by id instead of by name (KIP-516). */

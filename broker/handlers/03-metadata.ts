@@ -1,6 +1,6 @@
 // Metadata (key 3), versions 0-13.
 // One broker leads every partition (replicas and ISR are this node; the same
-// answer as DescribeTopicPartitions, see partition-metadata.ts). A null
+// answer as DescribeTopicPartitions, see metadata-answers.ts). A null
 // topic list (or an empty one at v0) means all topics, internal ones flagged.
 // Unknown topics are created when auto.create.topics.enable is on and the
 // request allows it (always before v4), and answered in the same response.
@@ -19,7 +19,7 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { TopicRecord } from '../../metadata/topics.js';
 import { ZERO_UUID } from '../protocol/reader.js';
 import { AUTHORIZED_OPERATIONS_OMITTED as NOT_REQUESTED, CLUSTER_AUTHORIZED_OPERATIONS, TOPIC_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
-import { partitionMetadata, topicMetadata } from './partition-metadata.js';
+import { partitionMetadata, topicMetadata } from './metadata-answers.js';
 
 function topicEntry(broker: BrokerContext, t: TopicRecord, operations: number): MetadataResponseMetadataResponseTopic {
   const partitions = [];

@@ -16,7 +16,7 @@
 // - An unknown name: UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an
 //   illegal name), zero topic id, no partitions; it does not count against the
 //   limit.
-// - Partitions are what Metadata returns (partition-metadata.ts): this node leads
+// - Partitions are what Metadata returns (metadata-answers.ts): this node leads
 //   with the log's leader epoch, replicas = ISR = [this node]. With one broker no
 //   replica is ever out of the ISR, so the eligible leader replicas and the last
 //   known ELR are empty lists, as a single-node Kafka reports them.
@@ -35,7 +35,7 @@ import type {
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { ZERO_UUID } from '../protocol/reader.js';
 import { validateTopicName } from '../../metadata/topics.js';
-import { partitionMetadata, topicMetadata, type PartitionMetadataSource } from './partition-metadata.js';
+import { partitionMetadata, topicMetadata, type PartitionMetadataSource } from './metadata-answers.js';
 
 /** Kafka's default for max.request.partition.size.limit (and the request's ResponsePartitionLimit). */
 export const DEFAULT_MAX_REQUEST_PARTITION_SIZE_LIMIT = 2000;

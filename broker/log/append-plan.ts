@@ -13,7 +13,7 @@ import {
   stampLogAppendTime,
   validateBatchForAppend,
 } from '../protocol/record-batch.js';
-import type { LogConfig } from './log-config.js';
+import type { LogConfig } from '../../metadata/log-config.js';
 import { appendBatchToInfo } from './producer-replay.js';
 import { type BatchMetadata, type CompletedTxn, type ProducerAppendInfo, type ProducerStateManager, incrementSequence } from './producer-state.js';
 

@@ -3,7 +3,7 @@
 //   <version>\n<entry count>\n<entry>\n...
 // Written atomically (tmp + fsync + rename). A malformed file reads as null so
 // the caller falls back to a safe default (full recovery, log start from segments).
-import { readFileIfExists, writeFileAtomic } from './file-io.js';
+import { readFileIfExists, writeFileAtomic } from '../common/file-io.js';
 
 export const CHECKPOINT_VERSION = 0;
 

@@ -5,7 +5,7 @@
 // in-flight I/O, so a read racing a deletion finishes through its fd.
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { READ_WRITE_CREATE } from './file-io.js';
+import { READ_WRITE_CREATE } from '../common/file-io.js';
 
 export class SegmentClosedError extends Error {
   override name = 'SegmentClosedError';

@@ -8,7 +8,7 @@ export const TIME_INDEX_SUFFIX = '.timeindex';
 export const TXN_INDEX_SUFFIX = '.txnindex';
 export const SNAPSHOT_SUFFIX = '.snapshot';
 /** Left by an interrupted atomic write or a deletion in progress; removed at load. */
-export const TMP_SUFFIX = '.tmp';
+export { TMP_SUFFIX } from '../common/file-io.js';
 export const DELETED_SUFFIX = '.deleted';
 
 export const LEADER_EPOCH_CHECKPOINT = 'leader-epoch-checkpoint';

@@ -10,7 +10,7 @@
 // tail of indexes past the recovery point, which the log loader rebuilds.
 import type { FileHandle } from 'node:fs/promises';
 import { type HandleBudget, LazyHandle } from './file-handles.js';
-import { readFileIfExists, unlinkIfExists, writeFileAtomic, writeFully } from './file-io.js';
+import { readFileIfExists, unlinkIfExists, writeFileAtomic, writeFully } from '../common/file-io.js';
 import type { IndexTail } from './index-errors.js';
 
 export class IndexFile {

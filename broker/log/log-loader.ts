@@ -15,7 +15,7 @@ import {
   TXN_INDEX_SUFFIX,
   offsetFromFileName,
 } from './file-names.js';
-import { unlinkIfExists } from './file-io.js';
+import { unlinkIfExists } from '../common/file-io.js';
 import { recoverInterruptedSwaps } from './cleaner/segment-swap.js';
 import { LeaderEpochCache, LeaderEpochCheckpoint } from './leader-epoch-cache.js';
 import { LogSegment, type SegmentOptions } from './log-segment.js';

@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { Scheduler, TimerHandle } from '../scheduler.js';
+import type { Clock } from '../common/clock.js';
+import type { Scheduler, TimerHandle } from '../common/scheduler.js';
 import { type PartitionOffset, formatOffsetsCheckpoint, parseOffsetsCheckpoint, readCheckpoint, writeCheckpoint } from './checkpoint-file.js';
 import {
   CLEAN_SHUTDOWN_FILE,
@@ -20,11 +20,11 @@ import {
   partitionDirName,
 } from './file-names.js';
 import { HandleBudget } from './file-handles.js';
-import { fileExists, unlinkIfExists, writeFileAtomic } from './file-io.js';
-import type { LogConfig } from './log-config.js';
+import { fileExists, unlinkIfExists, writeFileAtomic } from '../common/file-io.js';
+import type { LogConfig } from '../../metadata/log-config.js';
 import type { LogSegment } from './log-segment.js';
 import { PartitionLog, type RetentionResult } from './partition-log.js';
-import { readPartitionMetadata } from './partition-metadata.js';
+import { readPartitionMetadata } from './partition-metadata-file.js';
 
 export interface LogManagerOptions {
   logDirs: readonly string[];

@@ -192,6 +192,11 @@ export class LogSegment {
     return this.inactive;
   }
 
+  /** No aborted transaction recorded (Kafka's RemoteLogSegmentMetadata txnIdxEmpty). */
+  get txnIndexEmpty(): boolean {
+    return this.txnIndex.entries === 0;
+  }
+
   get files(): { log: string; offsetIndex: string; timeIndex: string; txnIndex: string } {
     return {
       log: this.log.file,

@@ -9,18 +9,20 @@
 // transaction.
 import { promises as fsp } from 'node:fs';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../common/clock.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { BATCH_HEADER_SIZE, LOG_OVERHEAD, OFFSET_BATCH_LENGTH, OFFSET_LAST_OFFSET_DELTA, OFFSET_RECORDS_COUNT } from '../protocol/record-batch.js';
 import { snapshotFile } from './file-names.js';
 import type { HandleBudget } from './file-handles.js';
-import { fileExists } from './file-io.js';
+import { fileExists } from '../common/file-io.js';
 import type { EpochEntry, LeaderEpochCache, LeaderEpochCheckpoint } from './leader-epoch-cache.js';
-import type { LogConfig } from './log-config.js';
+import type { LogConfig } from '../../metadata/log-config.js';
+import type { LocalLog, LogSegmentData } from '../../remote-log/local-log.js';
 import { loadLog } from './log-loader.js';
 import { LogSegment, type SegmentOptions, type TimestampAndOffset } from './log-segment.js';
 import type { LogSegments } from './log-segments.js';
-import { readPartitionMetadata, writePartitionMetadata } from './partition-metadata.js';
+import { readPartitionMetadata, writePartitionMetadata } from './partition-metadata-file.js';
+import { allBatchesUncompressed, logSegmentData } from './remote-segment-data.js';
 import { type AppendAnalysis, type AppendPlan, analyzeAppend, assignOffsets, validateRecords } from './append-plan.js';
 import { deleteSnapshotsBefore, writeSnapshot } from './producer-snapshots.js';
 import { type ProducerStateManager, firstOffsetOf } from './producer-state.js';
@@ -123,7 +125,8 @@ function leadingEmptyBatches(records: Buffer): { bytes: number; nextOffset: bigi
 const storageError = (what: string, cause: unknown): KafkaError =>
   cause instanceof KafkaError ? cause : new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `${what}: ${String(cause)}`, { cause });
 
-export class PartitionLog {
+/** Also remote-log's view of the local log (LocalLog): the segments it is handed back are always this log's LogSegments. */
+export class PartitionLog implements LocalLog {
   private config: LogConfig;
   private readonly segmentOptions: SegmentOptions;
   private tail: Promise<void> = Promise.resolve();
@@ -710,6 +713,15 @@ export class PartitionLog {
 
   leaderEpochEntries(): readonly EpochEntry[] {
     return this.epochCache.entries();
+  }
+
+  /** What the remote copy uploads for `segment` (one of closedSegments()), its epoch checkpoint cut from `epochs`. */
+  async segmentData(segment: LogSegment, epochs: readonly EpochEntry[]): Promise<LogSegmentData> {
+    return logSegmentData(segment, epochs, await this.producerSnapshotFor(segment));
+  }
+
+  batchesUncompressed(segment: LogSegment): Promise<boolean> {
+    return allBatchesUncompressed(segment);
   }
 
   /** OffsetForLeaderEpoch: the largest epoch <= `epoch` and where it ends. */

@@ -8,7 +8,7 @@
 import { crc32c } from '@node-rs/crc32';
 import { promises as fsp } from 'node:fs';
 import { SNAPSHOT_SUFFIX, offsetFromFileName, snapshotFile } from './file-names.js';
-import { readFileIfExists, unlinkIfExists, writeFileAtomic } from './file-io.js';
+import { readFileIfExists, unlinkIfExists, writeFileAtomic } from '../common/file-io.js';
 import { ProducerStateEntry } from './producer-state.js';
 
 const SNAPSHOT_VERSION = 1;

@@ -2,7 +2,7 @@
 // UnifiedLog.deletableSegments and its three predicates). Deletion goes oldest
 // first and stops at the first segment that must stay. Tiered storage adds its
 // own condition through `canDeleteSegment` (e.g. "only once it is remote").
-import type { LogConfig } from './log-config.js';
+import type { LogConfig } from '../../metadata/log-config.js';
 import type { LogSegment } from './log-segment.js';
 
 export type DeletionReason = 'log-start-offset' | 'retention-bytes' | 'retention-ms';

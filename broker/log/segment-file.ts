@@ -6,7 +6,7 @@
 // the offset up again.
 import { promises as fsp } from 'node:fs';
 import { DELETED_SUFFIX } from './file-names.js';
-import { isNotFound, readFully, unlinkIfExists, writeFully, writevFully } from './file-io.js';
+import { isNotFound, readFully, unlinkIfExists, writeFully, writevFully } from '../common/file-io.js';
 import { type HandleBudget, LazyHandle, SegmentClosedError } from './file-handles.js';
 
 export { SegmentClosedError };

@@ -13,8 +13,11 @@ import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
 import { compress as zstdCompress } from 'zstd-napi';
 import zstdBinding from 'zstd-napi/binding.js';
 import { ErrorCode, KafkaError } from './errors.js';
-import type { CompressionType } from './record-batch.js';
 import { isXerialFramed, xerialFrame, xerialUnframe } from './snappy-xerial.js';
+
+/** The codec a batch's attributes name. Defined here, re-exported by record-batch.ts, so the two modules do not import each other. */
+export type CompressionType = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
+export const COMPRESSION_TYPES: readonly CompressionType[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
 
 /**
  * Default cap on one batch's decompressed size. Kafka has none; 256 MiB is far

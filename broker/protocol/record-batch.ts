@@ -6,7 +6,7 @@
 //   hot path: iterateBatches (headers only), validateProduceRecords/validateBatchForAppend
 //   cold path: buildRecordBatch (internal topics, markers, tests), decodeRecordBatch
 import { crc32c } from '@node-rs/crc32';
-import { compress, decompress } from './compression.js';
+import { COMPRESSION_TYPES, compress, decompress, type CompressionType } from './compression.js';
 import { ErrorCode, KafkaError } from './errors.js';
 import {
   type KafkaRecord,
@@ -46,8 +46,7 @@ export const ATTR_CONTROL = 0x20;
 export const NO_PRODUCER_ID = -1n;
 export const NO_SEQUENCE = -1;
 
-export type CompressionType = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
-export const COMPRESSION_TYPES: readonly CompressionType[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
+export { COMPRESSION_TYPES, type CompressionType } from './compression.js';
 
 export interface BatchHeader {
   baseOffset: bigint;

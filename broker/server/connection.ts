@@ -18,6 +18,7 @@
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { FrameSplitter, FrameTooLargeError, InvalidFrameSizeError } from './frame-splitter.js';
+import { CloseConnectionError } from '../common/errors.js';
 
 export interface FrameContext {
   readonly connectionId: number;
@@ -45,8 +46,6 @@ interface InFlight {
   readonly result: Promise<Settled>;
 }
 
-/** Thrown by a processor to ask for the connection to be closed (Kafka's answer to unparseable requests). */
-export class CloseConnectionError extends Error {}
 
 export class Connection {
   private readonly splitter: FrameSplitter;

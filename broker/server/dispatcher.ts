@@ -9,7 +9,8 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { apiRegistry, type ApiDescriptor } from '../protocol/messages/index.js';
 import { encodeApiVersionsResponse, type ApiVersionsResponse } from '../protocol/messages/api-versions.js';
 import type { ApiHandler, RequestContext } from '../handlers/api-handler.js';
-import { CloseConnectionError, type FrameContext, type RequestProcessor } from './connection.js';
+import { CloseConnectionError } from '../common/errors.js';
+import type { FrameContext, RequestProcessor } from './connection.js';
 
 const API_VERSIONS_KEY = 18;
 

@@ -7,9 +7,9 @@
 // PrepareAbort. A scheduled check aborts transactions past their timeout
 // (with an epoch bump, which fences the producer) and expires idle ids.
 import type { Logger } from 'pino';
-import { silentLogger } from '../logger.js';
-import { systemClock, type Clock } from '../clock.js';
-import { systemScheduler, type Scheduler, type TimerHandle } from '../scheduler.js';
+import { silentLogger } from '../common/logger.js';
+import { systemClock, type Clock } from '../common/clock.js';
+import { systemScheduler, type Scheduler, type TimerHandle } from '../common/scheduler.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { KeyedMutex } from '../group/keyed-mutex.js';
 import { OffsetsTopicWriter, appendErrorCode, partitionForGroup, type OffsetsTopicLog } from '../group/offsets-topic.js';

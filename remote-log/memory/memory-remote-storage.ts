@@ -1,12 +1,12 @@
 // In-memory object store and RemoteStorage for fast tests: the same storage
 // logic as the real backends, over a Map. Objects are copied in and out, so a
 // caller mutating a returned Buffer cannot change what is stored.
-import type { Clock } from '../../broker/clock.js';
-import { systemClock } from '../../broker/clock.js';
-import type { ObjectRemoteStorageOptions } from '../object-remote-storage.js';
-import { ObjectRemoteStorage } from '../object-remote-storage.js';
-import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener } from '../object-store.js';
-import { clampRange, collectBody, copyPieces } from '../object-store.js';
+import type { Clock } from '../../broker/common/clock.js';
+import { systemClock } from '../../broker/common/clock.js';
+import type { ObjectRemoteStorageOptions } from '../objects/object-remote-storage.js';
+import { ObjectRemoteStorage } from '../objects/object-remote-storage.js';
+import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener } from '../objects/object-store.js';
+import { clampRange, collectBody, copyPieces } from '../objects/object-store.js';
 import { RemoteResourceNotFoundError, RemoteStorageError, throwIfAborted } from '../remote-storage.js';
 
 interface Entry {

@@ -4,7 +4,7 @@
 // and cancellation, so that they behave the same for every request.
 import { S3Client } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
-import type { FailureKind } from '../retry.js';
+import type { FailureKind } from '../objects/retry.js';
 import { DirectHttpHandler } from './direct-http-handler.js';
 
 export interface S3Credentials {

@@ -12,8 +12,8 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { RemoteStorageError } from '../remote-storage.js';
-import type { TransportOptions } from '../retry.js';
-import { withRetries } from '../retry.js';
+import type { TransportOptions } from '../objects/retry.js';
+import { withRetries } from '../objects/retry.js';
 import { crc32cBase64, s3Crc32c } from './s3-client.js';
 
 export const MAX_PARTS = 10_000;

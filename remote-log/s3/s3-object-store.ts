@@ -13,12 +13,12 @@ import {
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
-import { crc32cCombine, crc32cShift } from '../crc32c-combine.js';
-import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener } from '../object-store.js';
-import { PieceFiller, pieceCrc32c } from '../object-store.js';
+import { crc32cCombine, crc32cShift } from '../objects/crc32c-combine.js';
+import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener } from '../objects/object-store.js';
+import { PieceFiller, pieceCrc32c } from '../objects/object-store.js';
 import { RemoteResourceNotFoundError, RemoteStorageError, throwIfAborted } from '../remote-storage.js';
-import type { RetryPolicy, TransportOptions } from '../retry.js';
-import { DEFAULT_RETRY_POLICY, validatePolicy, withRetries } from '../retry.js';
+import type { RetryPolicy, TransportOptions } from '../objects/retry.js';
+import { DEFAULT_RETRY_POLICY, validatePolicy, withRetries } from '../objects/retry.js';
 import { DirectBody } from './direct-http-handler.js';
 import { classifyS3Error, crc32cBase64, s3Crc32c } from './s3-client.js';
 import type { MultipartTarget } from './s3-multipart.js';

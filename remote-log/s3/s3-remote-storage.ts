@@ -1,8 +1,8 @@
 // RemoteStorage on S3 or an S3-compatible server: the three layers put
 // together (thin client -> retrying transport in S3ObjectStore -> the shared
 // storage logic). Works unchanged against AWS S3 and MinIO.
-import type { ObjectRemoteStorageOptions } from '../object-remote-storage.js';
-import { ObjectRemoteStorage } from '../object-remote-storage.js';
+import type { ObjectRemoteStorageOptions } from '../objects/object-remote-storage.js';
+import { ObjectRemoteStorage } from '../objects/object-remote-storage.js';
 import type { S3ClientOptions } from './s3-client.js';
 import { createS3Client } from './s3-client.js';
 import type { S3ObjectStoreOptions } from './s3-object-store.js';

@@ -19,7 +19,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spread } from './perf-output.js';
 
 type PartitionLogModule = typeof import('../../broker/log/partition-log.js');
-type LogConfigModule = typeof import('../../broker/log/log-config.js');
+type LogConfigModule = typeof import('../../metadata/log-config.js');
 type RecordBatchModule = typeof import('../../broker/protocol/record-batch.js');
 
 interface Build {

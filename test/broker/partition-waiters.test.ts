@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PartitionWaiters } from '../../broker/partition-waiters.js';
-import { ManualClock } from '../../broker/clock.js';
-import { ManualScheduler } from '../../broker/scheduler.js';
+import { ManualClock } from '../../broker/common/clock.js';
+import { ManualScheduler } from '../../broker/common/scheduler.js';
 
 test('a waiter wakes on an append to one of its partitions, not on others', async () => {
   const clock = new ManualClock();

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startHttpServer, type HttpServerHandle } from '../../broker/http/http-server.js';
-import { silentLogger } from '../../broker/logger.js';
+import { silentLogger } from '../../broker/common/logger.js';
 import type { RemoteLogManager } from '../../remote-log/remote-log-manager.js';
 import { createTopic, getJson, produce, startTestBroker, tieredTopicConfigs, tieringOverrides, type TestBroker } from '../broker/http/harness.js';
 import { countColor, countNonBackground, decodePng } from './png.js';

@@ -11,7 +11,7 @@ import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { startSedimentInProcess, type InProcessSediment } from '../support/sediment.js';
 import type { RequestContext } from '../../broker/handlers/api-handler.js';
 import { handler as produceHandler } from '../../broker/handlers/00-produce.js';
-import { silentLogger } from '../../broker/logger.js';
+import { silentLogger } from '../../broker/common/logger.js';
 import { ErrorCode } from '../../broker/protocol/errors.js';
 import { buildRecordBatch } from '../../broker/protocol/record-batch.js';
 import { ZERO_UUID } from '../../broker/protocol/reader.js';

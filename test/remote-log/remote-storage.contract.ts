@@ -10,9 +10,9 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ErrorCode } from '../../broker/protocol/errors.js';
 import { buildRecordBatch } from '../../broker/protocol/record-batch.js';
-import { decodeManifest } from '../../remote-log/manifest.js';
-import type { ObjectRemoteStorageOptions } from '../../remote-log/object-remote-storage.js';
-import { objectKey, partitionPrefix, topicPrefix } from '../../remote-log/object-keys.js';
+import { decodeManifest } from '../../remote-log/objects/manifest.js';
+import type { ObjectRemoteStorageOptions } from '../../remote-log/objects/object-remote-storage.js';
+import { objectKey, partitionPrefix, topicPrefix } from '../../remote-log/objects/object-keys.js';
 import type { IndexKind, RemoteSegmentRef, RemoteStorage, SegmentFiles } from '../../remote-log/remote-storage.js';
 import { streamingChunksContract } from './streaming-chunks.contract.js';
 import {

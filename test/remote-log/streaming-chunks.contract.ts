@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode } from '../../broker/protocol/errors.js';
-import { ChunkCache } from '../../remote-log/chunk-cache.js';
-import { decodeManifest, storedChunkRange } from '../../remote-log/manifest.js';
-import { objectKey } from '../../remote-log/object-keys.js';
-import { ObjectRemoteStorage } from '../../remote-log/object-remote-storage.js';
-import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener } from '../../remote-log/object-store.js';
+import { ChunkCache } from '../../remote-log/read/chunk-cache.js';
+import { decodeManifest, storedChunkRange } from '../../remote-log/objects/manifest.js';
+import { objectKey } from '../../remote-log/objects/object-keys.js';
+import { ObjectRemoteStorage } from '../../remote-log/objects/object-remote-storage.js';
+import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener } from '../../remote-log/objects/object-store.js';
 import type { RemoteSegmentRef, RemoteStorage } from '../../remote-log/remote-storage.js';
 import { RemoteAbortedError, RemoteCorruptionError, RemoteStorageError } from '../../remote-log/remote-storage.js';
 import type { ContractStore } from './remote-storage.contract.js';

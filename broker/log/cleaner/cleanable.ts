@@ -9,7 +9,7 @@
 //                                                   min.compaction.lag.ms
 import { BATCH_HEADER_SIZE, readBatchHeader } from '../../protocol/record-batch.js';
 import { INT32_MAX } from '../index-errors.js';
-import type { LogConfig } from '../log-config.js';
+import type { LogConfig } from '../../../metadata/log-config.js';
 import type { LogSegment } from '../log-segment.js';
 
 /** The compaction settings of a topic, Kafka's defaults filled in. */

@@ -10,7 +10,7 @@ import { constants as fsConstants, promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { LOG_OVERHEAD, OFFSET_BATCH_LENGTH, OFFSET_LAST_OFFSET_DELTA, OFFSET_MAX_TIMESTAMP } from '../../protocol/record-batch.js';
 import { logFile, offsetIndexFile, timeIndexFile, txnIndexFile } from '../file-names.js';
-import { unlinkIfExists, writeFully } from '../file-io.js';
+import { unlinkIfExists, writeFully } from '../../common/file-io.js';
 import { OFFSET_INDEX_ENTRY_SIZE, OffsetIndex } from '../offset-index.js';
 import { NO_TIMESTAMP, TIME_INDEX_ENTRY_SIZE, TimeIndex } from '../time-index.js';
 import { type AbortedTxn, TransactionIndex } from '../txn-index.js';

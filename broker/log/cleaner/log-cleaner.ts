@@ -15,9 +15,9 @@
 // started, and `await cleaner.stop()` before `logManager.shutdown()`.
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../common/clock.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import type { Scheduler, TimerHandle } from '../../scheduler.js';
+import type { Scheduler, TimerHandle } from '../../common/scheduler.js';
 import { SegmentClosedError } from '../file-handles.js';
 import type { PartitionLog } from '../partition-log.js';
 import {

@@ -22,7 +22,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { scanBatchHeaders } from '../batch-scan.js';
 import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, offsetFromFileName } from '../file-names.js';
-import { fsyncDir, unlinkIfExists } from '../file-io.js';
+import { fsyncDir, unlinkIfExists } from '../../common/file-io.js';
 import { LogSegment, type SegmentOptions } from '../log-segment.js';
 import type { LogSegments } from '../log-segments.js';
 import { deleteSnapshot } from '../producer-snapshots.js';

@@ -1,7 +1,8 @@
 // Option parsing for `sediment topics` and `sediment groups`, and the shared table format.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { UsageError, formatTable, parseArgs, parseKeyValue, usageText, type OptionSpecs } from '../../../broker/cli/args.js';
+import { formatTable } from '../../../broker/common/text-table.js';
+import { UsageError, parseArgs, parseKeyValue, usageText, type OptionSpecs } from '../../../broker/cli/args.js';
 import { parseGroupsArgs } from '../../../broker/cli/groups.js';
 import { parseTopicsArgs } from '../../../broker/cli/topics.js';
 

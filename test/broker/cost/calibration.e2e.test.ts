@@ -35,7 +35,7 @@ import { builtinSheet, selectPrices } from '../../../broker/cost/price-sheet.js'
 import { buildReport } from '../../../broker/cost/report.js';
 import { allHandlers } from '../../../broker/handlers/index.js';
 import { startHttpServer, type HttpServerHandle } from '../../../broker/http/http-server.js';
-import { silentLogger } from '../../../broker/logger.js';
+import { silentLogger } from '../../../broker/common/logger.js';
 import { BrokerMetrics } from '../../../broker/metrics/broker-metrics.js';
 import type { BrokerParts } from '../../../broker/metrics/broker-view.js';
 import { Dispatcher } from '../../../broker/server/dispatcher.js';

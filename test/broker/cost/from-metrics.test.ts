@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock } from '../../../broker/clock.js';
+import { ManualClock } from '../../../broker/common/clock.js';
 import { MetricsUnavailableError, measureFromMetrics, measuredFrom, projectMonth } from '../../../broker/cost/from-metrics.js';
 import { DAY_MS, DEFAULT_WORKLOAD, GIB, MIB, MONTH_SECONDS, STANDARD_SCENARIOS } from '../../../broker/cost/model.js';
 import { builtinSheet, selectPrices } from '../../../broker/cost/price-sheet.js';

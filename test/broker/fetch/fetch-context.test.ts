@@ -4,7 +4,7 @@
 // below its end, so a partition with new data is one whose end moved.
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
-import { ManualClock } from '../../../broker/clock.js';
+import { ManualClock } from '../../../broker/common/clock.js';
 import { completeFetch, openFetchContext, type FetchContext, type FetchResponseSessionPart, type FetchRequestSessionPart } from '../../../broker/fetch/fetch-context.js';
 import { FetchSessionCache } from '../../../broker/fetch/fetch-session-cache.js';
 import { ErrorCode } from '../../../broker/protocol/errors.js';

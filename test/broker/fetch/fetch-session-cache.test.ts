@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock } from '../../../broker/clock.js';
+import { ManualClock } from '../../../broker/common/clock.js';
 import { FetchSessionCache, NEVER_ANSWERED, nextEpoch, type CachedPartition } from '../../../broker/fetch/fetch-session-cache.js';
 import { ZERO_UUID } from '../../../broker/protocol/reader.js';
 

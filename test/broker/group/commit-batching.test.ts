@@ -7,8 +7,8 @@ import { GroupCoordinator } from '../../../broker/group/group-coordinator.js';
 import { decodeCoordinatorRecord } from '../../../broker/group/group-records.js';
 import type { OffsetCommitParams } from '../../../broker/group/types.js';
 import { KafkaError } from '../../../broker/protocol/errors.js';
-import { ManualClock } from '../../../broker/clock.js';
-import { ManualScheduler } from '../../../broker/scheduler.js';
+import { ManualClock } from '../../../broker/common/clock.js';
+import { ManualScheduler } from '../../../broker/common/scheduler.js';
 
 function commit(offset: bigint, groupId = 'g', partition = 0): OffsetCommitParams {
   return commitParams(offset, { groupId }, { partitionIndex: partition });

@@ -9,7 +9,7 @@ import type { OffsetCommitHandlerContext } from '../../../broker/group/handler-c
 import { apis, type ApiDescriptor } from '../../../broker/protocol/messages/index.js';
 import { Reader, ZERO_UUID } from '../../../broker/protocol/reader.js';
 import { Writer } from '../../../broker/protocol/writer.js';
-import { silentLogger } from '../../../broker/logger.js';
+import { silentLogger } from '../../../broker/common/logger.js';
 import { handler as offsetCommit } from '../../../broker/handlers/08-offset-commit.js';
 import { handler as offsetFetch } from '../../../broker/handlers/09-offset-fetch.js';
 import { handler as findCoordinator } from '../../../broker/handlers/10-find-coordinator.js';

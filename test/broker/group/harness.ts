@@ -2,8 +2,8 @@
 // __consumer_offsets log, driven by ManualClock/ManualScheduler, plus helpers
 // that play a client's part of the classic protocol.
 import assert from 'node:assert/strict';
-import { ManualClock } from '../../../broker/clock.js';
-import { ManualScheduler } from '../../../broker/scheduler.js';
+import { ManualClock } from '../../../broker/common/clock.js';
+import { ManualScheduler } from '../../../broker/common/scheduler.js';
 import { GroupCoordinator } from '../../../broker/group/group-coordinator.js';
 import type { GroupCoordinatorConfig } from '../../../broker/group/config.js';
 import {

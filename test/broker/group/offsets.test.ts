@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { ErrorCode, FlakyLog, commitParams, joinParams, settle, startHarness, startJoin, subscription, syncAll, track, type Harness } from './harness.js';
 import type { OffsetCommitParams } from '../../../broker/group/types.js';
 import { GroupCoordinator } from '../../../broker/group/group-coordinator.js';
-import { ManualClock } from '../../../broker/clock.js';
-import { ManualScheduler } from '../../../broker/scheduler.js';
+import { ManualClock } from '../../../broker/common/clock.js';
+import { ManualScheduler } from '../../../broker/common/scheduler.js';
 
 function commit(overrides: Partial<OffsetCommitParams> = {}, offset = 42n, metadata: string | null = 'meta'): OffsetCommitParams {
   return commitParams(offset, overrides, { committedLeaderEpoch: 3, committedMetadata: metadata });

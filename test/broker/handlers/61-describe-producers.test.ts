@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { startSedimentInProcess, type InProcessSediment } from '../../support/sediment.js';
 import type { RequestContext } from '../../../broker/handlers/api-handler.js';
 import { handler } from '../../../broker/handlers/61-describe-producers.js';
-import { silentLogger } from '../../../broker/logger.js';
+import { silentLogger } from '../../../broker/common/logger.js';
 import { ErrorCode } from '../../../broker/protocol/errors.js';
 import { buildRecordBatch } from '../../../broker/protocol/record-batch.js';
 

@@ -17,7 +17,7 @@ import {
 } from '../../../broker/handlers/75-describe-topic-partitions.js';
 import { handler as metadataHandler } from '../../../broker/handlers/03-metadata.js';
 import { TOPIC_AUTHORIZED_OPERATIONS } from '../../../broker/handlers/authorized-operations.js';
-import { silentLogger } from '../../../broker/logger.js';
+import { silentLogger } from '../../../broker/common/logger.js';
 import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
 import { ZERO_UUID } from '../../../broker/protocol/reader.js';
 import { decodeRequestBody, decodeRequestHeader, decodeResponse, encodeResponseMessage, payloadOf } from '../../../broker/protocol/frame.js';

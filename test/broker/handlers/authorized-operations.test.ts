@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { handler as metadata } from '../../../broker/handlers/03-metadata.js';
 import { handler as describeCluster } from '../../../broker/handlers/60-describe-cluster.js';
 import type { RequestContext } from '../../../broker/handlers/api-handler.js';
-import { silentLogger } from '../../../broker/logger.js';
+import { silentLogger } from '../../../broker/common/logger.js';
 import { ErrorCode } from '../../../broker/protocol/errors.js';
 import type { MetadataRequest } from '../../../broker/protocol/messages/metadata.js';
 import { ZERO_UUID } from '../../../broker/protocol/reader.js';

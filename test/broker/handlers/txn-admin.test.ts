@@ -4,8 +4,8 @@
 // hidden, TRANSACTIONAL_ID_NOT_FOUND, INVALID_REQUEST, load in progress.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ManualClock } from '../../../broker/clock.js';
-import { ManualScheduler } from '../../../broker/scheduler.js';
+import { ManualClock } from '../../../broker/common/clock.js';
+import { ManualScheduler } from '../../../broker/common/scheduler.js';
 import { ErrorCode } from '../../../broker/protocol/errors.js';
 import { MemoryOffsetsTopicLog } from '../../../broker/group/offsets-topic.js';
 import { TxnCoordinator } from '../../../broker/txn/txn-coordinator.js';

@@ -10,7 +10,7 @@ import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { Broker } from '../../../broker/broker.js';
 import { BrokerConfig } from '../../../broker/config.js';
 import { startHttpServer, type HttpRoute, type HttpServerHandle } from '../../../broker/http/http-server.js';
-import { silentLogger } from '../../../broker/logger.js';
+import { silentLogger } from '../../../broker/common/logger.js';
 import type { BrokerMetrics } from '../../../broker/metrics/broker-metrics.js';
 import type { BrokerParts } from '../../../broker/metrics/broker-view.js';
 

@@ -2,8 +2,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ManualClock } from '../../../broker/clock.js';
-import { type LogConfig, logConfig } from '../../../broker/log/log-config.js';
+import { ManualClock } from '../../../broker/common/clock.js';
+import { type LogConfig, logConfig } from '../../../metadata/log-config.js';
 import { PartitionLog, type PartitionLogOptions } from '../../../broker/log/partition-log.js';
 import { buildRecordBatch, decodeRecordBatches } from '../../../broker/protocol/record-batch.js';
 

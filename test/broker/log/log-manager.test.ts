@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { readFile, readdir, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { ManualClock } from '../../../broker/clock.js';
-import { logConfig } from '../../../broker/log/log-config.js';
+import { ManualClock } from '../../../broker/common/clock.js';
+import { logConfig } from '../../../metadata/log-config.js';
 import { LogManager, type LogManagerOptions } from '../../../broker/log/log-manager.js';
-import { ManualScheduler } from '../../../broker/scheduler.js';
+import { ManualScheduler } from '../../../broker/common/scheduler.js';
 import { batch, readAll, tempDir, values } from './helpers.js';
 
 const client = { leaderEpoch: 0, isFromClient: true };

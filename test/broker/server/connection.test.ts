@@ -5,8 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { CloseConnectionError, Connection, MAX_PIPELINED_PRODUCE, type FrameContext, type RequestProcessor } from '../../../broker/server/connection.js';
-import { silentLogger } from '../../../broker/logger.js';
+import { CloseConnectionError } from '../../../broker/common/errors.js';
+import { Connection, MAX_PIPELINED_PRODUCE, type FrameContext, type RequestProcessor } from '../../../broker/server/connection.js';
+import { silentLogger } from '../../../broker/common/logger.js';
 
 const PRODUCE = 0;
 const METADATA = 3;

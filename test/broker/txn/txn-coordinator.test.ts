@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ManualClock } from '../../../broker/clock.js';
-import { ManualScheduler } from '../../../broker/scheduler.js';
+import { ManualClock } from '../../../broker/common/clock.js';
+import { ManualScheduler } from '../../../broker/common/scheduler.js';
 import { ErrorCode } from '../../../broker/protocol/errors.js';
 import { MemoryOffsetsTopicLog, partitionForGroup } from '../../../broker/group/offsets-topic.js';
 import { encodeTxnRecord } from '../../../broker/txn/txn-records.js';

@@ -1,13 +1,13 @@
 // Fixtures for the log cleaner tests: keyed batches, a compacted log, reading
 // the log back as a key -> value table, and a cleaner driven by a ManualClock.
 import { readdir } from 'node:fs/promises';
-import { ManualClock } from '../../../../broker/clock.js';
+import { ManualClock } from '../../../../broker/common/clock.js';
 import { LogCleaner, type LogCleanerConfig } from '../../../../broker/log/cleaner/log-cleaner.js';
 import type { SwapStepHook } from '../../../../broker/log/cleaner/segment-swap.js';
-import type { LogConfig } from '../../../../broker/log/log-config.js';
+import type { LogConfig } from '../../../../metadata/log-config.js';
 import type { PartitionLog, PartitionLogOptions } from '../../../../broker/log/partition-log.js';
 import { type CompressionType, type DecodedBatch, buildRecordBatch, decodeRecordBatches } from '../../../../broker/protocol/record-batch.js';
-import { ManualScheduler } from '../../../../broker/scheduler.js';
+import { ManualScheduler } from '../../../../broker/common/scheduler.js';
 import { openLog, readAll } from '../helpers.js';
 
 export const T0 = 1_700_000_000_000;

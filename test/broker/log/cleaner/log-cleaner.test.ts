@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { ManualClock } from '../../../../broker/clock.js';
+import { ManualClock } from '../../../../broker/common/clock.js';
 import { CLEANER_OFFSET_CHECKPOINT } from '../../../../broker/log/cleaner/cleaner-checkpoint.js';
-import { logConfig } from '../../../../broker/log/log-config.js';
+import { logConfig } from '../../../../metadata/log-config.js';
 import { LogManager } from '../../../../broker/log/log-manager.js';
 import type { PartitionLog } from '../../../../broker/log/partition-log.js';
 import { buildEndTxnMarkerBatch, decodeRecordBatches } from '../../../../broker/protocol/record-batch.js';
-import { ManualScheduler } from '../../../../broker/scheduler.js';
+import { ManualScheduler } from '../../../../broker/common/scheduler.js';
 import { readAll, tempDir } from '../helpers.js';
 import { COMPACT, T0, appendKeyed, cleanerFor, isStrictlyIncreasing, keyed, openCompacted, readBack } from './helpers.js';
 

@@ -1,0 +1,307 @@
+// A byte-bounded LRU of fixed-size chunks of remote segment data, keyed by
+// segment and chunk index, in front of RemoteStorage. A read fetches its
+// missing chunks (runs of them in one ranged request each, through
+// fetchChunks, each chunk cached and served as soon as its bytes arrive),
+// shares fetches already in flight, and starts reading ahead the next chunks
+// so a sequential consumer finds them cached. Cached bytes never
+// exceed the byte limit: each entry owns exactly its bytes.
+import { setMaxListeners } from 'node:events';
+import { LRUCache } from 'lru-cache';
+import { ownedBytes } from '../objects/chunked-zstd.js';
+import { segmentIdentity } from '../objects/object-keys.js';
+import type { RemoteSegmentRef, RemoteStorage } from '../remote-storage.js';
+import { raceAbort, throwIfAborted } from '../remote-storage.js';
+
+const EMPTY = Buffer.alloc(0);
+
+export interface ChunkCacheOptions {
+  readonly source: Pick<RemoteStorage, 'fetchData'> & Partial<Pick<RemoteStorage, 'fetchChunks'>>;
+  /** Bytes per chunk; best equal to the storage's chunk size so fetches align with stored chunks. */
+  readonly chunkSize: number;
+  /** The byte limit (0 disables caching; reads still work). */
+  readonly maxBytes: number;
+  /** Chunks fetched ahead after each read. Default 8. */
+  readonly readAheadChunks?: number;
+  /**
+   * Chunks one request may carry when the source has fetchChunks. Default 8
+   * (the default read-ahead): each chunk is served as soon as it arrives, so a
+   * larger request costs a reader no wait, and it saves requests.
+   */
+  readonly maxChunksPerRequest?: number;
+}
+
+export interface ChunkCacheStats {
+  /** Chunks served from the cache. */
+  readonly hits: number;
+  /** Chunks a read found already being fetched (mostly by read-ahead). */
+  readonly inFlightHits: number;
+  /** Chunks a read had to fetch. */
+  readonly misses: number;
+  readonly readAheadChunks: number;
+  readonly readAheadErrors: number;
+  /** Requests made to the source (one may carry several chunks). */
+  readonly fetches: number;
+  readonly fetchedBytes: number;
+  readonly evictions: number;
+  /** Bytes held now (never above maxBytes). */
+  readonly bytes: number;
+  readonly entries: number;
+}
+
+export interface ChunkReadOptions {
+  readonly signal?: AbortSignal;
+  /** The segment's data size when the caller knows it: read-ahead stops at its end. */
+  readonly segmentSize?: number;
+}
+
+export class ChunkCache {
+  readonly chunkSize: number;
+  readonly maxBytes: number;
+  readonly readAheadChunks: number;
+  readonly maxChunksPerRequest: number;
+  private readonly source: Pick<RemoteStorage, 'fetchData'> & Partial<Pick<RemoteStorage, 'fetchChunks'>>;
+  private readonly lru: LRUCache<string, Buffer> | undefined;
+  private readonly inFlight = new Map<string, Promise<Buffer>>();
+  private readonly closing = new AbortController();
+  private counters = { hits: 0, inFlightHits: 0, misses: 0, readAheadChunks: 0, readAheadErrors: 0, fetches: 0, fetchedBytes: 0, evictions: 0 };
+
+  constructor(options: ChunkCacheOptions) {
+    // Every fetch in flight listens on the close signal (one listener per request attempt): many is normal here.
+    setMaxListeners(0, this.closing.signal);
+    if (!Number.isSafeInteger(options.chunkSize) || options.chunkSize <= 0) throw new RangeError(`chunkSize must be positive: ${options.chunkSize}`);
+    if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes < 0) throw new RangeError(`maxBytes must be >= 0: ${options.maxBytes}`);
+    this.source = options.source;
+    this.chunkSize = options.chunkSize;
+    this.maxBytes = options.maxBytes;
+    this.readAheadChunks = options.readAheadChunks ?? 8;
+    this.maxChunksPerRequest = options.maxChunksPerRequest ?? 8;
+    if (!Number.isSafeInteger(this.maxChunksPerRequest) || this.maxChunksPerRequest < 1) {
+      throw new RangeError(`maxChunksPerRequest must be >= 1: ${this.maxChunksPerRequest}`);
+    }
+    this.lru =
+      options.maxBytes === 0
+        ? undefined
+        : new LRUCache<string, Buffer>({
+            maxSize: options.maxBytes,
+            sizeCalculation: (b) => Math.max(1, b.length),
+            dispose: (_v, _k, reason) => {
+              if (reason === 'evict') this.counters.evictions++;
+            },
+          });
+  }
+
+  /**
+   * Chunks each GET of a sequential reader carries after its first: the
+   * read-ahead window, cut into requests of at most maxChunksPerRequest (a
+   * reader without read-ahead fetches its own reads, a chunk or so each). What
+   * the cost model calls chunks per GET.
+   */
+  static sequentialChunksPerGet(readAheadChunks: number, maxChunksPerRequest: number): number {
+    return Math.max(1, Math.min(readAheadChunks, maxChunksPerRequest));
+  }
+
+  /**
+   * Bytes [start, endInclusive] of the segment's data (clamped to its end),
+   * through the cache, as one buffer (a view when one chunk holds them all).
+   */
+  async read(ref: RemoteSegmentRef, start: number, endInclusive: number, options: ChunkReadOptions = {}): Promise<Buffer> {
+    const parts = await this.readParts(ref, start, endInclusive, options);
+    return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+  }
+
+  /**
+   * Bytes [start, endInclusive] of the segment's data (clamped to its end),
+   * through the cache, as views into the cached chunks, in order: nothing is
+   * copied. Empty when the range is empty or past the end.
+   */
+  async readParts(ref: RemoteSegmentRef, start: number, endInclusive: number, options: ChunkReadOptions = {}): Promise<Buffer[]> {
+    throwIfAborted(options.signal, 'chunk cache read');
+    if (!Number.isSafeInteger(start) || start < 0) throw new RangeError(`invalid start position ${start}`);
+    if (endInclusive < start) return [];
+    const segment = segmentIdentity(ref);
+    const first = Math.floor(start / this.chunkSize);
+    let last = Math.floor(endInclusive / this.chunkSize);
+    if (options.segmentSize !== undefined) last = Math.min(last, Math.ceil(options.segmentSize / this.chunkSize) - 1);
+    if (last < first) return [];
+
+    const pending: Array<Promise<Buffer>> = [];
+    let runStart = -1;
+    const flushRun = (upTo: number): void => {
+      if (runStart < 0) return;
+      const fetched = this.fetchRun(ref, segment, runStart, upTo);
+      for (const p of fetched) pending.push(p);
+      this.counters.misses += upTo - runStart + 1;
+      runStart = -1;
+    };
+    for (let i = first; i <= last; i++) {
+      const key = `${segment}#${i}`;
+      const cached = this.lru?.get(key);
+      const flying = cached === undefined ? this.inFlight.get(key) : undefined;
+      if (cached === undefined && flying === undefined) {
+        if (runStart < 0) runStart = i;
+        continue;
+      }
+      flushRun(i - 1);
+      if (cached !== undefined) {
+        this.counters.hits++;
+        pending.push(Promise.resolve(cached));
+      } else if (flying !== undefined) {
+        this.counters.inFlightHits++;
+        pending.push(flying);
+      }
+    }
+    flushRun(last);
+    this.readAhead(ref, segment, last + 1, options.segmentSize);
+
+    const chunks = await raceAbort(Promise.all(pending), options.signal, 'chunk cache read');
+    const parts: Buffer[] = [];
+    for (const [k, c] of chunks.entries()) {
+      const base = (first + k) * this.chunkSize;
+      const from = Math.max(0, start - base);
+      const to = Math.min(c.length, endInclusive - base + 1);
+      if (to > from) parts.push(from === 0 && to === c.length ? c : c.subarray(from, to));
+      // A short chunk is the segment's last: stop there.
+      if (c.length < this.chunkSize) break;
+    }
+    return parts;
+  }
+
+  /** Starts fetching `chunks` chunks from `startPosition` (e.g. the head of the next segment) without waiting. */
+  prefetch(ref: RemoteSegmentRef, startPosition: number, chunks: number, segmentSize?: number): void {
+    const segment = segmentIdentity(ref);
+    this.readAhead(ref, segment, Math.floor(startPosition / this.chunkSize), segmentSize, chunks);
+  }
+
+  /** Drops every cached chunk of a segment (deleted or replaced). */
+  invalidate(ref: RemoteSegmentRef): void {
+    if (this.lru === undefined) return;
+    const prefix = `${segmentIdentity(ref)}#`;
+    for (const key of [...this.lru.keys()]) if (key.startsWith(prefix)) this.lru.delete(key);
+  }
+
+  stats(): ChunkCacheStats {
+    return { ...this.counters, bytes: this.lru?.calculatedSize ?? 0, entries: this.lru?.size ?? 0 };
+  }
+
+  /** Cancels read-ahead and empties the cache. */
+  close(): void {
+    this.closing.abort(new Error('chunk cache closed'));
+    this.lru?.clear();
+  }
+
+  /**
+   * Keeps `count` chunks from `from` on requested. When some are missing, the
+   * fetch runs a whole window past the first missing one, so a sequential
+   * reader causes one `count`-chunk request every `count` chunks rather than
+   * one single-chunk request per read.
+   */
+  private readAhead(ref: RemoteSegmentRef, segment: string, from: number, segmentSize: number | undefined, count = this.readAheadChunks): void {
+    if (count <= 0 || this.closing.signal.aborted) return;
+    const lastChunk = segmentSize === undefined ? Number.MAX_SAFE_INTEGER : Math.ceil(segmentSize / this.chunkSize) - 1;
+    let firstMissing = -1;
+    for (let i = from; i <= Math.min(from + count - 1, lastChunk); i++) {
+      const key = `${segment}#${i}`;
+      if (this.lru?.has(key) !== true && !this.inFlight.has(key)) {
+        firstMissing = i;
+        break;
+      }
+    }
+    if (firstMissing < 0) return;
+    const to = Math.min(firstMissing + count - 1, lastChunk);
+    let runStart = -1;
+    const flush = (upTo: number): void => {
+      if (runStart < 0) return;
+      this.counters.readAheadChunks += upTo - runStart + 1;
+      for (const p of this.fetchRun(ref, segment, runStart, upTo, true)) {
+        p.catch(() => {
+          this.counters.readAheadErrors++;
+        });
+      }
+      runStart = -1;
+    };
+    for (let i = firstMissing; i <= to; i++) {
+      const key = `${segment}#${i}`;
+      if (this.lru?.has(key) === true || this.inFlight.has(key)) {
+        flush(i - 1);
+        continue;
+      }
+      if (runStart < 0) runStart = i;
+    }
+    flush(to);
+  }
+
+  /**
+   * Fetches chunks [from, to]: with a source that cuts its answer into
+   * separately allocated chunks (fetchChunks), one request per run of up to
+   * maxChunksPerRequest chunks, each chunk cached and handed to its readers as
+   * soon as the source tells it (while the rest of the body still streams);
+   * otherwise one ranged request per chunk, in parallel. Either way each chunk
+   * owns exactly its bytes (a view into a larger buffer would pin all of it
+   * behind the byte accounting). Returns one promise per chunk, each
+   * registered as in flight.
+   */
+  private fetchRun(ref: RemoteSegmentRef, segment: string, from: number, to: number, deferred = false): Array<Promise<Buffer>> {
+    const out: Array<Promise<Buffer>> = [];
+    const fetchChunks = this.source.fetchChunks?.bind(this.source);
+    for (let groupStart = from; groupStart <= to; ) {
+      const groupEnd = fetchChunks === undefined ? groupStart : Math.min(to, groupStart + this.maxChunksPerRequest - 1);
+      const first = groupStart;
+      const waiting = Array.from({ length: groupEnd - first + 1 }, () => settleable<Buffer>());
+      const onChunk = (i: number, chunk: Buffer): void => {
+        waiting[i - first]?.resolve(chunk);
+      };
+      const send = (): Promise<Buffer[]> =>
+        fetchChunks === undefined
+          ? this.source.fetchData(ref, first * this.chunkSize, (first + 1) * this.chunkSize - 1, this.closing.signal).then((b) => [b])
+          : fetchChunks(ref, first, groupEnd, this.chunkSize, this.closing.signal, onChunk);
+      // Read-ahead starts its requests after the current I/O callbacks: preparing a request
+      // (signing, middleware) then delays no fetch answer. In flight from now on all the same.
+      const group = deferred ? new Promise<void>((resolve) => setImmediate(resolve)).then(send) : send();
+      // Chunks not told as they came (a source without streaming) settle with the answer; past its end, empty.
+      // A failure fails only the chunks not told yet.
+      group.then(
+        (chunks) => {
+          for (const [k, w] of waiting.entries()) w.resolve(chunks[k] ?? EMPTY);
+        },
+        (e: unknown) => {
+          for (const w of waiting) w.reject(e);
+        },
+      );
+      this.counters.fetches++;
+      for (const [k, w] of waiting.entries()) out.push(this.track(segment, first + k, w.promise));
+      groupStart = groupEnd + 1;
+    }
+    return out;
+  }
+
+  /** Chunk `i`: cached when it arrives, in flight until then. */
+  private track(segment: string, i: number, arrival: Promise<Buffer>): Promise<Buffer> {
+    const key = `${segment}#${i}`;
+    const piece: Promise<Buffer> = arrival
+      .then((buf) => {
+        this.counters.fetchedBytes += buf.length;
+        // A view into a larger buffer would keep all of it alive behind the accounting: own the bytes.
+        const own = ownedBytes(buf);
+        if (own.length > 0 && !this.closing.signal.aborted) this.lru?.set(key, own);
+        return own;
+      })
+      .finally(() => {
+        if (this.inFlight.get(key) === piece) this.inFlight.delete(key);
+      });
+    // Read-ahead pieces may have no reader: a failure must not become an unhandled rejection.
+    piece.catch(() => {});
+    this.inFlight.set(key, piece);
+    return piece;
+  }
+}
+
+/** A promise with its settling functions; settling it again does nothing. */
+function settleable<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}

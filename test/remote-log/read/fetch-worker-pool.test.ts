@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { ErrorCode } from '../../../broker/protocol/errors.js';
+import { FileSystemRemoteStorage } from '../../../remote-log/filesystem/filesystem-remote-storage.js';
+import { FetchWorkerPool, shareableStorageUrl } from '../../../remote-log/read/fetch-worker-pool.js';
+import { objectKey } from '../../../remote-log/objects/object-keys.js';
+import type { RemoteSegmentRef } from '../../../remote-log/remote-storage.js';
+import { RemoteAbortedError, RemoteCorruptionError, RemoteResourceNotFoundError, RemoteStorageError } from '../../../remote-log/remote-storage.js';
+import { makeSegment, newRef } from '../remote-storage.contract.js';
+
+const CHUNK = 16 * 1024;
+const RSM = { 'rsm.config.chunk.size.bytes': String(CHUNK) };
+
+describe('FetchWorkerPool', () => {
+  let root: string;
+  let url: string;
+  let storage: FileSystemRemoteStorage;
+  let ref: RemoteSegmentRef;
+  let data: Buffer;
+
+  before(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'sediment-fetch-workers-'));
+    url = pathToFileURL(root).href;
+    storage = new FileSystemRemoteStorage(root, { chunkSize: CHUNK });
+    const seg = makeSegment(5 * CHUNK + 123, 7);
+    ref = newRef();
+    await storage.copySegment(ref, seg.files);
+    data = seg.data;
+  });
+  after(async () => {
+    await storage.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('serves the same verified chunks as the storage, each owning its memory', async () => {
+    const pool = new FetchWorkerPool({ url, rsmConfig: RSM, threads: 2 });
+    try {
+      const chunks = await pool.fetchChunks(ref, 0, 9, CHUNK);
+      assert.equal(chunks.length, 6);
+      chunks.forEach((c, i) => {
+        assert.deepEqual(c, data.subarray(i * CHUNK, Math.min((i + 1) * CHUNK, data.length)), `chunk ${i}`);
+        assert.equal(c.buffer.byteLength, c.length, `chunk ${i} is its own memory`);
+      });
+      // Several at once spread over both workers.
+      const many = await Promise.all(Array.from({ length: 8 }, (_, i) => pool.fetchChunks(ref, i % 6, i % 6, CHUNK)));
+      many.forEach((c, i) => assert.deepEqual(Buffer.concat(c), data.subarray((i % 6) * CHUNK, Math.min((i % 6 + 1) * CHUNK, data.length))));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('posts each chunk as it completes: told in order, the answer holds the same chunks, those told before a failure stay valid', async () => {
+    const pool = new FetchWorkerPool({ url, rsmConfig: RSM, threads: 1 });
+    try {
+      const told: Array<[number, Buffer]> = [];
+      const chunks = await pool.fetchChunks(ref, 1, 9, CHUNK, undefined, (i, c) => told.push([i, c]));
+      assert.deepEqual(
+        told.map(([i]) => i),
+        [1, 2, 3, 4, 5],
+      );
+      told.forEach(([i, c], k) => {
+        assert.equal(c, chunks[k]);
+        assert.deepEqual(c, data.subarray(i * CHUNK, Math.min((i + 1) * CHUNK, data.length)));
+      });
+      // Stored chunk 2 corrupted: chunks 0 and 1 are told, then the request fails.
+      const seg = makeSegment(4 * CHUNK, 9);
+      const victim = newRef();
+      await storage.copySegment(victim, seg.files);
+      const file = path.join(root, objectKey('', victim, 'log'));
+      const stored = await readFile(file);
+      stored[2 * CHUNK + 5] = (stored[2 * CHUNK + 5] as number) ^ 0xff;
+      await writeFile(file, stored);
+      const early: Buffer[] = [];
+      const failed = await pool.fetchChunks(victim, 0, 3, CHUNK, undefined, (_i, c) => early.push(c)).then(
+        () => assert.fail('a corrupted chunk was served'),
+        (e: unknown) => e,
+      );
+      assert.ok(failed instanceof RemoteCorruptionError);
+      assert.deepEqual(Buffer.concat(early), seg.data.subarray(0, 2 * CHUNK));
+      // A listener that throws fails the request; the worker carries on with the next.
+      const refusal = new Error('refused');
+      await assert.rejects(
+        pool.fetchChunks(ref, 0, 3, CHUNK, undefined, () => {
+          throw refusal;
+        }),
+        (e) => e === refusal,
+      );
+      assert.deepEqual(Buffer.concat(await pool.fetchChunks(ref, 0, 0, CHUNK)), data.subarray(0, CHUNK));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('reports storage errors with their class and Kafka code', async () => {
+    const pool = new FetchWorkerPool({ url, rsmConfig: RSM, threads: 1 });
+    const other = newRef();
+    try {
+      const missing = await pool.fetchChunks(other, 0, 0, CHUNK).then(
+        () => assert.fail('a segment without a manifest was served'),
+        (e: unknown) => e,
+      );
+      assert.ok(missing instanceof RemoteResourceNotFoundError);
+      // Corrupt one stored chunk of a second copy: that chunk fails, the others serve.
+      const seg = makeSegment(3 * CHUNK, 8);
+      const victim = newRef();
+      await storage.copySegment(victim, seg.files);
+      const file = path.join(root, objectKey('', victim, 'log'));
+      const stored = await readFile(file);
+      stored[CHUNK + 5] = (stored[CHUNK + 5] as number) ^ 0xff;
+      await writeFile(file, stored);
+      const corrupt = await pool.fetchChunks(victim, 1, 1, CHUNK).then(
+        () => assert.fail('a corrupted chunk was served'),
+        (e: unknown) => e,
+      );
+      assert.ok(corrupt instanceof RemoteCorruptionError);
+      assert.equal(corrupt.code, ErrorCode.CORRUPT_MESSAGE);
+      assert.deepEqual(Buffer.concat(await pool.fetchChunks(victim, 2, 2, CHUNK)), seg.data.subarray(2 * CHUNK));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('an aborted fetch rejects at once and the pool goes on', async () => {
+    const pool = new FetchWorkerPool({ url, rsmConfig: RSM, threads: 1 });
+    try {
+      const controller = new AbortController();
+      const pending = pool.fetchChunks(ref, 0, 5, CHUNK, controller.signal);
+      controller.abort(new Error('caller gave up'));
+      await assert.rejects(pending, RemoteAbortedError);
+      await assert.rejects(pool.fetchChunks(ref, 0, 0, CHUNK, controller.signal), RemoteAbortedError);
+      assert.deepEqual(Buffer.concat(await pool.fetchChunks(ref, 0, 0, CHUNK)), data.subarray(0, CHUNK));
+    } finally {
+      await pool.close();
+    }
+    await assert.rejects(pool.fetchChunks(ref, 0, 0, CHUNK), RemoteStorageError, 'closed');
+  });
+
+  it('a worker that cannot open the store fails its requests with KAFKA_STORAGE_ERROR, naming why', async () => {
+    const pool = new FetchWorkerPool({ url, rsmConfig: { 'rsm.config.chunk.size.bytes': '1' }, threads: 1 });
+    try {
+      const err = await pool.fetchChunks(ref, 0, 0, CHUNK).then(
+        () => assert.fail('served without a store'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof RemoteStorageError);
+      assert.equal(err.code, ErrorCode.KAFKA_STORAGE_ERROR);
+      assert.match(err.message, /chunk\.size\.bytes/);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('is refused for a memory store, which one thread owns', () => {
+    assert.equal(shareableStorageUrl('memory://'), false);
+    assert.equal(shareableStorageUrl('s3://bucket/prefix'), true);
+    assert.equal(shareableStorageUrl(url), true);
+    assert.throws(() => new FetchWorkerPool({ url: 'memory://', rsmConfig: {}, threads: 1 }), RangeError);
+    assert.throws(() => new FetchWorkerPool({ url, rsmConfig: {}, threads: 0 }), RangeError);
+  });
+});

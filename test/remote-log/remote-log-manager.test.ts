@@ -1,0 +1,158 @@
+// The manager's lifecycle: scheduled runs on the injected clock, failures that
+// never escape, readiness of the metadata, the local-deletion veto.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { RemoteTier } from '../../broker/partition-view.js';
+import { ErrorCode, KafkaError } from '../../broker/protocol/errors.js';
+import type { PartitionLifecycle } from '../../broker/topic-service.js';
+import {
+  MemoryMetadataTopicLog,
+  type MetadataTopicLog,
+  type MetadataTopicRecord,
+} from '../../metadata/remote-log-metadata/metadata-topic-log.js';
+import { RemoteLogMetadataManager } from '../../metadata/remote-log-metadata/remote-log-metadata-manager.js';
+import { MemoryRemoteStorage } from '../../remote-log/memory/memory-remote-storage.js';
+import { RemoteLogManager, remoteLogManagerConfig } from '../../remote-log/remote-log-manager.js';
+import { finishedSegments, makeEnv, produce, rlmConfig, tpOf } from './helpers.js';
+
+/** A metadata topic whose reads wait until open(): the replay cannot finish before. */
+class GatedMetadataLog implements MetadataTopicLog {
+  readonly partitionCount = 3;
+  private readonly inner = new MemoryMetadataTopicLog(3);
+  private release: () => void = () => undefined;
+  private readonly gate = new Promise<void>((resolve) => (this.release = resolve));
+
+  open(): void {
+    this.release();
+  }
+
+  append(partition: number, key: Buffer | null, value: Buffer): Promise<bigint> {
+    return this.inner.append(partition, key, value);
+  }
+
+  async *read(partition: number, fromOffset: bigint): AsyncIterable<MetadataTopicRecord> {
+    await this.gate;
+    yield* this.inner.read(partition, fromOffset);
+  }
+}
+
+describe('RemoteLogManager', () => {
+  it('runs every remote.log.manager.task.interval.ms on the injected scheduler, through store failures, until stopped', async () => {
+    const env = await makeEnv({ config: { taskIntervalMs: 1000 } });
+    try {
+      const log = await env.openLog();
+      await produce(log, 20);
+      await env.rlm.start();
+      env.clock.advance(999);
+      await env.rlm.settled();
+      assert.equal(finishedSegments(env.metadata, tpOf(log)).length, 0, 'not before the interval');
+      env.clock.advance(1);
+      await env.rlm.settled();
+      assert.equal(finishedSegments(env.metadata, tpOf(log)).length, log.closedSegments().length);
+
+      env.faulty.set('fail');
+      await produce(log, 20);
+      for (let i = 0; i < 3; i++) {
+        env.clock.advance(1000);
+        await env.rlm.settled();
+      }
+      assert.ok(env.rlm.lastError(log) !== undefined);
+      assert.equal(env.scheduler.pending, 1, 'still scheduled after failures');
+      env.faulty.set('ok');
+      env.clock.advance(1000);
+      await env.rlm.settled();
+      assert.equal(env.rlm.highestRemoteOffset(log), log.activeSegment().baseOffset - 1n, 'caught up');
+      const stats = env.rlm.partitionStats(log)!;
+      assert.equal(stats.copyLagSegments, 0);
+      assert.ok(stats.copyErrors >= 1 && stats.copyRequests > stats.copyErrors);
+
+      await env.rlm.stop();
+      assert.equal(env.scheduler.pending, 0);
+    } finally {
+      await env.cleanup();
+    }
+  });
+
+  it('answers with a retriable REPLICA_NOT_AVAILABLE while the metadata replay is unfinished, and vetoes local deletion', async () => {
+    const env = await makeEnv();
+    try {
+      const log = await env.openLog();
+      await produce(log, 20);
+      // A second manager whose metadata topic cannot be read yet.
+      const gated = new GatedMetadataLog();
+      const metadata = new RemoteLogMetadataManager({ log: gated });
+      const rlm = RemoteLogManager.create({ storage: new MemoryRemoteStorage(), metadata, clock: env.clock, scheduler: env.scheduler, config: rlmConfig() });
+      rlm.onPartitionAdded(log);
+      const notReady = (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.REPLICA_NOT_AVAILABLE;
+      await assert.rejects(rlm.read(log, 0n, 100, true), notReady);
+      assert.throws(() => rlm.highestRemoteOffset(log), notReady);
+      assert.equal(rlm.canDeleteLocalSegment(log, log.closedSegments()[0]!), false);
+      await rlm.runPartition(log); // skipped, not failed
+      assert.equal(rlm.lastError(log), undefined);
+      gated.open();
+      await metadata.start();
+      assert.equal(rlm.highestRemoteOffset(log), -1n);
+      await rlm.stop();
+    } finally {
+      await env.cleanup();
+    }
+  });
+
+  it('does not veto local deletion on untiered partitions or with remote.log.copy.disable', async () => {
+    const env = await makeEnv();
+    try {
+      const plain = await env.openLog('plain', { remoteStorageEnable: false });
+      const frozen = await env.openLog('frozen', { remoteLogCopyDisable: true });
+      const tiered = await env.openLog('tiered');
+      for (const l of [plain, frozen, tiered]) await produce(l, 20);
+      await env.rlm.runOnce();
+      assert.equal(env.rlm.canDeleteLocalSegment(plain, plain.closedSegments()[0]!), true);
+      assert.equal(env.rlm.canDeleteLocalSegment(frozen, frozen.closedSegments()[0]!), true);
+      assert.equal(finishedSegments(env.metadata, tpOf(plain)).length, 0, 'untiered: nothing copied');
+      assert.equal(finishedSegments(env.metadata, tpOf(frozen)).length, 0, 'copy disabled: nothing copied');
+      assert.equal(env.rlm.canDeleteLocalSegment(tiered, tiered.closedSegments()[0]!), true);
+      assert.equal(env.rlm.canDeleteLocalSegment(tiered, tiered.activeSegment()), false);
+    } finally {
+      await env.cleanup();
+    }
+  });
+
+  it('is the remote tier and partition lifecycle the broker attaches (type-level)', async () => {
+    const env = await makeEnv();
+    try {
+      const tier: RemoteTier = env.rlm;
+      const lifecycle: PartitionLifecycle = env.rlm;
+      const log = await env.openLog('gone');
+      await produce(log, 20);
+      await env.rlm.runPartition(log);
+      assert.equal(tier.highestRemoteOffset(log), log.activeSegment().baseOffset - 1n);
+      await lifecycle.onTopicDeleted({ name: 'gone', topicId: log.topicId, partitionCount: 1, configs: {} }, [log]);
+      assert.deepEqual(await env.storage.listSegments(), []);
+    } finally {
+      await env.cleanup();
+    }
+  });
+
+  it('builds its settings from broker settings and rsm.config.*', () => {
+    const c = remoteLogManagerConfig(
+      {
+        remoteLogManagerTaskIntervalMs: 30_000,
+        remoteLogManagerCopyMaxBytesPerSecond: 9223372036854775807,
+        remoteLogManagerFetchMaxBytesPerSecond: 1_000_000,
+        remoteFetchMaxWaitMs: 500,
+        remoteLogIndexFileCacheTotalSizeBytes: 1 << 30,
+      },
+      { chunkSizeBytes: 1 << 20, chunkCacheSizeBytes: 1 << 28, chunkCachePrefetchChunks: 2 },
+    );
+    assert.deepEqual(c, {
+      taskIntervalMs: 30_000,
+      copyBytesPerSec: 9223372036854775807,
+      fetchBytesPerSec: 1_000_000,
+      fetchMaxWaitMs: 500,
+      indexCacheBytes: 1 << 30,
+      chunkCacheBytes: 1 << 28,
+      chunkSize: 1 << 20,
+      readAheadChunks: 2,
+    });
+  });
+});
