@@ -6,14 +6,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrokerContext, PartitionView } from '../../../broker/broker-context.js';
-import type { ManualClock } from '../../../broker/clock.js';
+import type { ManualClock } from '../../../broker/common/clock.js';
 import type { RequestContext } from '../../../broker/handlers/api-handler.js';
 import { handler as produceHandler } from '../../../broker/handlers/00-produce.js';
 import { handler as fetchHandler } from '../../../broker/handlers/01-fetch.js';
 import { handler as listOffsetsHandler } from '../../../broker/handlers/02-list-offsets.js';
 import { FetchSessionCache } from '../../../broker/fetch/fetch-session-cache.js';
 import type { PartitionLog } from '../../../broker/log/partition-log.js';
-import { silentLogger } from '../../../broker/logger.js';
+import { silentLogger } from '../../../broker/common/logger.js';
 import { LocalPartitionView, type RemoteTier } from '../../../broker/partition-view.js';
 import { PartitionWaiters } from '../../../broker/partition-waiters.js';
 import { ErrorCode } from '../../../broker/protocol/errors.js';
