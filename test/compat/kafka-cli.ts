@@ -159,8 +159,9 @@ export async function runKafkaCliCompat(o: CompatRunOptions, version: string, cl
     const r = await tool(KafkaTool.consoleConsumer, [
       ...bs, '--topic', o.topic, '--group', o.group, '--from-beginning',
       '--max-messages', String(o.count), '--timeout-ms', '30000',
-      '--property', 'print.timestamp=true', '--property', 'print.partition=true', '--property', 'print.offset=true',
-      '--property', 'print.headers=true', '--property', 'print.key=true',
+      // --formatter-property: Kafka 4.3's console consumer prints a deprecation line on stdout for --property.
+      '--formatter-property', 'print.timestamp=true', '--formatter-property', 'print.partition=true', '--formatter-property', 'print.offset=true',
+      '--formatter-property', 'print.headers=true', '--formatter-property', 'print.key=true',
     ], undefined, o.timeoutMs);
     // CreateTime:<ts> \t Partition:<p> \t Offset:<o> \t <headers> \t <key> \t <value>
     for (const line of r.stdout.split('\n')) {

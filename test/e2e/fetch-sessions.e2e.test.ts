@@ -278,7 +278,7 @@ function consoleConsume(bootstrap: string, topic: string, count: number): Promis
     '--bootstrap-server', bootstrap, '--topic', topic, '--group', `${topic}-small-fetches`, '--from-beginning',
     '--max-messages', String(count), '--timeout-ms', '60000',
     '--consumer-property', 'max.partition.fetch.bytes=8192', '--consumer-property', 'fetch.max.bytes=65536',
-    '--property', 'print.partition=true', '--property', 'print.offset=true', '--property', 'print.value=false',
+    '--formatter-property', 'print.partition=true', '--formatter-property', 'print.offset=true', '--formatter-property', 'print.value=false',
   ];
   const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const out: Buffer[] = [];
