@@ -4,6 +4,8 @@ import { systemScheduler, type Scheduler } from './common/scheduler.js';
 
 export class PartitionWaiters {
   private readonly waiters = new Map<string, Set<() => void>>();
+  private waiting = 0;
+  private parkedListeners: Array<(keys: readonly string[]) => void> = [];
 
   constructor(private readonly scheduler: Scheduler = systemScheduler) {}
 
@@ -19,6 +21,7 @@ export class PartitionWaiters {
       const finish = (): void => {
         if (done) return;
         done = true;
+        this.waiting--;
         this.scheduler.clearTimeout(timer);
         signal?.removeEventListener('abort', finish);
         for (const k of keys) {
@@ -35,7 +38,25 @@ export class PartitionWaiters {
         if (set === undefined) this.waiters.set(k, (set = new Set()));
         set.add(finish);
       }
+      this.waiting++;
+      const listeners = this.parkedListeners;
+      this.parkedListeners = [];
+      for (const l of listeners) l(keys);
     });
+  }
+
+  /** Waits still parked (not yet woken, timed out or aborted). */
+  get pending(): number {
+    return this.waiting;
+  }
+
+  /**
+   * Resolves with the keys of the next wait to park. Tests await it to know a
+   * long poll is parked before they append, so the append proves the wake-up
+   * rather than racing the fetch to the partition.
+   */
+  nextParked(): Promise<readonly string[]> {
+    return new Promise((resolve) => this.parkedListeners.push(resolve));
   }
 
   notify(topic: string, partition: number): void {

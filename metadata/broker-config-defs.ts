@@ -6,6 +6,8 @@
 import {
   atLeast,
   between,
+  compressionTypeValidator,
+  gzipLevelValidator,
   LONG_MAX_NUMBER,
   INT_MAX,
   listOf,
@@ -209,8 +211,17 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   broker('unclean.leader.election.enable', 'boolean', false, 'high',
     'Whether replicas not in the ISR may be elected leader as a last resort.' + NO_EFFECT),
   broker('compression.type', 'string', 'producer', 'high',
-    'The final compression type of a topic. Sediment stores batches as the producer sent them, so only producer is supported.',
-    { validator: oneOf('producer') }),
+    'The default final compression type of topics (topic config compression.type): uncompressed, gzip, snappy, lz4, zstd, or producer to keep the codec each producer chose. A batch in another codec is rebuilt in this one on append; a batch already in it is stored as it came.',
+    { validator: compressionTypeValidator }),
+  broker('compression.gzip.level', 'int', -1, 'medium',
+    'The compression level to use if compression.type is set to gzip (-1: the zlib default, 6). Default for the topic config compression.gzip.level.',
+    { validator: gzipLevelValidator }),
+  broker('compression.lz4.level', 'int', 9, 'medium',
+    'The compression level to use if compression.type is set to lz4. Accepted and validated as in Kafka; Sediment\'s LZ4 encoder has one level, so it has no effect.',
+    { validator: between(1, 17) }),
+  broker('compression.zstd.level', 'int', 3, 'medium',
+    'The compression level to use if compression.type is set to zstd. Default for the topic config compression.zstd.level.',
+    { validator: between(-131072, 22) }),
 
   // ---- log cleaner (compaction) ----
   broker('log.cleaner.enable', 'boolean', true, 'medium',

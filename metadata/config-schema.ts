@@ -283,6 +283,14 @@ export function validator(describe: string, check: (value: ConfigValue) => strin
   return { describe, check };
 }
 
+/** compression.type (topic and broker): Kafka's BrokerCompressionType names, in its order. */
+export const compressionTypeValidator = oneOf('uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer');
+
+/** compression.gzip.level: 1-9 or -1 (zlib's default), as Kafka's GzipCompression.LevelValidator. */
+export const gzipLevelValidator = validator('[1,...,9] or -1', (value) =>
+  typeof value === 'number' && value !== -1 && (value < 1 || value > 9) ? 'Value must be between 1 and 9 or equal to -1' : undefined,
+);
+
 /** Whether DescribeConfigs must hide the value (Kafka: PASSWORD types, and Sediment's secret keys). */
 export function isSensitiveKey(name: string, type: ConfigType | undefined): boolean {
   if (type === 'password') return true;

@@ -5,6 +5,8 @@
 // has no topic behind it (tools, tests). Optional fields have a documented
 // meaning when absent, which the log applies.
 
+import type { TopicCompression } from '../broker/protocol/recompress.js';
+
 export type TimestampType = 'CreateTime' | 'LogAppendTime';
 
 export interface LogConfig {
@@ -38,6 +40,11 @@ export interface LogConfig {
   readonly messageTimestampAfterMaxMs?: number;
   /** min.insync.replicas */
   readonly minInSyncReplicas: number;
+  /**
+   * compression.type (with compression.gzip.level / compression.zstd.level);
+   * absent = producer: batches are stored in the codec they came in.
+   */
+  readonly compression?: TopicCompression;
   /** producer.id.expiration.ms (broker-level in Kafka; metadata's logConfigFor sets it) */
   readonly producerIdExpirationMs?: number;
   /**

@@ -9,6 +9,7 @@
 // remote.storage.enable=true is still refused on a compacted topic.
 import type { LogConfig } from './log-config.js';
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
+import type { TopicCompression, TopicCompressionType } from '../broker/protocol/recompress.js';
 import { topicConfigDef, TOPIC_CONFIG_DEFS } from './config-defs.js';
 import {
   ConfigError,
@@ -278,7 +279,16 @@ export function toLogConfig(config: EffectiveTopicConfig): LogConfig {
     minCompactionLagMs: config.number('min.compaction.lag.ms'),
     maxCompactionLagMs: config.number('max.compaction.lag.ms'),
     minInSyncReplicas: config.number('min.insync.replicas'),
+    compression: topicCompression(config),
   };
+}
+
+/** compression.type and its levels; Kafka's "uncompressed" is the codec 'none'. */
+function topicCompression(config: EffectiveTopicConfig): TopicCompression {
+  const name = config.string('compression.type');
+  const type: TopicCompressionType =
+    name === 'uncompressed' ? 'none' : name === 'gzip' || name === 'snappy' || name === 'lz4' || name === 'zstd' ? name : 'producer';
+  return { type, gzipLevel: config.number('compression.gzip.level'), zstdLevel: config.number('compression.zstd.level') };
 }
 
 /** Broker defaults + overrides -> LogConfig, with the broker-level producer id expiration. */

@@ -23,6 +23,14 @@ export function tieringConfig(log: LocalLog): TieringConfig {
   return log.currentConfig;
 }
 
+/** How far the orphan sweeper has checked one partition's objects (orphan-sweeper.ts). */
+export interface SweepCursor {
+  /** Every object based at or below this offset has been checked; undefined: nothing yet (list the whole prefix). */
+  after: bigint | undefined;
+  /** When the partition's whole prefix was last listed. */
+  lastFullMs: number;
+}
+
 /** Counters per partition, after Kafka's remote storage metrics. */
 export interface PartitionCounters {
   copyRequests: number;
@@ -34,6 +42,9 @@ export interface PartitionCounters {
   deleteRequests: number;
   deleteErrors: number;
   orphansDeleted: number;
+  /** Orphan sweeps of the partition, and those of them that listed its whole prefix. */
+  orphanSweeps: number;
+  orphanFullSweeps: number;
 }
 
 export function newCounters(): PartitionCounters {
@@ -47,6 +58,8 @@ export function newCounters(): PartitionCounters {
     deleteRequests: 0,
     deleteErrors: 0,
     orphansDeleted: 0,
+    orphanSweeps: 0,
+    orphanFullSweeps: 0,
   };
 }
 
@@ -109,6 +122,8 @@ export class PartitionState {
   logStartFloor: bigint | undefined;
   /** When the partition's objects were last listed by the orphan sweeper. */
   lastSweepMs = Number.NEGATIVE_INFINITY;
+  /** How far the orphan sweeper has checked the partition's objects (in memory: the first sweep lists everything). */
+  readonly sweepCursor: SweepCursor = { after: undefined, lastFullMs: Number.NEGATIVE_INFINITY };
   /** Set when the last task run failed; cleared by a successful run. */
   lastError: unknown;
 

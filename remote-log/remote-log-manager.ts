@@ -8,7 +8,8 @@
 //   3. expire    total retention (retention.ms / retention.bytes over both
 //                tiers) deletes remote segments oldest first;
 //   4. sweep     (every orphanSweepIntervalMs) unrecorded objects past the grace
-//                period are deleted.
+//                period are deleted; the LIST starts after the highest finished
+//                segment (orphan-sweeper.ts says why that is enough).
 // A failing step (store down, metadata not ready) is logged and retried on the
 // next run; nothing throws out of the scheduler. Local segments are deleted by
 // the log's own retention, vetoed by canDeleteLocalSegment until they are remote.
@@ -31,7 +32,7 @@ import { copyCandidates, copyLogSegments } from './tasks/copy-task.js';
 import { deleteRemotePartition, expirationCandidates, expireRemoteSegments, onlyLocalLogSegmentsSize } from './tasks/expiration-task.js';
 import { IndexCache, type IndexCacheStats } from './read/index-cache.js';
 import type { LocalLog, LocalSegment } from './local-log.js';
-import { sweepPartitionOrphans, sweepUnknownPartitions } from './tasks/orphan-sweeper.js';
+import { BucketSweepState, sweepPartitionOrphans, sweepUnknownPartitions } from './tasks/orphan-sweeper.js';
 import type { PartitionCounters, RlmContext } from './partition-state.js';
 import { PartitionState, tieringConfig, topicIdPartitionOf } from './partition-state.js';
 import { RemoteReader, type TimestampAndOffset } from './read/remote-reader.js';
@@ -61,8 +62,10 @@ export interface RemoteLogManagerConfig {
   readonly maxChunksPerRequest?: number;
   /** Unrecorded objects younger than this are left alone (default 10 minutes). */
   readonly orphanGraceMs?: number;
-  /** How often each partition's objects are listed for orphans (default 5 minutes). */
+  /** How often each partition's new objects are listed for orphans (default 5 minutes). */
   readonly orphanSweepIntervalMs?: number;
+  /** How often a sweep lists a partition's whole prefix, and the bucket-wide one the whole bucket, instead of what is new (default a day). */
+  readonly orphanFullSweepIntervalMs?: number;
   /** Partitions run at once by a scheduled run (Kafka's copier pool, default 10). */
   readonly taskConcurrency?: number;
   /** Scan batch headers so the store may compress uncompressed segments (default: when the store compresses). */
@@ -104,6 +107,8 @@ export function remoteLogManagerConfig(
     readonly chunkCacheSizeBytes: number;
     readonly chunkCachePrefetchChunks: number;
     readonly chunkCacheFetchChunks?: number;
+    readonly orphanSweepIntervalMs?: number;
+    readonly orphanFullSweepIntervalMs?: number;
   },
 ): RemoteLogManagerConfig {
   return {
@@ -116,6 +121,8 @@ export function remoteLogManagerConfig(
     chunkSize: rsm.chunkSizeBytes,
     readAheadChunks: rsm.chunkCachePrefetchChunks,
     ...(rsm.chunkCacheFetchChunks === undefined ? {} : { maxChunksPerRequest: rsm.chunkCacheFetchChunks }),
+    ...(rsm.orphanSweepIntervalMs === undefined ? {} : { orphanSweepIntervalMs: rsm.orphanSweepIntervalMs }),
+    ...(rsm.orphanFullSweepIntervalMs === undefined ? {} : { orphanFullSweepIntervalMs: rsm.orphanFullSweepIntervalMs }),
   };
 }
 
@@ -135,7 +142,8 @@ export interface RemotePartitionStats extends PartitionCounters {
 }
 
 const DEFAULT_ORPHAN_GRACE_MS = 10 * 60_000;
-const DEFAULT_SWEEP_INTERVAL_MS = 5 * 60_000;
+export const DEFAULT_SWEEP_INTERVAL_MS = 5 * 60_000;
+export const DEFAULT_FULL_SWEEP_INTERVAL_MS = 24 * 3_600_000;
 
 export class RemoteLogManager {
   private readonly ctx: RlmContext;
@@ -147,6 +155,7 @@ export class RemoteLogManager {
   private running: Promise<void> | undefined;
   private stopped = false;
   private lastGlobalSweepMs = Number.NEGATIVE_INFINITY;
+  private readonly bucketSweep = new BucketSweepState();
   private readonly deletions = new Map<string, Promise<void>>();
   /** Remote reads started and not yet answered (Kafka's reader task queue; here they run concurrently). */
   private readsInFlight = 0;
@@ -261,6 +270,8 @@ export class RemoteLogManager {
     state.removed = true;
     state.abort.abort(new Error('partition removed'));
     await state.idle();
+    // Its aborted copy, if any, is now the bucket-wide sweep's (which lists from where this one stopped).
+    this.bucketSweep.watch(state.tp, state.sweepCursor.after);
   }
 
   /**
@@ -276,7 +287,12 @@ export class RemoteLogManager {
       const state = this.partitions.get(key);
       if (state !== undefined) await this.onPartitionRemoved(state.log);
       await deleteRemotePartition(this.ctx, tp);
-    })().finally(() => this.deletions.delete(key));
+    })()
+      .catch((err: unknown) => {
+        this.bucketSweep.watch(tp);
+        throw err;
+      })
+      .finally(() => this.deletions.delete(key));
     this.deletions.set(key, run);
     return run;
   }
@@ -347,7 +363,7 @@ export class RemoteLogManager {
       const sweepable = tieringConfig(state.log).remoteStorageEnable === true || this.ctx.metadata.segmentCount(state.tp) > 0;
       if (sweepable && now - state.lastSweepMs >= (this.config.orphanSweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS)) {
         await step('sweep', async () => {
-          await sweepPartitionOrphans(this.ctx, state.tp, state.counters, state.abort.signal);
+          await sweepPartitionOrphans(this.ctx, state.tp, state.sweepCursor, this.fullSweepIntervalMs, state.counters, state.abort.signal);
           state.lastSweepMs = now;
         });
       }
@@ -359,11 +375,20 @@ export class RemoteLogManager {
     const now = this.ctx.clock.now();
     if (now - this.lastGlobalSweepMs < (this.config.orphanSweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS)) return;
     try {
-      await sweepUnknownPartitions(this.ctx, (tp) => this.partitions.has(topicIdPartitionKey(tp)) || this.deletions.has(topicIdPartitionKey(tp)));
+      await sweepUnknownPartitions(
+        this.ctx,
+        this.bucketSweep,
+        (tp) => this.partitions.has(topicIdPartitionKey(tp)) || this.deletions.has(topicIdPartitionKey(tp)),
+        this.fullSweepIntervalMs,
+      );
       this.lastGlobalSweepMs = now;
     } catch (err) {
       this.ctx.logger.debug({ err }, 'bucket-wide orphan sweep failed');
     }
+  }
+
+  private get fullSweepIntervalMs(): number {
+    return this.config.orphanFullSweepIntervalMs ?? DEFAULT_FULL_SWEEP_INTERVAL_MS;
   }
 
   // ---- the remote tier's answers (what the partition view asks) ----

@@ -153,9 +153,11 @@ export interface RemoteStorage {
   /**
    * Segments found under `prefix` (relative to the store's key prefix; build it
    * with object-keys.ts), grouped by segment. Keys that are not segment objects
-   * are ignored.
+   * are ignored. With `startAfter` (also relative to the store's key prefix;
+   * object-keys.ts builds it too), only objects whose key sorts after it are
+   * listed, so a LIST costs what is new rather than the whole partition.
    */
-  listSegments(prefix?: string, signal?: AbortSignal): Promise<RemoteSegmentListing[]>;
+  listSegments(prefix?: string, signal?: AbortSignal, startAfter?: string): Promise<RemoteSegmentListing[]>;
   close(): Promise<void>;
 }
 

@@ -4,6 +4,7 @@
 // CLI (as CI would) and reads its JSON report.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,6 +29,7 @@ interface Report {
 async function cruise(cwd: string, dirs: readonly string[]): Promise<Report> {
   const root = repoRoot();
   const bin = path.join(root, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
+  if (!existsSync(bin)) throw new Error(`dependency-cruiser is not installed (${bin} is missing): run npm install (it is a devDependency)`);
   const args = [bin, '--config', path.join(root, '.dependency-cruiser.cjs'), '--output-type', 'json', ...dirs];
   const { stdout } = await run(process.execPath, args, { cwd, maxBuffer: 256 * 1024 * 1024 });
   const report = JSON.parse(stdout) as { summary: { violations: Violation[]; totalCruised: number } };

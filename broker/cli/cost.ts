@@ -121,6 +121,7 @@ export function workloadFromArgs(a: ParsedArgs, measured: MeasuredInputs = {}): 
     indexIntervalBytes: d.indexIntervalBytes,
     batchBytes: opt(a, 'batch-size', parseSize) ?? d.batchBytes,
     orphanSweepIntervalMs: d.orphanSweepIntervalMs,
+    orphanFullSweepIntervalMs: d.orphanFullSweepIntervalMs,
     replicaMoveShare: opt(a, 'replica-moves', parseShare) ?? d.replicaMoveShare,
   };
 }

@@ -4,8 +4,8 @@
 // length as lines) and the tables. Pure: returns the page as a string.
 import type { ComponentName } from './model.js';
 import { COMPONENT_LABELS, COMPONENT_NAMES, GIB } from './model.js';
-import type { CostReport } from './report.js';
-import { describeInputs } from './report.js';
+import type { CostReport, VolumeTierView } from './report.js';
+import { describeInputs, formatRate, tierLabel, volumeTierView } from './report.js';
 import { formatBytes, formatCount, formatDollars, formatDuration } from './units.js';
 
 const COMPONENT_COLORS: Readonly<Record<ComponentName, string>> = {
@@ -129,6 +129,58 @@ export function retentionLinesSvg(r: CostReport, width = 720, height = 360): str
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="cost over retention length" class="chart" id="chart-retention">${parts.join('')}</svg>`;
 }
 
+const TIER_COLORS = ['#f28e2b', '#f7b267', '#fbd6a8', '#fde9cf'];
+
+/**
+ * The volume tiers as one horizontal scale: each tier a band, a dashed line and
+ * a label at every boundary, and a marker at each scenario's billed volume.
+ */
+export function volumeTiersSvg(view: VolumeTierView, r: CostReport, width = 720): string {
+  const left = 20;
+  const right = 20;
+  const top = 34;
+  const barH = 28;
+  const plotW = width - left - right;
+  const scenarios = r.scenarios.filter((c) => c.localRetentionMs !== null && c.objectStorageBands.length > 0);
+  const lastBound = view.bands.reduce((m, b) => Math.max(m, b.toGB ?? b.fromGB), 0);
+  const maxVolume = Math.max(...scenarios.map((c) => c.quantities.billedObjectGiBMonths), 0);
+  const scaleMax = Math.max(lastBound * 1.15, maxVolume * 1.05, 1);
+  const x = (gb: number): number => left + (Math.min(gb, scaleMax) / scaleMax) * plotW;
+  const parts: string[] = [];
+  view.bands.forEach((b, i) => {
+    const x0 = x(b.fromGB);
+    const x1 = x(b.toGB ?? scaleMax);
+    const color = TIER_COLORS[i % TIER_COLORS.length] as string;
+    parts.push(
+      `<rect x="${fmt(x0)}" y="${top}" width="${fmt(Math.max(0, x1 - x0))}" height="${barH}" fill="${color}"><title>${escapeHtml(`${tierLabel(b, i)}: ${formatRate(b.gbMonth)} per GiB-month`)}</title></rect>`,
+    );
+    parts.push(`<text x="${fmt((x0 + x1) / 2)}" y="${top + barH / 2 + 4}" text-anchor="middle">${escapeHtml(formatRate(b.gbMonth))}</text>`);
+    if (b.toGB !== null) {
+      parts.push(`<line x1="${fmt(x1)}" x2="${fmt(x1)}" y1="${top - 14}" y2="${top + barH + 6}" class="marker tier-boundary"/>`);
+      parts.push(`<text x="${fmt(x1)}" y="${top - 18}" text-anchor="middle" class="tier-boundary-label">${escapeHtml(formatBytes(b.toGB * GIB))}</text>`);
+    }
+  });
+  // Scenarios with the same bucket (the usual case: it holds the whole retention) share one marker.
+  const byVolume = new Map<string, { gb: number; names: string[] }>();
+  for (const c of scenarios) {
+    const key = formatBytes(c.quantities.billedObjectGiBMonths * GIB);
+    const e = byVolume.get(key) ?? { gb: c.quantities.billedObjectGiBMonths, names: [] };
+    e.names.push(c.scenario);
+    byVolume.set(key, e);
+  }
+  let row = 0;
+  for (const [label, { gb, names }] of byVolume) {
+    const px = x(gb);
+    const ty = top + barH + 22 + row * 16;
+    parts.push(`<polygon points="${fmt(px - 6)},${top + barH + 12} ${fmt(px + 6)},${top + barH + 12} ${fmt(px)},${top + barH + 2}" fill="#333"/>`);
+    parts.push(`<text x="${fmt(px)}" y="${ty + 6}" text-anchor="middle" class="chosen">${escapeHtml(`${label}: ${names.join(', ')}`)}</text>`);
+    row++;
+  }
+  const height = top + barH + 40 + row * 16;
+  parts.push(`<text x="${left}" y="${height - 6}" class="caption">billed GiB-months per month against the price tiers</text>`);
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="object storage volume tiers" class="chart" id="chart-volume-tiers">${parts.join('')}</svg>`;
+}
+
 function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>, numericFrom = 1): string {
   const th = header.map((h) => `<th>${escapeHtml(h)}</th>`).join('');
   const trs = rows
@@ -172,6 +224,16 @@ export function renderHtmlReport(r: CostReport): string {
       formatBytes((q.replicationGiB + q.replicaMoveGiB) * GIB),
     ];
   });
+  const tiers = volumeTierView(r);
+  const className = s.storageClasses[r.selection.storageClass]?.name ?? r.selection.storageClass;
+  const tierSection =
+    tiers === undefined
+      ? ''
+      : `<h2>Object storage volume tiers</h2>
+<p>${escapeHtml(`${className} is priced by volume: ${tiers.schedule}. Each GiB-month is billed at the rate of the tier it falls in.`)}</p>
+${volumeTiersSvg(tiers, r)}
+${table(['scenario', 'billed', ...tiers.bands.map((b, i) => tierLabel(b, i)), 'object storage'], tiers.rows)}
+`;
   const sources = s.sources.map((u) => `<li><a href="${escapeHtml(u)}">${escapeHtml(u)}</a></li>`).join('');
   const notes = s.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('');
   const skipped =
@@ -196,7 +258,7 @@ ${skipped}
 ${retentionLinesSvg(r)}
 <h2>Quantities per month</h2>
 ${table(['scenario', 'local / replica', 'disk provisioned', 'in bucket', 'PUT', 'LIST', 'GET', 'cross-AZ'], qRows)}
-<h2>Prices</h2>
+${tierSection}<h2>Prices</h2>
 <p>${escapeHtml(`${s.provider} ${s.region}, recorded ${s.date} (sheet ${s.id}), in ${s.currency}.`)}</p>
 <ul>${sources}</ul>
 <ul class="note">${notes}</ul>

@@ -1,7 +1,7 @@
 // The cost model behind `sediment cost`: what a month of a workload costs with
 // no tiering and with a given local (hot) retention, priced from a price sheet.
 // Pure arithmetic, no I/O. The request counts follow what Sediment's tiered
-// storage actually does (remote-log/object-remote-storage.ts, s3-object-store.ts,
+// storage actually does (remote-log/objects/object-remote-storage.ts, s3/s3-object-store.ts,
 // chunk-cache.ts, remote-log-manager.ts):
 //   copy of one segment: DELETE of a previous manifest, then PUTs of the data
 //     (one PutObject, or above rsm.config.s3.multipart.threshold.bytes
@@ -11,14 +11,18 @@
 //     leader-epoch checkpoint, and last the manifest;
 //   expiration of one segment: 7 DELETEs (manifest first, then every kind) and
 //     a ListMultipartUploads of the data key (uploads a crash left open are aborted);
-//   orphan sweep: every 5 minutes a LIST of each partition's prefix, plus one of
-//     the whole bucket (1,000 keys per LIST page);
+//   orphan sweep (remote-log/tasks/orphan-sweeper.ts): every 5 minutes a LIST of
+//     each partition's keys after its highest finished segment (one page: a
+//     copy finishes before its partition's sweep runs); once a day (and after
+//     each start) a LIST of every partition's whole prefix and one of the whole
+//     bucket instead (1,000 keys per LIST page);
 //   remote read of a segment from its start: one ranged GET for its first chunk
 //     (the reader positions on a batch header), then read-ahead GETs of
 //     rsm.config.chunk.cache.fetch.chunks chunks each, plus the manifest and the
 //     offset index of each segment read (cold caches).
 // Sizes: GiB = 2^30 bytes; a month is 730 hours, as cloud price lists use.
 import type { EffectivePrices } from './price-sheet.js';
+import { tieredStorageCost, type TierBand } from './volume-tiers.js';
 
 export const GIB = 1024 ** 3;
 export const MIB = 1024 ** 2;
@@ -75,8 +79,10 @@ export interface Workload {
   readonly indexIntervalBytes: number;
   /** Average record batch size as produced (sets how many index entries a segment has). */
   readonly batchBytes: number;
-  /** How often each partition's objects are listed for orphans. */
+  /** How often each partition's new objects are listed for orphans. */
   readonly orphanSweepIntervalMs: number;
+  /** How often the sweep lists every object instead (rsm.config.orphan.full.sweep.interval.ms). */
+  readonly orphanFullSweepIntervalMs: number;
   /** Share of the replicated local data copied to another broker per month (replacements, reassignments). */
   readonly replicaMoveShare: number;
 }
@@ -97,6 +103,7 @@ export const DEFAULT_WORKLOAD: Omit<Workload, 'ingressBytesPerSec' | 'retentionM
   indexIntervalBytes: 4096,
   batchBytes: 16 * 1024,
   orphanSweepIntervalMs: 5 * 60_000,
+  orphanFullSweepIntervalMs: DAY_MS,
   replicaMoveShare: 0.1,
 };
 
@@ -157,6 +164,8 @@ export interface ScenarioCost {
   readonly quantities: Quantities;
   /** Dollars per month by component. */
   readonly components: Readonly<Record<ComponentName, number>>;
+  /** The object storage bill tier by tier (empty when the class is priced flat). */
+  readonly objectStorageBands: readonly TierBand[];
   /** Dollars per month. */
   readonly total: number;
   /** Dollars per month saved against no tiering (negative: tiering costs more). */
@@ -195,6 +204,7 @@ export function validateWorkload(w: Workload): void {
   check(finite(w.indexIntervalBytes) && w.indexIntervalBytes >= 0, `index interval must be >= 0 (got ${w.indexIntervalBytes})`);
   check(finite(w.batchBytes) && w.batchBytes >= 1, `batch size must be >= 1 byte (got ${w.batchBytes})`);
   check(finite(w.orphanSweepIntervalMs) && w.orphanSweepIntervalMs > 0, `orphan sweep interval must be > 0 (got ${w.orphanSweepIntervalMs})`);
+  check(finite(w.orphanFullSweepIntervalMs) && w.orphanFullSweepIntervalMs > 0, `full orphan sweep interval must be > 0 (got ${w.orphanFullSweepIntervalMs})`);
   check(finite(w.replicaMoveShare) && w.replicaMoveShare >= 0, `replica move share must be >= 0 (got ${w.replicaMoveShare})`);
 }
 
@@ -256,6 +266,26 @@ export function remoteReadRequests(bytes: number, segmentBytes: number, chunkSiz
   return segmentsRead * (1 + Math.ceil((chunks - 1) / chunksPerGet) + 2);
 }
 
+/** The LISTs of the orphan sweep (remote-log/tasks/orphan-sweeper.ts). */
+export interface SweepLists {
+  /** One sweep of every partition listing only keys after its highest finished segment. */
+  readonly incrementalSweep: number;
+  /** One sweep listing every partition's whole prefix, plus the whole bucket once. */
+  readonly fullSweep: number;
+  /** A month of sweeps: full ones every full interval, incremental ones the rest of the time. */
+  readonly perMonth: number;
+}
+
+/** LIST requests of the orphan sweep over `partitions` holding `objects` objects in all. */
+export function sweepLists(w: Pick<Workload, 'partitions' | 'orphanSweepIntervalMs' | 'orphanFullSweepIntervalMs'>, objects: number): SweepLists {
+  const pagesOf = (keys: number): number => Math.max(1, Math.ceil(keys / LIST_PAGE_KEYS));
+  const incrementalSweep = w.partitions;
+  const fullSweep = w.partitions * pagesOf(objects / w.partitions) + pagesOf(objects);
+  const sweeps = MONTH_MS / w.orphanSweepIntervalMs;
+  const fullSweeps = Math.min(sweeps, MONTH_MS / Math.max(w.orphanFullSweepIntervalMs, w.orphanSweepIntervalMs));
+  return { incrementalSweep, fullSweep, perMonth: (sweeps - fullSweeps) * incrementalSweep + fullSweeps * fullSweep };
+}
+
 /**
  * The segment size partitions really roll at: the whole batches that fit in
  * segment.bytes (a batch is never split), or what segment.ms lets a slow
@@ -309,11 +339,7 @@ function quantities(w: Workload, localRetentionMs: number | null, prices: Effect
   const billedLifetimeMs = Math.max(w.retentionMs, minStorageMs);
   const billedObjectGiBMonths = ((segmentsPerMonth * billedPerSegment) / GIB) * (billedLifetimeMs / MONTH_MS);
   const objectsPerSegment = upload.objects;
-  const sweepsPerMonth = MONTH_MS / w.orphanSweepIntervalMs;
-  const objectsPerPartition = (storedSegments / w.partitions) * objectsPerSegment;
-  const pagesPerPartition = Math.max(1, Math.ceil(objectsPerPartition / LIST_PAGE_KEYS));
-  const bucketPages = Math.max(1, Math.ceil((objectsPerPartition * w.partitions) / LIST_PAGE_KEYS));
-  const listRequests = sweepsPerMonth * (w.partitions * pagesPerPartition + bucketPages) + segmentsPerMonth * UPLOAD_LISTS_PER_EXPIRED_SEGMENT;
+  const listRequests = sweepLists(w, storedSegments * objectsPerSegment).perMonth + segmentsPerMonth * UPLOAD_LISTS_PER_EXPIRED_SEGMENT;
   const remoteReadBytes = monthBytes * w.readFanout * w.remoteReadShare;
   return {
     localBytes,
@@ -332,10 +358,17 @@ function quantities(w: Workload, localRetentionMs: number | null, prices: Effect
   };
 }
 
-function price(q: Quantities, p: EffectivePrices): Record<ComponentName, number> {
+/** The storage bill: by the class's volume tiers when it has them, else flat. */
+export function objectStorageCost(billedGiBMonths: number, p: EffectivePrices): { cost: number; bands: readonly TierBand[] } {
+  const tiers = p['object.gbMonthTiers'];
+  if (tiers === undefined) return { cost: billedGiBMonths * p['object.gbMonth'], bands: [] };
+  return tieredStorageCost(billedGiBMonths, tiers);
+}
+
+function price(q: Quantities, p: EffectivePrices, storage: number): Record<ComponentName, number> {
   return {
     brokerDisk: q.provisionedDiskGiB * p['disk.gbMonth'],
-    objectStorage: q.billedObjectGiBMonths * p['object.gbMonth'],
+    objectStorage: storage,
     putListRequests:
       (q.putRequests * p['object.putPer1000'] + q.listRequests * p['object.listPer1000'] + q.deleteRequests * p['object.deletePer1000']) / 1000,
     getRequests: (q.getRequests * p['object.getPer1000']) / 1000,
@@ -348,7 +381,8 @@ function price(q: Quantities, p: EffectivePrices): Record<ComponentName, number>
 export function costScenario(w: Workload, scenario: Scenario, prices: EffectivePrices, baseline?: number): ScenarioCost {
   validateWorkload(w);
   const q = quantities(w, scenario.localRetentionMs, prices);
-  const components = price(q, prices);
+  const storage = objectStorageCost(q.billedObjectGiBMonths, prices);
+  const components = price(q, prices, storage.cost);
   const total = COMPONENT_NAMES.reduce((a, c) => a + components[c], 0);
   const saving = baseline === undefined ? 0 : baseline - total;
   return {
@@ -356,6 +390,7 @@ export function costScenario(w: Workload, scenario: Scenario, prices: EffectiveP
     localRetentionMs: scenario.localRetentionMs,
     quantities: q,
     components,
+    objectStorageBands: storage.bands,
     total,
     savingVsNoTiering: saving,
     savingShare: baseline === undefined || baseline === 0 ? 0 : saving / baseline,

@@ -6,11 +6,14 @@
 import aws from './sheets/aws-us-east-1.json' with { type: 'json' };
 import azure from './sheets/azure-eastus.json' with { type: 'json' };
 import gcp from './sheets/gcp-us-central1.json' with { type: 'json' };
+import { parseVolumeTiers, type VolumeTier } from './volume-tiers.js';
 
 export interface ObjectStorageClassPrices {
   readonly name: string;
-  /** Dollars per GiB stored for a month. */
+  /** Dollars per GiB stored for a month (with tiers: the first tier's price). */
   readonly gbMonth: number;
+  /** Volume tiers (S3 Standard: first 50 TB, next 450 TB, over 500 TB), when the price falls with volume. */
+  readonly gbMonthTiers?: readonly VolumeTier[];
   /** Dollars per 1,000 PUT-class requests (PutObject, CreateMultipartUpload, UploadPart, CompleteMultipartUpload). */
   readonly putPer1000: number;
   readonly listPer1000: number;
@@ -57,9 +60,12 @@ export interface EffectivePrices {
   readonly 'object.minStorageDays': number;
   readonly 'object.minObjectBytes': number;
   readonly 'network.crossAzPerGB': number;
+  /** The storage class's volume tiers; absent: every GiB-month at object.gbMonth (also when --price sets it). */
+  readonly 'object.gbMonthTiers'?: readonly VolumeTier[];
 }
 
-export type PriceKey = keyof EffectivePrices;
+/** The prices --price can set (all but the tier schedule). */
+export type PriceKey = Exclude<keyof EffectivePrices, 'object.gbMonthTiers'>;
 
 export const PRICE_KEYS: readonly PriceKey[] = [
   'disk.gbMonth',
@@ -127,7 +133,16 @@ export function parsePriceSheet(json: unknown, origin: string): PriceSheet {
     const name = typeof c['name'] === 'string' ? c['name'] : bad(`storageClasses.${id}.name must be a string`);
     const entry: Record<string, number> = {};
     for (const f of CLASS_FIELDS) entry[f] = num(c, f, `storageClasses.${id}`);
-    storageClasses[id] = { name, ...(entry as Omit<ObjectStorageClassPrices, 'name'>) };
+    const flat = entry as Omit<ObjectStorageClassPrices, 'name' | 'gbMonthTiers'>;
+    let tiers: readonly VolumeTier[] | undefined;
+    if (c['gbMonthTiers'] !== undefined) {
+      const parsed = parseVolumeTiers(c['gbMonthTiers']);
+      if (typeof parsed === 'string') return bad(`storageClasses.${id}.gbMonthTiers ${parsed}`);
+      // gbMonth stays the first tier's price, so a reader of the flat price is not misled.
+      if (parsed[0]?.gbMonth !== flat.gbMonth) return bad(`storageClasses.${id}.gbMonth must equal the first tier's gbMonth (${parsed[0]?.gbMonth})`);
+      tiers = parsed;
+    }
+    storageClasses[id] = { name, ...flat, ...(tiers === undefined ? {} : { gbMonthTiers: tiers }) };
   }
   const disksIn = json['disks'];
   if (!isRecord(disksIn) || Object.keys(disksIn).length === 0) return bad('"disks" must be a non-empty object');
@@ -209,5 +224,7 @@ export function selectPrices(
     prices[k] = v;
     overridden.push(k);
   }
-  return { sheet, storageClass: classId, disk: diskId, prices, overridden };
+  // A storage price given on the command line replaces the whole schedule.
+  const tiers = c.gbMonthTiers !== undefined && !overridden.includes('object.gbMonth') ? { 'object.gbMonthTiers': c.gbMonthTiers } : {};
+  return { sheet, storageClass: classId, disk: diskId, prices: { ...prices, ...tiers }, overridden };
 }

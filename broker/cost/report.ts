@@ -5,6 +5,7 @@ import { COMPONENT_LABELS, COMPONENT_NAMES, GIB, costOverRetention, costScenario
 import type { Scenario } from './model.js';
 import type { PriceSelection } from './price-sheet.js';
 import { formatBytes, formatCount, formatDollars, formatDuration } from './units.js';
+import type { TierBand } from './volume-tiers.js';
 
 export interface CostReport {
   readonly workload: Workload;
@@ -49,6 +50,43 @@ export function describeInputs(r: CostReport): Array<[string, string]> {
   ];
 }
 
+/** A price per GiB-month, to the tenth of a cent it is quoted in. */
+export function formatRate(dollarsPerGiB: number): string {
+  return `$${Number(dollarsPerGiB.toFixed(4))}`;
+}
+
+/** "first 50.0 TiB", "next 450 TiB", "over 500 TiB". */
+export function tierLabel(band: TierBand, index: number): string {
+  if (band.toGB === null) return index === 0 ? 'every GiB' : `over ${formatBytes(band.fromGB * GIB)}`;
+  return index === 0 ? `first ${formatBytes(band.toGB * GIB)}` : `next ${formatBytes((band.toGB - band.fromGB) * GIB)}`;
+}
+
+export interface VolumeTierView {
+  /** The schedule in one line: "first 50.0 TiB $0.023, next 450 TiB $0.022, over 500 TiB $0.021 per GiB-month". */
+  readonly schedule: string;
+  readonly bands: readonly TierBand[];
+  readonly header: readonly string[];
+  /** Per tiered scenario: the volume and cost in each tier, and the storage total. */
+  readonly rows: ReadonlyArray<readonly string[]>;
+}
+
+/** The object storage volume tiers and how each scenario's bucket falls in them; undefined when storage is priced flat. */
+export function volumeTierView(r: CostReport): VolumeTierView | undefined {
+  const priced = r.scenarios.filter((c) => c.localRetentionMs !== null && c.objectStorageBands.length > 0);
+  const first = priced[0];
+  if (first === undefined) return undefined;
+  const bands = first.objectStorageBands;
+  const schedule = `${bands.map((b, i) => `${tierLabel(b, i)} ${formatRate(b.gbMonth)}`).join(', ')} per GiB-month`;
+  const header = ['SCENARIO', 'BILLED', ...bands.map((b, i) => tierLabel(b, i).replace(/^[a-z ]+/, (w) => w.toUpperCase())), 'OBJECT STORAGE'];
+  const rows = priced.map((c) => [
+    c.scenario,
+    formatBytes(c.quantities.billedObjectGiBMonths * GIB),
+    ...c.objectStorageBands.map((b) => (b.gb > 0 ? `${formatBytes(b.gb * GIB)} ${formatDollars(b.cost)}` : '-')),
+    formatDollars(c.components.objectStorage),
+  ]);
+  return { schedule, bands, header, rows };
+}
+
 function money(c: ScenarioCost, k: ComponentName): string {
   return formatDollars(c.components[k]);
 }
@@ -83,7 +121,12 @@ export function formatCostTable(r: CostReport): string {
   });
   const skipped =
     r.skipped.length === 0 ? '' : `\nskipped (local retention not below the total retention): ${r.skipped.map((s) => s.name).join(', ')}\n`;
-  return `${head}\n\ncost per month (USD)\n${formatTable(costHeader, costRows)}\nper month\n${formatTable(qHeader, qRows)}${skipped}`;
+  const tiers = volumeTierView(r);
+  const tierText =
+    tiers === undefined
+      ? ''
+      : `\nobject storage by volume tier (${r.selection.sheet.storageClasses[r.selection.storageClass]?.name ?? r.selection.storageClass}: ${tiers.schedule})\n${formatTable(tiers.header, tiers.rows)}`;
+  return `${head}\n\ncost per month (USD)\n${formatTable(costHeader, costRows)}\nper month\n${formatTable(qHeader, qRows)}${tierText}${skipped}`;
 }
 
 /** `--json`: one object per scenario with its components and `total`, in dollars per month. */

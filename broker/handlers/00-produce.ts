@@ -3,10 +3,13 @@
 // so 0-2 are advertised but answered with UNSUPPORTED_VERSION per partition
 // (those versions carry message format v0/v1, which Sediment does not store).
 // Batches are validated and appended verbatim by the partition log (offsets
-// assigned in place); idempotent duplicates are acknowledged with their
+// assigned in place), unless the topic's compression.type names another codec
+// than the batch's (the log then rebuilds it in that codec); idempotent duplicates are acknowledged with their
 // original offsets. As Kafka's ProduceRequest.validateRecords, a partition's
 // records must hold exactly one whole batch (INVALID_RECORD) and zstd needs v7+
-// (UNSUPPORTED_COMPRESSION_TYPE). acks must be 0, 1 or -1; acks=0 gets no
+// (UNSUPPORTED_COMPRESSION_TYPE). Records refused one by one (a missing key on
+// a compacted topic, a timestamp out of range) are listed in recordErrors with
+// their batch index and message (KIP-467, v8+). acks must be 0, 1 or -1; acks=0 gets no
 // response, and when any partition failed the connection is closed instead
 // (Kafka does so the producer learns of the error). With one broker, acks=-1
 // and acks=1 both mean "appended to the leader's log".
@@ -26,7 +29,7 @@ import type {
   ProduceResponse,
   ProduceResponsePartitionProduceResponse,
 } from '../protocol/messages/produce.js';
-import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { ErrorCode, KafkaError, RecordValidationError } from '../protocol/errors.js';
 import { recordsBuffer } from '../protocol/record-parts.js';
 import {
   LOG_OVERHEAD,
@@ -112,6 +115,14 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
               if (!r.duplicate) broker.waiters.notify(name, p.index);
               return { index: p.index, errorCode: 0, baseOffset: r.baseOffset, logAppendTimeMs: r.logAppendTime, logStartOffset: r.logStartOffset, recordErrors: [], errorMessage: null };
             } catch (err) {
+              if (err instanceof RecordValidationError) {
+                // KIP-467, as Kafka's ReplicaManager answers a RecordValidationException: the bad records, the message, the log start.
+                return {
+                  ...partitionResponse(p.index, err.code, err.message),
+                  logStartOffset: partition.logStartOffset,
+                  recordErrors: err.recordErrors.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message })),
+                };
+              }
               if (err instanceof KafkaError) return partitionResponse(p.index, err.code, err.message);
               ctx.log.error({ err, topic: name, partition: p.index }, 'append failed');
               return partitionResponse(p.index, ErrorCode.KAFKA_STORAGE_ERROR, (err as Error).message);

@@ -17,7 +17,8 @@ import type {
   ListOffsetsResponse,
   ListOffsetsResponseListOffsetsPartitionResponse,
 } from '../protocol/messages/list-offsets.js';
-import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { eachPartition } from './per-partition.js';
 
 const LATEST = -1n;
 const EARLIEST = -2n;
@@ -70,25 +71,16 @@ export const handler: ApiHandler<ListOffsetsRequest, ListOffsetsResponse, Broker
   minVersion: 1,
   maxVersion: 11,
   async handle(broker, req, ctx) {
-    const topics = [];
-    for (const t of req.topics) {
-      const partitions = [];
-      for (const rp of t.partitions) {
-        const p = broker.topics.partition(t.name, rp.partitionIndex);
-        if (p === undefined) {
-          partitions.push(result(rp.partitionIndex, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
-          continue;
-        }
-        try {
-          const r = await lookup(p, rp.timestamp, req.isolationLevel, ctx.apiVersion);
-          partitions.push(typeof r === 'number' ? result(rp.partitionIndex, r) : result(rp.partitionIndex, 0, r.offset, r.timestamp, r.leaderEpoch));
-        } catch (err) {
-          if (!(err instanceof KafkaError)) broker.log.error({ err, topic: t.name, partition: rp.partitionIndex }, 'list offsets failed');
-          partitions.push(result(rp.partitionIndex, err instanceof KafkaError ? err.code : ErrorCode.KAFKA_STORAGE_ERROR));
-        }
-      }
-      topics.push({ name: t.name, partitions });
-    }
+    const topics = await eachPartition(
+      broker,
+      req.topics,
+      'list offsets',
+      async (p, rp) => {
+        const r = await lookup(p, rp.timestamp, req.isolationLevel, ctx.apiVersion);
+        return typeof r === 'number' ? result(rp.partitionIndex, r) : result(rp.partitionIndex, 0, r.offset, r.timestamp, r.leaderEpoch);
+      },
+      (rp, errorCode) => result(rp.partitionIndex, errorCode),
+    );
     return { throttleTimeMs: 0, topics };
   },
   errorResponse(req, errorCode) {

@@ -7,34 +7,26 @@ import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { DeleteRecordsRequest, DeleteRecordsResponse } from '../protocol/messages/delete-records.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { eachPartition } from './per-partition.js';
 
 export const handler: ApiHandler<DeleteRecordsRequest, DeleteRecordsResponse, BrokerContext> = {
   apiKey: 21,
   minVersion: 0,
   maxVersion: 2,
   async handle(broker, req, ctx) {
-    const topics = [];
-    for (const t of req.topics) {
-      const partitions = [];
-      for (const rp of t.partitions) {
-        const p = broker.topics.partition(t.name, rp.partitionIndex);
-        if (p === undefined) {
-          partitions.push({ partitionIndex: rp.partitionIndex, lowWatermark: -1n, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
-          continue;
-        }
-        try {
-          const target = rp.offset === -1n ? p.highWatermark : rp.offset;
-          if (target < 0n || target > p.highWatermark) throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${rp.offset} is above the high watermark ${p.highWatermark}`);
-          const lowWatermark = await p.deleteRecordsBefore(target);
-          ctx.log.info({ topic: t.name, partition: rp.partitionIndex, logStartOffset: lowWatermark }, 'deleted records');
-          partitions.push({ partitionIndex: rp.partitionIndex, lowWatermark, errorCode: 0 });
-        } catch (err) {
-          const code = err instanceof KafkaError ? err.code : ErrorCode.KAFKA_STORAGE_ERROR;
-          partitions.push({ partitionIndex: rp.partitionIndex, lowWatermark: -1n, errorCode: code });
-        }
-      }
-      topics.push({ name: t.name, partitions });
-    }
+    const topics = await eachPartition(
+      broker,
+      req.topics,
+      'delete records',
+      async (p, rp, topic) => {
+        const target = rp.offset === -1n ? p.highWatermark : rp.offset;
+        if (target < 0n || target > p.highWatermark) throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${rp.offset} is above the high watermark ${p.highWatermark}`);
+        const lowWatermark = await p.deleteRecordsBefore(target);
+        ctx.log.info({ topic, partition: rp.partitionIndex, logStartOffset: lowWatermark }, 'deleted records');
+        return { partitionIndex: rp.partitionIndex, lowWatermark, errorCode: 0 };
+      },
+      (rp, errorCode) => ({ partitionIndex: rp.partitionIndex, lowWatermark: -1n, errorCode }),
+    );
     return { throttleTimeMs: 0, topics };
   },
   errorResponse(req, errorCode) {

@@ -7,31 +7,19 @@
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { AlterConfigsRequest, AlterConfigsResponse } from '../protocol/messages/alter-configs.js';
-import { ErrorCode } from '../protocol/errors.js';
-import { ResourceType, toErrorPair } from './admin-errors.js';
+import { alterErrorResponses, alterTopicResources } from './per-partition.js';
 
 export const handler: ApiHandler<AlterConfigsRequest, AlterConfigsResponse, BrokerContext> = {
   apiKey: 33,
   minVersion: 0,
   maxVersion: 2,
   async handle(broker, req, ctx) {
-    const responses = [];
-    for (const r of req.resources) {
-      const base = { resourceType: r.resourceType, resourceName: r.resourceName };
-      if (r.resourceType !== ResourceType.TOPIC) {
-        responses.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Sediment has no dynamic broker configs; set them in server.properties' });
-        continue;
-      }
-      try {
-        await broker.topics.alterConfigs(r.resourceName, r.configs, { validateOnly: req.validateOnly });
-        responses.push({ ...base, errorCode: 0, errorMessage: null });
-      } catch (err) {
-        responses.push({ ...base, ...toErrorPair(err, ctx.log) });
-      }
-    }
+    const responses = await alterTopicResources(req.resources, ctx.log, (r) =>
+      broker.topics.alterConfigs(r.resourceName, r.configs, { validateOnly: req.validateOnly }),
+    );
     return { throttleTimeMs: 0, responses };
   },
   errorResponse(req, errorCode) {
-    return { throttleTimeMs: 0, responses: req.resources.map((r) => ({ errorCode, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName })) };
+    return { throttleTimeMs: 0, responses: alterErrorResponses(req.resources, errorCode) };
   },
 };

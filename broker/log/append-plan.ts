@@ -10,9 +10,11 @@ import {
   type ValidatedBatch,
   assignBaseOffset,
   assignPartitionLeaderEpoch,
+  readBatchHeader,
   stampLogAppendTime,
   validateBatchForAppend,
 } from '../protocol/record-batch.js';
+import { rebuildBatch, targetCodec } from '../protocol/recompress.js';
 import type { LogConfig } from '../../metadata/log-config.js';
 import { appendBatchToInfo } from './producer-replay.js';
 import { type BatchMetadata, type CompletedTxn, type ProducerAppendInfo, type ProducerStateManager, incrementSequence } from './producer-state.js';
@@ -40,9 +42,19 @@ const LONG_MAX = Number.MAX_SAFE_INTEGER;
 /**
  * Validates every batch of `records`. Bytes after the last whole batch are
  * dropped, as Kafka trims them; an empty buffer is INVALID_RECORD; a total above
- * segment.bytes is RECORD_LIST_TOO_LARGE.
+ * segment.bytes is RECORD_LIST_TOO_LARGE. A batch whose codec is not the
+ * topic's compression.type (or that Kafka would rebuild, see
+ * ValidatedBatch.rebuild) is rebuilt in the topic's codec, and must then still
+ * fit max.message.bytes; every other batch is kept byte for byte, and when none
+ * is rebuilt `valid` is `records` itself (or a view of it).
  */
-export function validateRecords(records: Buffer, config: LogConfig, isFromClient: boolean, now: number): { batches: ValidatedBatch[]; valid: Buffer } {
+export function validateRecords(
+  records: Buffer,
+  config: LogConfig,
+  isFromClient: boolean,
+  now: number,
+  topicPartition?: string,
+): { batches: ValidatedBatch[]; valid: Buffer } {
   if (records.length === 0) throw new KafkaError(ErrorCode.INVALID_RECORD, 'an append needs at least one record batch');
   const before = config.messageTimestampBeforeMaxMs ?? LONG_MAX;
   const after = config.messageTimestampAfterMaxMs ?? LONG_MAX;
@@ -51,6 +63,9 @@ export function validateRecords(records: Buffer, config: LogConfig, isFromClient
       ? { now, beforeMaxMs: before, afterMaxMs: after }
       : undefined;
   const batches: ValidatedBatch[] = [];
+  // Only filled once a batch is rebuilt: the output is then assembled from parts.
+  let parts: Buffer[] | null = null;
+  let outPos = 0;
   let pos = 0;
   while (pos < records.length) {
     const remaining = records.length - pos;
@@ -65,11 +80,29 @@ export function validateRecords(records: Buffer, config: LogConfig, isFromClient
       // cleanup.policy=compact: a producer's record without a key is INVALID_RECORD, as in Kafka.
       ...(isFromClient && config.cleanupPolicy?.compact === true ? { compacted: true } : {}),
       ...(createTime === undefined ? {} : { createTime }),
+      ...(topicPartition === undefined ? {} : { topicPartition }),
     });
-    batches.push(b);
+    const codec = targetCodec(config.compression, { compression: b.compression, attributes: b.header.attributes, ...(b.rebuild === true ? { rebuild: true } : {}) });
+    if (codec === null) {
+      if (parts !== null) parts.push(records.subarray(b.position, b.position + b.size));
+      batches.push(outPos === b.position ? b : { ...b, position: outPos });
+      outPos += b.size;
+    } else {
+      parts ??= batches.length === 0 ? [] : [records.subarray(0, b.position)];
+      const rebuilt = rebuildBatch(records, b.position, b.size, codec, config.compression);
+      if (rebuilt.length > config.maxMessageBytes) {
+        throw new KafkaError(
+          ErrorCode.MESSAGE_TOO_LARGE,
+          `Message batch size is ${rebuilt.length} bytes in append to partition ${topicPartition ?? 'unknown'} which exceeds the maximum configured size of ${config.maxMessageBytes}.`,
+        );
+      }
+      parts.push(rebuilt);
+      batches.push({ header: readBatchHeader(rebuilt, 0), position: outPos, size: rebuilt.length, compression: codec });
+      outPos += rebuilt.length;
+    }
     pos += b.size;
   }
-  const valid = pos === records.length ? records : records.subarray(0, pos);
+  const valid = parts !== null ? Buffer.concat(parts, outPos) : pos === records.length ? records : records.subarray(0, pos);
   if (valid.length > config.segmentBytes) {
     throw new KafkaError(ErrorCode.RECORD_LIST_TOO_LARGE, `append of ${valid.length} bytes exceeds segment.bytes ${config.segmentBytes}`);
   }

@@ -11,7 +11,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { type HandleBudget, LazyHandle } from './file-handles.js';
 import { readFileIfExists, unlinkIfExists, writeFileAtomic, writeFully } from '../common/file-io.js';
-import type { IndexTail } from './index-errors.js';
+import type { IndexTail } from './abstract-index.js';
 
 export class IndexFile {
   private handle: LazyHandle;

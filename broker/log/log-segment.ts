@@ -20,7 +20,7 @@ import {
 } from '../protocol/record-batch.js';
 import { type FileBatch, scanBatchHeaders, validateBatches } from './batch-scan.js';
 import { logFile, offsetIndexFile, timeIndexFile, txnIndexFile } from './file-names.js';
-import { INT32_MAX, CorruptIndexError } from './index-errors.js';
+import { INT32_MAX, CorruptIndexError } from './abstract-index.js';
 import type { HandleBudget } from './file-handles.js';
 import { IndexFile } from './index-file.js';
 import { OFFSET_INDEX_ENTRY_SIZE, OffsetIndex } from './offset-index.js';

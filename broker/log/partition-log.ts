@@ -321,7 +321,7 @@ export class PartitionLog implements LocalLog {
       let analysis: AppendAnalysis;
       try {
         this.ensureUsable();
-        const { batches, valid } = validateRecords(item.records, this.config, item.opts.isFromClient, now);
+        const { batches, valid } = validateRecords(item.records, this.config, item.opts.isFromClient, now, `${this.opts.topic}-${this.opts.partition}`);
         analysis = analyzeAppend(valid, batches, this.producerState, { nextOffset: virtualEnd, isFromClient: item.opts.isFromClient, logAppendTime: appendTime });
       } catch (e) {
         item.reject(e);

@@ -3,7 +3,7 @@
 // strictly increase: an entry (t, o) says t is the largest timestamp so far and
 // the batch ending at offset o is the first to reach it, so a search for t can
 // start at o's batch. Pure.
-import { CorruptIndexError, type IndexTail, IndexOffsetOverflowError, ensureCapacity, relativeOffset, unwrittenTail } from './index-errors.js';
+import { AbstractIndex, CorruptIndexError, IndexOffsetOverflowError, relativeOffset } from './abstract-index.js';
 
 export const TIME_INDEX_ENTRY_SIZE = 12;
 /** RecordBatch.NO_TIMESTAMP */
@@ -14,63 +14,26 @@ export interface TimestampOffset {
   offset: bigint;
 }
 
-export class TimeIndex {
-  private buf: Buffer;
-  private count: number;
-  /**
-   * First byte that may differ from what the last takeUnwritten() handed out
-   * (what the file holds): the end of the entries then, or lower after a truncation.
-   */
-  private unwrittenFrom: number;
-  private readonly initialBytes: number;
-
-  constructor(
-    readonly baseOffset: bigint,
-    readonly maxEntries: number,
-    initial?: Buffer,
-  ) {
-    const n = initial === undefined ? 0 : Math.floor(initial.length / TIME_INDEX_ENTRY_SIZE);
-    this.buf = Buffer.allocUnsafe(Math.max(96, n * TIME_INDEX_ENTRY_SIZE));
-    if (initial !== undefined) initial.copy(this.buf, 0, 0, n * TIME_INDEX_ENTRY_SIZE);
-    this.count = n;
-    this.initialBytes = initial?.length ?? 0;
-    this.unwrittenFrom = this.sizeInBytes;
-  }
-
-  get entries(): number {
-    return this.count;
-  }
-
-  get isFull(): boolean {
-    return this.count >= this.maxEntries;
-  }
-
-  get sizeInBytes(): number {
-    return this.count * TIME_INDEX_ENTRY_SIZE;
+export class TimeIndex extends AbstractIndex {
+  constructor(baseOffset: bigint, maxEntries: number, initial?: Buffer) {
+    super(baseOffset, maxEntries, TIME_INDEX_ENTRY_SIZE, initial);
   }
 
   entry(n: number): TimestampOffset {
-    if (n < 0 || n >= this.count) throw new RangeError(`time index entry ${n} out of range [0, ${this.count})`);
+    this.checkSlot(n, 'time index');
     const at = n * TIME_INDEX_ENTRY_SIZE;
     return { timestamp: this.buf.readBigInt64BE(at), offset: this.baseOffset + BigInt(this.buf.readInt32BE(at + 8)) };
   }
 
   /** The last entry, or (NO_TIMESTAMP, baseOffset) when empty. */
   lastEntry(): TimestampOffset {
-    return this.count === 0 ? { timestamp: NO_TIMESTAMP, offset: this.baseOffset } : this.entry(this.count - 1);
+    return this.entries === 0 ? { timestamp: NO_TIMESTAMP, offset: this.baseOffset } : this.entry(this.entries - 1);
   }
 
   /** The entry with the largest timestamp <= target, or (NO_TIMESTAMP, baseOffset). */
   lookup(target: bigint): TimestampOffset {
-    if (this.count === 0 || this.buf.readBigInt64BE(0) > target) return { timestamp: NO_TIMESTAMP, offset: this.baseOffset };
-    let lo = 0;
-    let hi = this.count - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (this.buf.readBigInt64BE(mid * TIME_INDEX_ENTRY_SIZE) <= target) lo = mid;
-      else hi = mid - 1;
-    }
-    return this.entry(lo);
+    const slot = this.lastSlotWhere((s) => this.buf.readBigInt64BE(s * TIME_INDEX_ENTRY_SIZE) <= target);
+    return slot < 0 ? { timestamp: NO_TIMESTAMP, offset: this.baseOffset } : this.entry(slot);
   }
 
   /**
@@ -82,59 +45,32 @@ export class TimeIndex {
     if (!skipFullCheck && this.isFull) throw new RangeError(`time index for base ${this.baseOffset} is full`);
     const rel = relativeOffset(this.baseOffset, offset);
     if (rel === null) throw new IndexOffsetOverflowError(`offset ${offset} does not fit the time index of base ${this.baseOffset}`);
-    if (this.count > 0) {
+    if (this.entries > 0) {
       const last = this.lastEntry();
       if (offset < last.offset) {
         throw new RangeError(`time index offsets must not decrease: ${offset} after ${last.offset}`);
       }
       if (timestamp <= last.timestamp) return null;
     }
-    const at = this.count * TIME_INDEX_ENTRY_SIZE;
-    this.buf = ensureCapacity(this.buf, at, at + TIME_INDEX_ENTRY_SIZE);
-    this.buf.writeBigInt64BE(timestamp, at);
-    this.buf.writeInt32BE(rel, at + 8);
-    this.count++;
-    return this.buf.subarray(at, at + TIME_INDEX_ENTRY_SIZE);
+    return this.appendEntry((buf, at) => {
+      buf.writeBigInt64BE(timestamp, at);
+      buf.writeInt32BE(rel, at + 8);
+    });
   }
 
   /** Removes entries with offset >= `offset`; returns the number kept. */
   truncateTo(offset: bigint): number {
-    let keep = this.count;
+    let keep = this.entries;
     while (keep > 0 && this.entry(keep - 1).offset >= offset) keep--;
-    this.count = keep;
-    this.unwrittenFrom = Math.min(this.unwrittenFrom, this.sizeInBytes);
-    return keep;
-  }
-
-  reset(): void {
-    this.count = 0;
-    this.unwrittenFrom = 0;
-  }
-
-  bytes(): Buffer {
-    return this.buf.subarray(0, this.sizeInBytes);
-  }
-
-  /** The change since the last call (see unwrittenTail); from then on those bytes count as written. */
-  takeUnwritten(): IndexTail {
-    const tail = unwrittenTail(this.buf, this.unwrittenFrom, this.sizeInBytes);
-    this.unwrittenFrom = this.sizeInBytes;
-    return tail;
-  }
-
-  /** The file was replaced with bytes() (after a rebuild): nothing is unwritten. */
-  markWritten(): void {
-    this.unwrittenFrom = this.sizeInBytes;
+    return this.keepEntries(keep);
   }
 
   /** Whole entries; timestamps strictly increasing; offsets non-decreasing and below `nextOffset` when known. */
   sanityCheck(nextOffset?: bigint): void {
-    if (this.initialBytes % TIME_INDEX_ENTRY_SIZE !== 0) {
-      throw new CorruptIndexError(`time index of base ${this.baseOffset} has a partial entry (${this.initialBytes} bytes)`);
-    }
+    this.checkWholeEntries('time index');
     let prevTs: bigint | null = null;
     let prevRel = 0;
-    for (let i = 0; i < this.count; i++) {
+    for (let i = 0; i < this.entries; i++) {
       const at = i * TIME_INDEX_ENTRY_SIZE;
       const ts = this.buf.readBigInt64BE(at);
       const rel = this.buf.readInt32BE(at + 8);

@@ -3,7 +3,7 @@
 // 0), producerId (int64), firstOffset (int64), lastOffset (int64, the abort
 // marker), lastStableOffset (int64, the LSO right after the abort). READ_COMMITTED
 // fetches use it to tell consumers which records to drop. Pure.
-import { CorruptIndexError, ensureCapacity } from './index-errors.js';
+import { CorruptIndexError, ensureCapacity } from './abstract-index.js';
 
 export const ABORTED_TXN_SIZE = 34;
 const ABORTED_TXN_VERSION = 0;

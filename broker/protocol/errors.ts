@@ -54,3 +54,46 @@ export class ProtocolEncodeError extends KafkaError {
     this.name = 'ProtocolEncodeError';
   }
 }
+
+/** One rejected record of a batch (KIP-467): its index in the batch and why. */
+export interface RecordError {
+  readonly batchIndex: number;
+  readonly message: string | null;
+}
+
+/**
+ * A batch refused because of some of its records (Kafka's
+ * RecordValidationException): the Produce answer carries `recordErrors` and
+ * this message as its error_message. Built by recordValidationError.
+ */
+export class RecordValidationError extends KafkaError {
+  constructor(
+    code: number,
+    message: string,
+    readonly recordErrors: readonly RecordError[],
+  ) {
+    super(code, message);
+    this.name = 'RecordValidationError';
+  }
+}
+
+/**
+ * Kafka's LogValidator.processRecordErrors: INVALID_TIMESTAMP when any record
+ * error is a timestamp one, else INVALID_RECORD listing the first three errors
+ * the way Java prints a List of RecordError.
+ */
+export function recordValidationError(errors: readonly { readonly code: number; readonly error: RecordError }[]): RecordValidationError {
+  const recordErrors = errors.map((e) => e.error);
+  if (errors.some((e) => e.code === ErrorCode.INVALID_TIMESTAMP)) {
+    return new RecordValidationError(ErrorCode.INVALID_TIMESTAMP, 'One or more records have been rejected due to invalid timestamp', recordErrors);
+  }
+  const shown = recordErrors
+    .slice(0, 3)
+    .map((e) => `RecordError(batchIndex=${e.batchIndex}, message=${e.message === null ? 'null' : `'${e.message}'`})`)
+    .join(', ');
+  return new RecordValidationError(
+    ErrorCode.INVALID_RECORD,
+    `One or more records have been rejected due to ${recordErrors.length} record errors in total, and only showing the first three errors at most: [${shown}]`,
+    recordErrors,
+  );
+}

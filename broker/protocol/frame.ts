@@ -68,24 +68,32 @@ export function decodeRequestHeader(payload: Buffer, headerVersion?: number): Re
   return { apiKey, apiVersion, correlationId, clientId, taggedFields, headerVersion: hv, headerSize: r.offset };
 }
 
+/** A request body and what followed it in the frame. */
+export interface DecodedRequestBody {
+  body: unknown;
+  /**
+   * Bytes after the end of the body the API's schema describes. Kafka reads the
+   * body it knows and ignores the rest (RequestContext.parseRequest never checks
+   * that the buffer was used up), and clients rely on it: librdkafka 2.1x pads
+   * its all-topics Metadata v12 request with zero bytes.
+   */
+  trailingBytes: number;
+}
+
 /**
  * Decodes the body of a request whose header was read by decodeRequestHeader.
  * Throws KafkaError(UNSUPPORTED_VERSION) for an unknown API or version, and
- * ProtocolDecodeError for malformed or trailing bytes.
+ * ProtocolDecodeError for a body that is malformed or cut short; bytes after a
+ * whole body are counted, not refused.
  */
-export function decodeRequestBody(header: RequestHeaderInfo, payload: Buffer): unknown {
+export function decodeRequestBody(header: RequestHeaderInfo, payload: Buffer): DecodedRequestBody {
   const api = apiRegistry.get(header.apiKey);
   if (api === undefined) {
     throw new KafkaError(ErrorCode.UNSUPPORTED_VERSION, `Unknown api key ${header.apiKey}`);
   }
   const r = new Reader(payload, header.headerSize);
   const body = api.decodeRequest(r, header.apiVersion);
-  if (r.remaining !== 0) {
-    throw new ProtocolDecodeError(
-      `${r.remaining} trailing bytes after ${api.name} request v${header.apiVersion} body`,
-    );
-  }
-  return body;
+  return { body, trailingBytes: r.remaining };
 }
 
 /** Writes `header` then `body` into one writer with a 4-byte size prefix patched in at the end. */

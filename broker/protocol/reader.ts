@@ -204,14 +204,10 @@ export class Reader {
     return this.buf.toString('utf8', start, start + len);
   }
 
-  /** int16 length, then UTF-8; -1 is null. */
+  /** int16 length, then UTF-8; any negative length is null, as in Kafka's generated readers. */
   readNullableString(): string | null {
     const len = this.readInt16();
-    if (len < 0) {
-      if (len === -1) return null;
-      throw new ProtocolDecodeError(`Invalid string length ${len}`);
-    }
-    return this.utf8(len);
+    return len < 0 ? null : this.utf8(len);
   }
 
   readString(): string {
@@ -234,14 +230,10 @@ export class Reader {
     return s;
   }
 
-  /** int32 length, then bytes (a view); -1 is null. */
+  /** int32 length, then bytes (a view); any negative length is null, as in Kafka. */
   readNullableBytes(): Buffer | null {
     const len = this.readInt32();
-    if (len < 0) {
-      if (len === -1) return null;
-      throw new ProtocolDecodeError(`Invalid bytes length ${len}`);
-    }
-    return this.readRaw(len);
+    return len < 0 ? null : this.readRaw(len);
   }
 
   readBytes(): Buffer {
@@ -263,15 +255,13 @@ export class Reader {
   }
 
   /**
-   * int32 element count; -1 means null. Counts above the remaining bytes are
-   * rejected (every element takes at least one byte on the wire).
+   * int32 element count; any negative count means null (returned as -1), as
+   * Kafka's generated readers take it. Counts above the remaining bytes are
+   * rejected, as Kafka rejects them (every element takes at least one byte).
    */
   readArrayLength(): number {
     const n = this.readInt32();
-    if (n < 0) {
-      if (n === -1) return -1;
-      throw new ProtocolDecodeError(`Invalid array length ${n}`);
-    }
+    if (n < 0) return -1;
     this.checkCount(n);
     return n;
   }

@@ -7,7 +7,7 @@
 //   cold path: buildRecordBatch (internal topics, markers, tests), decodeRecordBatch
 import { crc32c } from '@node-rs/crc32';
 import { COMPRESSION_TYPES, compress, decompress, type CompressionType } from './compression.js';
-import { ErrorCode, KafkaError } from './errors.js';
+import { ErrorCode, KafkaError, recordValidationError, type RecordError } from './errors.js';
 import {
   type KafkaRecord,
   type RecordInput,
@@ -417,10 +417,18 @@ export interface AppendValidationOptions {
    * stamps the time afterwards with stampLogAppendTime.
    */
   logAppendTimeTopic?: boolean;
+  /** "topic-partition", as Kafka's record error messages name it. */
+  topicPartition?: string;
 }
 
 export interface ValidatedBatch extends BatchPosition {
   compression: CompressionType;
+  /**
+   * A compressed batch whose records' offset deltas are not 0, 1, 2...: Kafka's
+   * LogValidator rebuilds such a batch (older clients wrote them) instead of
+   * refusing it; the append path rebuilds it too.
+   */
+  rebuild?: boolean;
 }
 
 function invalidRecord(message: string): KafkaError {
@@ -431,8 +439,11 @@ function invalidRecord(message: string): KafkaError {
  * Validates the single batch at `pos` for appending. Throws KafkaError with
  * CORRUPT_MESSAGE (framing, CRC, unreadable body), INVALID_RECORD (wrong
  * magic, inconsistent counts/offsets, control batch from a client, bad record
- * structure, missing key on a compacted topic), MESSAGE_TOO_LARGE (size over
- * `maxMessageBytes`) or INVALID_TIMESTAMP.
+ * structure), MESSAGE_TOO_LARGE (size over `maxMessageBytes`) or
+ * INVALID_TIMESTAMP. Where Kafka's LogValidator judges single records (a
+ * missing key on a compacted topic, a timestamp out of range, LogAppendTime
+ * set by a producer) the error is a RecordValidationError naming every bad
+ * record, when the records are walked.
  */
 export function validateBatchForAppend(
   buf: Buffer,
@@ -472,33 +483,43 @@ export function validateBatchForAppend(
   }
   const ts = options.createTime;
   const batchLogAppend = isLogAppendTime(header.attributes);
-  if (options.logAppendTimeTopic === true && fromClient && batchLogAppend) {
-    throw new KafkaError(ErrorCode.INVALID_TIMESTAMP, 'producers must not set the LogAppendTime timestamp type');
-  }
-
   const level = options.compacted === true ? 'deep' : (options.level ?? 'records');
   const walk = level === 'deep' || (level === 'records' && compression === 'none');
   if (walk) {
-    walkRecordsForAppend(buf, pos, size, header, compression, options);
-  } else if (ts !== undefined) {
-    if (!batchLogAppend) checkTimestamp(header.baseTimestamp, ts, -1);
-    checkTimestamp(header.maxTimestamp, ts, -1);
+    const consecutive = walkRecordsForAppend(buf, pos, size, header, compression, { ...options, logAppendTimeTopic: options.logAppendTimeTopic === true && fromClient });
+    return consecutive ? { header, position: pos, size, compression } : { header, position: pos, size, compression, rebuild: true };
+  }
+  if (options.logAppendTimeTopic === true && fromClient && batchLogAppend) {
+    throw new KafkaError(ErrorCode.INVALID_TIMESTAMP, 'producers must not set the LogAppendTime timestamp type');
+  }
+  if (ts !== undefined) {
+    if (!batchLogAppend) checkTimestamp(header.baseTimestamp, ts);
+    checkTimestamp(header.maxTimestamp, ts);
   }
   return { header, position: pos, size, compression };
 }
 
-function checkTimestamp(t: bigint, bounds: NonNullable<AppendValidationOptions['createTime']>, index: number): void {
-  if (t === NO_TIMESTAMP) return;
+/** Batch-level timestamp check, for batches whose records are not walked. */
+function checkTimestamp(t: bigint, bounds: NonNullable<AppendValidationOptions['createTime']>): void {
+  if (t === NO_TIMESTAMP || !timestampOutOfRange(t, bounds)) return;
   const now = big(bounds.now);
-  if (now - t > big(bounds.beforeMaxMs) || t - now > big(bounds.afterMaxMs)) {
-    const where = index >= 0 ? ` of record ${index}` : '';
-    throw new KafkaError(
-      ErrorCode.INVALID_TIMESTAMP,
-      `timestamp ${t}${where} is out of range [${now - big(bounds.beforeMaxMs)}, ${now + big(bounds.afterMaxMs)}]`,
-    );
-  }
+  throw new KafkaError(ErrorCode.INVALID_TIMESTAMP, `timestamp ${t} is out of range [${now - big(bounds.beforeMaxMs)}, ${now + big(bounds.afterMaxMs)}]`);
 }
 
+/** Whether a record timestamp lies outside message.timestamp.before/after.max.ms of now. */
+function timestampOutOfRange(t: bigint, bounds: NonNullable<AppendValidationOptions['createTime']>): boolean {
+  const now = big(bounds.now);
+  return now - t > big(bounds.beforeMaxMs) || t - now > big(bounds.afterMaxMs);
+}
+
+/**
+ * Walks every record (decompressing if need be). Structure errors throw at
+ * once; record errors (Kafka's validateKey and validateTimestamp, with their
+ * messages) are collected over the whole batch and thrown together, as
+ * LogValidator.processRecordErrors does. Returns whether the offset deltas are
+ * consecutive; only a compressed batch may have them otherwise (see
+ * ValidatedBatch.rebuild).
+ */
 function walkRecordsForAppend(
   buf: Buffer,
   pos: number,
@@ -506,28 +527,49 @@ function walkRecordsForAppend(
   header: BatchHeader,
   compression: CompressionType,
   options: AppendValidationOptions,
-): void {
+): boolean {
   const raw = buf.subarray(pos + BATCH_HEADER_SIZE, pos + size);
   const body = compression === 'none' ? raw : decompress(compression, raw, options.maxDecompressedBytes);
   const count = header.recordsCount;
   if (count < 0 || count > body.length) throw invalidRecord(`invalid record count ${count} for ${body.length} bytes`);
   const c: Cursor = { buf: body, pos: 0, end: body.length };
+  const batchLogAppend = isLogAppendTime(header.attributes);
+  const where = options.topicPartition ?? 'unknown';
+  const errors: { code: number; error: RecordError }[] = [];
+  let consecutive = true;
   for (let i = 0; i < count; i++) {
     if (c.pos >= c.end) throw invalidRecord(`batch declares ${count} records but holds ${i}`);
     const r = scanRecord(c);
-    if (r.offsetDelta !== i) throw invalidRecord(`record ${i} has offsetDelta ${r.offsetDelta}, expected ${i}`);
-    if (options.compacted === true && !r.hasKey) invalidKeyless(i);
-    if (options.createTime !== undefined) {
-      // A LogAppendTime batch's records all read as its maxTimestamp.
-      const t = isLogAppendTime(header.attributes) ? header.maxTimestamp : header.baseTimestamp + r.timestampDelta;
-      checkTimestamp(t, options.createTime, i);
+    if (r.offsetDelta !== i) {
+      // Kafka does not look at the inner offsets of an uncompressed batch; Sediment refuses them: stricter than Kafka, and kept so that stored batches number their records 0, 1, 2...
+      if (compression === 'none') throw invalidRecord(`record ${i} has offsetDelta ${r.offsetDelta}, expected ${i}`);
+      consecutive = false;
+    }
+    // A LogAppendTime batch's records all read as its maxTimestamp.
+    const t = batchLogAppend ? header.maxTimestamp : header.baseTimestamp + r.timestampDelta;
+    // The client's baseOffset is 0, so a record's offset is its delta (what Kafka's messages print).
+    const offset = BigInt(r.offsetDelta);
+    if (options.compacted === true && !r.hasKey) {
+      errors.push({ code: ErrorCode.INVALID_RECORD, error: { batchIndex: i, message: `Compacted topic cannot accept message without key in topic partition ${where}` } });
+    } else if (options.createTime !== undefined && t !== NO_TIMESTAMP) {
+      if (timestampOutOfRange(t, options.createTime)) {
+        const now = big(options.createTime.now);
+        errors.push({
+          code: ErrorCode.INVALID_TIMESTAMP,
+          error: {
+            batchIndex: i,
+            message: `Timestamp ${t} of message with offset ${offset} is out of range. The timestamp should be within [${now - big(options.createTime.beforeMaxMs)}, ${now + big(options.createTime.afterMaxMs)}]`,
+          },
+        });
+      }
+    } else if (options.logAppendTimeTopic === true && batchLogAppend) {
+      const record = `DefaultRecord(offset=${offset}, timestamp=${t}, key=${Math.max(0, r.keySize)} bytes, value=${Math.max(0, r.valueSize)} bytes)`;
+      errors.push({ code: ErrorCode.INVALID_TIMESTAMP, error: { batchIndex: i, message: `Invalid timestamp type in message ${record}. Producer should not set timestamp type to LogAppendTime.` } });
     }
   }
   if (c.pos !== c.end) throw invalidRecord(`batch holds ${c.end - c.pos} bytes after its ${count} declared records`);
-}
-
-function invalidKeyless(index: number): never {
-  throw invalidRecord(`compacted topic cannot accept a record without a key (record ${index})`);
+  if (errors.length > 0) throw recordValidationError(errors);
+  return consecutive;
 }
 
 /**

@@ -201,6 +201,9 @@ export interface RecordSummary {
   timestampDelta: bigint;
   offsetDelta: number;
   hasKey: boolean;
+  /** Key and value lengths, -1 for null (error messages name them as Kafka's Record.toString does). */
+  keySize: number;
+  valueSize: number;
 }
 
 function skipNullableBytes(c: Cursor, what: string): number {
@@ -225,8 +228,8 @@ export function scanRecord(c: Cursor): RecordSummary {
     c.pos++; // attributes
     const timestampDelta = readVarlong(c);
     const offsetDelta = readVarint(c);
-    const hasKey = skipNullableBytes(c, 'key') >= 0;
-    skipNullableBytes(c, 'value');
+    const keySize = skipNullableBytes(c, 'key');
+    const valueSize = skipNullableBytes(c, 'value');
     const headerCount = readVarint(c);
     if (headerCount < 0) throw invalid(`invalid header count ${headerCount}`);
     if (headerCount * 2 > recordEnd - c.pos) throw invalid(`header count ${headerCount} overruns its record`);
@@ -235,7 +238,7 @@ export function scanRecord(c: Cursor): RecordSummary {
       skipNullableBytes(c, 'header value');
     }
     if (c.pos !== recordEnd) throw invalid(`record declared ${length} bytes but its fields took ${c.pos - (recordEnd - length)}`);
-    return { timestampDelta, offsetDelta, hasKey };
+    return { timestampDelta, offsetDelta, hasKey: keySize >= 0, keySize, valueSize };
   } catch (err) {
     c.pos = start;
     if (err instanceof VarintError) throw invalid(`malformed record at byte ${start}: ${err.message}`, err);

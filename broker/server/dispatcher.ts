@@ -4,6 +4,7 @@
 // v0 body listing the supported ranges; an unknown API, an unsupported version
 // of another API, or an unparseable body closes the connection (Kafka throws
 // InvalidRequestException and closes the channel); other connections carry on.
+// Bytes after a whole body are ignored (logged at debug), as Kafka ignores them.
 import { decodeRequestBody, decodeRequestHeader, encodeResponse, type RequestHeaderInfo } from '../protocol/frame.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { apiRegistry, type ApiDescriptor } from '../protocol/messages/index.js';
@@ -60,7 +61,11 @@ export class Dispatcher<Broker> implements RequestProcessor {
     }
     let request: unknown;
     try {
-      request = decodeRequestBody(header, frame);
+      const decoded = decodeRequestBody(header, frame);
+      request = decoded.body;
+      if (decoded.trailingBytes > 0) {
+        fctx.log.debug({ apiKey: header.apiKey, apiVersion: header.apiVersion, trailingBytes: decoded.trailingBytes }, 'ignoring bytes after the request body, as Kafka does');
+      }
     } catch (err) {
       if (header.apiKey === API_VERSIONS_KEY) return this.unsupportedApiVersions(header, ErrorCode.INVALID_REQUEST);
       throw new CloseConnectionError(`malformed api key ${header.apiKey} v${header.apiVersion} request: ${(err as Error).message}`);

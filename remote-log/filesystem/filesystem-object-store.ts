@@ -130,7 +130,7 @@ export class FileSystemObjectStore implements ObjectStore {
     }
   }
 
-  async list(prefix: string, signal?: AbortSignal): Promise<ObjectInfo[]> {
+  async list(prefix: string, signal?: AbortSignal, startAfter?: string): Promise<ObjectInfo[]> {
     throwIfAborted(signal, `list ${prefix}`);
     // Walk only the directory the prefix names (its part up to the last '/').
     const slash = prefix.lastIndexOf('/');
@@ -150,7 +150,7 @@ export class FileSystemObjectStore implements ObjectStore {
         const key = relDir === '' ? entry.name : `${relDir}/${entry.name}`;
         if (entry.isDirectory()) {
           if (prefix.startsWith(`${key}/`) || key.startsWith(prefix) || `${key}/`.startsWith(prefix)) await walk(key);
-        } else if (entry.isFile() && key.startsWith(prefix) && !entry.name.includes(TMP_MARKER)) {
+        } else if (entry.isFile() && key.startsWith(prefix) && (startAfter === undefined || key > startAfter) && !entry.name.includes(TMP_MARKER)) {
           try {
             const st = await stat(path.join(abs, entry.name));
             out.push({ key, size: st.size, lastModified: st.mtimeMs });

@@ -53,12 +53,12 @@ export class MemoryObjectStore implements ObjectStore {
     this.objects.delete(key);
   }
 
-  async list(prefix: string, signal?: AbortSignal): Promise<ObjectInfo[]> {
+  async list(prefix: string, signal?: AbortSignal, startAfter?: string): Promise<ObjectInfo[]> {
     this.checkOpen();
     throwIfAborted(signal, `list ${prefix}`);
     const out: ObjectInfo[] = [];
     for (const [key, e] of this.objects) {
-      if (key.startsWith(prefix)) out.push({ key, size: e.data.length, lastModified: e.lastModified });
+      if (key.startsWith(prefix) && (startAfter === undefined || key > startAfter)) out.push({ key, size: e.data.length, lastModified: e.lastModified });
     }
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }

@@ -59,6 +59,17 @@ export function segmentPrefix(prefix: string, ref: RemoteSegmentRef): string {
   return `${partitionPrefix(prefix, ref.topic, ref.topicId, ref.partition)}${offset}-${ref.segmentId}.`;
 }
 
+/**
+ * A start-after bound for listing `<prefix><topic>-<topicId>/<partition>/`:
+ * it sorts after every key of segments based at or below `baseOffset` and
+ * before every key of segments based above it (offsets are zero-padded to 20
+ * digits, and '.' sorts after the '-' that follows them and before any digit).
+ */
+export function afterBaseOffset(prefix: string, topic: string, topicId: string, partition: number, baseOffset: bigint): string {
+  if (baseOffset < 0n || baseOffset > MAX_OFFSET) throw new RangeError(`invalid baseOffset: ${baseOffset}`);
+  return `${partitionPrefix(prefix, topic, topicId, partition)}${baseOffset.toString().padStart(20, '0')}.`;
+}
+
 export function objectKey(prefix: string, ref: RemoteSegmentRef, kind: ObjectKind): string {
   return segmentPrefix(prefix, ref) + kind;
 }

@@ -308,8 +308,8 @@ export class ObjectRemoteStorage implements RemoteStorage {
     if (failure !== undefined) throw this.wrap(failure.reason, `delete of ${describeRef(ref)}`);
   }
 
-  async listSegments(prefix = '', signal?: AbortSignal): Promise<RemoteSegmentListing[]> {
-    const infos = await this.store.list(this.prefix + prefix, signal);
+  async listSegments(prefix = '', signal?: AbortSignal, startAfter?: string): Promise<RemoteSegmentListing[]> {
+    const infos = await this.store.list(this.prefix + prefix, signal, startAfter === undefined ? undefined : this.prefix + startAfter);
     const groups = new Map<string, { ref: RemoteSegmentRef; objects: ListedObject[] }>();
     for (const info of infos) {
       const parsed = parseObjectKey(this.prefix, info.key);

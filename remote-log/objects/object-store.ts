@@ -64,8 +64,13 @@ export interface ObjectStore {
   getPieces?(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal, onPiece?: PieceListener): Promise<Buffer[]>;
   /** Idempotent: deleting an absent key succeeds. */
   delete(key: string, signal?: AbortSignal): Promise<void>;
-  /** Every object whose key starts with `prefix`, in key order. */
-  list(prefix: string, signal?: AbortSignal): Promise<ObjectInfo[]>;
+  /**
+   * Every object whose key starts with `prefix`, in key order; with
+   * `startAfter`, only those whose key sorts after it (S3's StartAfter: any
+   * string, not necessarily a key). An incremental lister pays only for the
+   * keys past what it has already seen.
+   */
+  list(prefix: string, signal?: AbortSignal, startAfter?: string): Promise<ObjectInfo[]>;
   /**
    * Abandons the uploads still open for exactly `key` (a writer that died in
    * the middle of a multipart upload leaves invisible parts that cost storage);

@@ -6,11 +6,11 @@
 // so a sequential consumer finds them cached. Cached bytes never
 // exceed the byte limit: each entry owns exactly its bytes.
 import { setMaxListeners } from 'node:events';
-import { LRUCache } from 'lru-cache';
 import { ownedBytes } from '../objects/chunked-zstd.js';
 import { segmentIdentity } from '../objects/object-keys.js';
 import type { RemoteSegmentRef, RemoteStorage } from '../remote-storage.js';
 import { raceAbort, throwIfAborted } from '../remote-storage.js';
+import { SegmentLru } from './segment-lru.js';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -60,16 +60,14 @@ export class ChunkCache {
   readonly readAheadChunks: number;
   readonly maxChunksPerRequest: number;
   private readonly source: Pick<RemoteStorage, 'fetchData'> & Partial<Pick<RemoteStorage, 'fetchChunks'>>;
-  private readonly lru: LRUCache<string, Buffer> | undefined;
-  private readonly inFlight = new Map<string, Promise<Buffer>>();
-  private readonly closing = new AbortController();
-  private counters = { hits: 0, inFlightHits: 0, misses: 0, readAheadChunks: 0, readAheadErrors: 0, fetches: 0, fetchedBytes: 0, evictions: 0 };
+  private readonly cache: SegmentLru;
+  private counters = { hits: 0, inFlightHits: 0, misses: 0, readAheadChunks: 0, readAheadErrors: 0, fetches: 0, fetchedBytes: 0 };
 
   constructor(options: ChunkCacheOptions) {
-    // Every fetch in flight listens on the close signal (one listener per request attempt): many is normal here.
-    setMaxListeners(0, this.closing.signal);
     if (!Number.isSafeInteger(options.chunkSize) || options.chunkSize <= 0) throw new RangeError(`chunkSize must be positive: ${options.chunkSize}`);
-    if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes < 0) throw new RangeError(`maxBytes must be >= 0: ${options.maxBytes}`);
+    this.cache = new SegmentLru(options.maxBytes);
+    // Every fetch in flight listens on the close signal (one listener per request attempt): many is normal here.
+    setMaxListeners(0, this.cache.closing.signal);
     this.source = options.source;
     this.chunkSize = options.chunkSize;
     this.maxBytes = options.maxBytes;
@@ -78,16 +76,6 @@ export class ChunkCache {
     if (!Number.isSafeInteger(this.maxChunksPerRequest) || this.maxChunksPerRequest < 1) {
       throw new RangeError(`maxChunksPerRequest must be >= 1: ${this.maxChunksPerRequest}`);
     }
-    this.lru =
-      options.maxBytes === 0
-        ? undefined
-        : new LRUCache<string, Buffer>({
-            maxSize: options.maxBytes,
-            sizeCalculation: (b) => Math.max(1, b.length),
-            dispose: (_v, _k, reason) => {
-              if (reason === 'evict') this.counters.evictions++;
-            },
-          });
   }
 
   /**
@@ -135,8 +123,8 @@ export class ChunkCache {
     };
     for (let i = first; i <= last; i++) {
       const key = `${segment}#${i}`;
-      const cached = this.lru?.get(key);
-      const flying = cached === undefined ? this.inFlight.get(key) : undefined;
+      const cached = this.cache.get(key);
+      const flying = cached === undefined ? this.cache.inFlight.get(key) : undefined;
       if (cached === undefined && flying === undefined) {
         if (runStart < 0) runStart = i;
         continue;
@@ -174,19 +162,16 @@ export class ChunkCache {
 
   /** Drops every cached chunk of a segment (deleted or replaced). */
   invalidate(ref: RemoteSegmentRef): void {
-    if (this.lru === undefined) return;
-    const prefix = `${segmentIdentity(ref)}#`;
-    for (const key of [...this.lru.keys()]) if (key.startsWith(prefix)) this.lru.delete(key);
+    this.cache.invalidate(ref);
   }
 
   stats(): ChunkCacheStats {
-    return { ...this.counters, bytes: this.lru?.calculatedSize ?? 0, entries: this.lru?.size ?? 0 };
+    return { ...this.counters, evictions: this.cache.evictions, bytes: this.cache.bytes, entries: this.cache.entries };
   }
 
   /** Cancels read-ahead and empties the cache. */
   close(): void {
-    this.closing.abort(new Error('chunk cache closed'));
-    this.lru?.clear();
+    this.cache.close('chunk cache closed');
   }
 
   /**
@@ -196,12 +181,12 @@ export class ChunkCache {
    * one single-chunk request per read.
    */
   private readAhead(ref: RemoteSegmentRef, segment: string, from: number, segmentSize: number | undefined, count = this.readAheadChunks): void {
-    if (count <= 0 || this.closing.signal.aborted) return;
+    if (count <= 0 || this.cache.closing.signal.aborted) return;
     const lastChunk = segmentSize === undefined ? Number.MAX_SAFE_INTEGER : Math.ceil(segmentSize / this.chunkSize) - 1;
     let firstMissing = -1;
     for (let i = from; i <= Math.min(from + count - 1, lastChunk); i++) {
       const key = `${segment}#${i}`;
-      if (this.lru?.has(key) !== true && !this.inFlight.has(key)) {
+      if (!this.cache.has(key) && !this.cache.inFlight.has(key)) {
         firstMissing = i;
         break;
       }
@@ -221,7 +206,7 @@ export class ChunkCache {
     };
     for (let i = firstMissing; i <= to; i++) {
       const key = `${segment}#${i}`;
-      if (this.lru?.has(key) === true || this.inFlight.has(key)) {
+      if (this.cache.has(key) || this.cache.inFlight.has(key)) {
         flush(i - 1);
         continue;
       }
@@ -252,8 +237,8 @@ export class ChunkCache {
       };
       const send = (): Promise<Buffer[]> =>
         fetchChunks === undefined
-          ? this.source.fetchData(ref, first * this.chunkSize, (first + 1) * this.chunkSize - 1, this.closing.signal).then((b) => [b])
-          : fetchChunks(ref, first, groupEnd, this.chunkSize, this.closing.signal, onChunk);
+          ? this.source.fetchData(ref, first * this.chunkSize, (first + 1) * this.chunkSize - 1, this.cache.closing.signal).then((b) => [b])
+          : fetchChunks(ref, first, groupEnd, this.chunkSize, this.cache.closing.signal, onChunk);
       // Read-ahead starts its requests after the current I/O callbacks: preparing a request
       // (signing, middleware) then delays no fetch answer. In flight from now on all the same.
       const group = deferred ? new Promise<void>((resolve) => setImmediate(resolve)).then(send) : send();
@@ -282,15 +267,15 @@ export class ChunkCache {
         this.counters.fetchedBytes += buf.length;
         // A view into a larger buffer would keep all of it alive behind the accounting: own the bytes.
         const own = ownedBytes(buf);
-        if (own.length > 0 && !this.closing.signal.aborted) this.lru?.set(key, own);
+        if (own.length > 0) this.cache.set(key, own);
         return own;
       })
       .finally(() => {
-        if (this.inFlight.get(key) === piece) this.inFlight.delete(key);
+        if (this.cache.inFlight.get(key) === piece) this.cache.inFlight.delete(key);
       });
     // Read-ahead pieces may have no reader: a failure must not become an unhandled rejection.
     piece.catch(() => {});
-    this.inFlight.set(key, piece);
+    this.cache.inFlight.set(key, piece);
     return piece;
   }
 }

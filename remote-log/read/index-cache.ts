@@ -3,10 +3,9 @@
 // setting remote.log.index.file.cache.total.size.bytes. Kafka keeps these on
 // disk; here they are memory, bounded the same way. Concurrent requests for
 // the same index share one fetch.
-import { LRUCache } from 'lru-cache';
-import { segmentIdentity } from '../objects/object-keys.js';
 import type { IndexKind, RemoteSegmentRef, RemoteStorage } from '../remote-storage.js';
 import { raceAbort, throwIfAborted } from '../remote-storage.js';
+import { SegmentLru } from './segment-lru.js';
 
 /** Kafka's default for remote.log.index.file.cache.total.size.bytes (1 GiB). */
 export const DEFAULT_INDEX_CACHE_BYTES = 1024 * 1024 * 1024;
@@ -28,48 +27,36 @@ export interface IndexCacheStats {
 export class IndexCache {
   readonly maxBytes: number;
   private readonly source: Pick<RemoteStorage, 'fetchIndex'>;
-  private readonly lru: LRUCache<string, Buffer> | undefined;
-  private readonly inFlight = new Map<string, Promise<Buffer>>();
-  private readonly closing = new AbortController();
-  private counters = { hits: 0, misses: 0, evictions: 0 };
+  private readonly cache: SegmentLru;
+  private counters = { hits: 0, misses: 0 };
 
   constructor(options: IndexCacheOptions) {
-    if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes < 0) throw new RangeError(`maxBytes must be >= 0: ${options.maxBytes}`);
+    this.cache = new SegmentLru(options.maxBytes);
     this.source = options.source;
     this.maxBytes = options.maxBytes;
-    this.lru =
-      options.maxBytes === 0
-        ? undefined
-        : new LRUCache<string, Buffer>({
-            maxSize: options.maxBytes,
-            // Empty indexes (no aborted transactions) still take a slot.
-            sizeCalculation: (b) => Math.max(1, b.length),
-            dispose: (_v, _k, reason) => {
-              if (reason === 'evict') this.counters.evictions++;
-            },
-          });
   }
 
   async get(ref: RemoteSegmentRef, kind: IndexKind, signal?: AbortSignal): Promise<Buffer> {
     throwIfAborted(signal, `${kind} index read`);
-    const key = `${segmentIdentity(ref)}#${kind}`;
-    const cached = this.lru?.get(key);
+    const key = SegmentLru.key(ref, kind);
+    const cached = this.cache.get(key);
     if (cached !== undefined) {
       this.counters.hits++;
       return cached;
     }
     this.counters.misses++;
-    let p = this.inFlight.get(key);
+    const inFlight = this.cache.inFlight;
+    let p = inFlight.get(key);
     if (p === undefined) {
-      const fetching = this.source.fetchIndex(ref, kind, this.closing.signal).then((buf) => {
-        if (!this.closing.signal.aborted) this.lru?.set(key, buf);
+      const fetching = this.source.fetchIndex(ref, kind, this.cache.closing.signal).then((buf) => {
+        this.cache.set(key, buf);
         return buf;
       });
       const tracked = fetching.finally(() => {
-        if (this.inFlight.get(key) === tracked) this.inFlight.delete(key);
+        if (inFlight.get(key) === tracked) inFlight.delete(key);
       });
       tracked.catch(() => {});
-      this.inFlight.set(key, tracked);
+      inFlight.set(key, tracked);
       p = tracked;
     }
     return raceAbort(p, signal, `${kind} index read`);
@@ -77,17 +64,14 @@ export class IndexCache {
 
   /** Drops a segment's indexes (deleted or replaced). */
   invalidate(ref: RemoteSegmentRef): void {
-    if (this.lru === undefined) return;
-    const prefix = `${segmentIdentity(ref)}#`;
-    for (const key of [...this.lru.keys()]) if (key.startsWith(prefix)) this.lru.delete(key);
+    this.cache.invalidate(ref);
   }
 
   stats(): IndexCacheStats {
-    return { ...this.counters, bytes: this.lru?.calculatedSize ?? 0, entries: this.lru?.size ?? 0 };
+    return { ...this.counters, evictions: this.cache.evictions, bytes: this.cache.bytes, entries: this.cache.entries };
   }
 
   close(): void {
-    this.closing.abort(new Error('index cache closed'));
-    this.lru?.clear();
+    this.cache.close('index cache closed');
   }
 }

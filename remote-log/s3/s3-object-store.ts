@@ -186,7 +186,7 @@ export class S3ObjectStore implements ObjectStore {
     );
   }
 
-  async list(prefix: string, signal?: AbortSignal): Promise<ObjectInfo[]> {
+  async list(prefix: string, signal?: AbortSignal, startAfter?: string): Promise<ObjectInfo[]> {
     const out: ObjectInfo[] = [];
     let token: string | undefined;
     do {
@@ -194,7 +194,12 @@ export class S3ObjectStore implements ObjectStore {
         `LIST ${this.url(prefix)}`,
         (s) =>
           this.client.send(
-            new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ...(token === undefined ? {} : { ContinuationToken: token }) }),
+            new ListObjectsV2Command({
+              Bucket: this.bucket,
+              Prefix: prefix,
+              // S3 ignores StartAfter once a continuation token is given: the token carries the position.
+              ...(token === undefined ? (startAfter === undefined ? {} : { StartAfter: startAfter }) : { ContinuationToken: token }),
+            }),
             { abortSignal: s },
           ),
         this.transport,

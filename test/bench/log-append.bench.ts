@@ -77,7 +77,7 @@ async function loadBuild(dist: string): Promise<Build> {
   return {
     name: path.basename(dist),
     partitionLog: await load<PartitionLogModule>('broker/log/partition-log.js'),
-    logConfig: await load<LogConfigModule>('broker/log/log-config.js'),
+    logConfig: await load<LogConfigModule>('metadata/log-config.js'),
   };
 }
 

@@ -47,7 +47,7 @@ test('spread: median of odd and even counts, min and max', () => {
   assert.deepEqual(spread([3, 1, 2]), { median: 2, min: 1, max: 3, n: 3 });
   assert.deepEqual(spread([4, 1, 3, 2]), { median: 2.5, min: 1, max: 4, n: 4 });
   assert.deepEqual(spread([7]), { median: 7, min: 7, max: 7, n: 1 });
-  assert.throws(() => spread([]));
+  assert.throws(() => spread([]), { name: 'Error', message: 'spread of no values' });
 });
 
 test('/proc/<pid>/status: VmRSS and VmHWM in bytes', () => {
@@ -60,7 +60,7 @@ test('/proc/<pid>/stat: utime + stime, even with spaces and parentheses in the c
   const rest = 'S 1 2 3 4 5 6 7 8 9 10 250 40 0 0 20 0 30 0 100';
   assert.equal(parseProcStatCpuTicks(`1234 (java) ${rest}`), 290);
   assert.equal(parseProcStatCpuTicks(`1234 (my (odd) name) ${rest}`), 290);
-  assert.throws(() => parseProcStatCpuTicks('garbage'));
+  assert.throws(() => parseProcStatCpuTicks('garbage'), { name: 'Error', message: /^unreadable \/proc\/<pid>\/stat: garbage/ });
 });
 
 test('Prometheus text: an unlabelled sample by exact name', () => {

@@ -4,7 +4,12 @@
 //
 //   npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N]
 //                            [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--cache-mb N] [--doc PATH | --no-doc] [--profile DIR]
+//                            [--compression uncompressed|gzip|snappy|lz4|zstd|producer]
 //
+// --compression sets the rounds' topic compression.type (kcat produces uncompressed
+// batches, which the broker then rebuilds in that codec): the report gives the
+// bytes of records produced next to the closed-segment bytes the copy task sends
+// to the store.
 // Each round has its own topic (64 MiB segments by default), and each broker
 // figure is taken between two runs of its plain-client baseline, so load from
 // elsewhere on the machine hits both; the report gives medians over rounds.
@@ -69,6 +74,8 @@ interface Options {
   cacheMb: number | undefined;
   doc: string | null;
   profileDir: string | null;
+  /** The rounds' topic compression.type; undefined = the default (producer). */
+  compression: string | undefined;
 }
 
 const RECORD_BYTES = 12 * 1024;
@@ -79,12 +86,12 @@ const COLD_TARGET = 0.8;
 
 function usage(msg: string): never {
   console.error(`tiering.bench: ${msg}`);
-  console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--cache-mb N] [--doc PATH | --no-doc] [--profile DIR]');
+  console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--cache-mb N] [--doc PATH | --no-doc] [--profile DIR] [--compression CODEC]');
   process.exit(2);
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 8, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null };
+  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 8, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null, compression: undefined };
   const num = (v: string | undefined, name: string): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n <= 0) usage(`${name} wants a positive integer`);
@@ -107,6 +114,10 @@ function parseArgs(argv: readonly string[]): Options {
     else if (a === '--doc') o.doc = argv[++i] ?? usage('--doc wants a path');
     else if (a === '--no-doc') o.doc = null;
     else if (a === '--profile') o.profileDir = argv[++i] ?? usage('--profile wants a directory');
+    else if (a === '--compression') {
+      o.compression = argv[++i];
+      if (!['uncompressed', 'gzip', 'snappy', 'lz4', 'zstd', 'producer'].includes(o.compression ?? '')) usage('--compression wants uncompressed, gzip, snappy, lz4, zstd or producer');
+    }
     else usage(`unknown argument ${a}`);
   }
   if (o.mbPerPartition <= o.segmentMb) usage('--mb-per-partition must exceed --segment-mb (at least one closed segment)');
@@ -118,8 +129,8 @@ const rate = (bytes: number, ms: number): number => bytes / 1_048_576 / (ms / 10
 
 // ---- load ----
 
-/** kcat -P into one partition: random records of RECORD_BYTES until `bytes`. */
-async function produce(bootstrap: string, topic: string, partition: number, bytes: number): Promise<void> {
+/** kcat -P into one partition: random records of RECORD_BYTES until `bytes`; returns the record bytes written. */
+async function produce(bootstrap: string, topic: string, partition: number, bytes: number): Promise<number> {
   const args = ['-P', '-b', bootstrap, '-t', topic, '-p', String(partition), '-X', 'linger.ms=20', '-X', 'batch.size=1000000', '-X', 'queue.buffering.max.kbytes=131072'];
   const child = spawn(kcatPath, args, { stdio: ['pipe', 'ignore', 'pipe'] });
   const stderr: Buffer[] = [];
@@ -127,7 +138,8 @@ async function produce(bootstrap: string, topic: string, partition: number, byte
   const done = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   // base64 of random bytes: printable (no newline inside a record), barely compressible.
   const lineChars = RECORD_BYTES;
-  for (let written = 0; written < bytes; ) {
+  let written = 0;
+  while (written < bytes) {
     const lines: string[] = [];
     for (let k = 0; k < 64; k++) lines.push(randomBytes((lineChars * 3) / 4).toString('base64').slice(0, lineChars));
     const chunk = lines.join('\n') + '\n';
@@ -137,6 +149,7 @@ async function produce(bootstrap: string, topic: string, partition: number, byte
   child.stdin.end();
   const code = await done;
   if (code !== 0) throw new Error(`kcat -P partition ${partition} exited ${code}: ${Buffer.concat(stderr).toString('utf8').slice(-2000)}`);
+  return written;
 }
 
 /** One kcat consumer per partition from offset 0 for `counts[p]` records; resolves with the wall time. */
@@ -263,6 +276,11 @@ async function profiled<T>(dir: string | null, name: string, fn: () => Promise<T
 /** One round: its own topic, measured against the plain client right before and after. */
 interface Round {
   readonly topic: string;
+  /** Record bytes kcat was given (all partitions; the active segments' share included). */
+  readonly producedBytes: number;
+  /** Bytes of the partitions' logs after the produce, active segments included: compare with producedBytes. */
+  readonly logBytes: number;
+  /** Bytes of the closed segments: what the copy task sends to the store as segment data. */
   readonly closedBytes: number;
   readonly segments: number;
   readonly produceMs: number;
@@ -339,6 +357,7 @@ async function createTopic(bootstrap: string, topic: string, o: Options): Promis
             // Kept until the second raw PUT has read the files; lowered to 1 s after.
             { name: 'local.retention.ms', value: '3600000' },
             { name: 'retention.ms', value: '-1' },
+            ...(o.compression === undefined ? [] : [{ name: 'compression.type', value: o.compression }]),
           ],
         },
       ],
@@ -375,10 +394,11 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       const topic = `${TOPIC}-${r}`;
       await createTopic(broker.bootstrap, topic, o);
       let t = performance.now();
-      await Promise.all(Array.from({ length: o.partitions }, (_, p) => produce(broker.bootstrap, topic, p, o.mbPerPartition * 1_048_576)));
+      const producedBytes = (await Promise.all(Array.from({ length: o.partitions }, (_, p) => produce(broker.bootstrap, topic, p, o.mbPerPartition * 1_048_576)))).reduce((a, b) => a + b, 0);
       const produceMs = performance.now() - t;
       const closed = logsOf(topic).map((l) => [...l.closedSegments()]);
       const closedBytes = closed.flat().reduce((n, seg) => n + seg.size, 0);
+      const logBytes = logsOf(topic).reduce((n, l) => n + l.size, 0);
       const ends = closed.map((segs) => segs.at(-1)?.nextOffset ?? 0n);
       counts.set(topic, ends);
       const files = closed.map((segs) => segs.map((seg) => seg.files.log));
@@ -396,6 +416,8 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       const afterPut = await rawPut(s3, minio.bucket, `raw-put/${r}/b/`, files);
       const round: Round = {
         topic,
+        producedBytes,
+        logBytes,
         closedBytes,
         segments: closed.flat().length,
         produceMs,
@@ -415,7 +437,7 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       };
       rounds.push(round);
       console.log(
-        `round ${r}: ${round.segments} segments, ${mib(closedBytes)} MiB; local read ${rate(closedBytes, localReadMs).toFixed(0)} MiB/s; ` +
+        `round ${r}: ${mib(producedBytes)} MiB of records produced (compression.type=${o.compression ?? 'producer'}) into ${mib(logBytes)} MiB of log, ${round.segments} closed segments, ${mib(closedBytes)} MiB; local read ${rate(closedBytes, localReadMs).toFixed(0)} MiB/s; ` +
           `raw PUT ${rate(closedBytes, before).toFixed(0)} / copy task ${rate(closedBytes, copyMs).toFixed(0)} / raw PUT ${rate(closedBytes, afterPut).toFixed(0)} MiB/s`,
       );
     }
@@ -546,7 +568,8 @@ function report(o: Options, res: Results): string {
     `Run on ${new Date().toISOString().slice(0, 10)} at commit ${gitHead()}: ${os.cpus().length} CPUs (${os.cpus()[0]?.model.trim() ?? 'unknown'}), load average ${os.loadavg()[0]?.toFixed(1)}, Node ${process.version}, ` +
       `MinIO ${minioLabel()} on loopback, the broker in the bench process.`,
     `Data per round: ${o.partitions} partitions x ${o.mbPerPartition} MiB of random ${RECORD_BYTES / 1024} KiB records (kcat), ${o.segmentMb} MiB segments ` +
-      `(${first?.segments ?? 0} closed segments, ${mib(first?.closedBytes ?? 0)} MiB tiered); ${o.rounds} rounds, each on its own topic; figures are medians over rounds, per-round values in brackets.`,
+      `(${first?.segments ?? 0} closed segments, ${mib(first?.closedBytes ?? 0)} MiB tiered); topic compression.type=${o.compression ?? 'producer'}: ` +
+      `${mib(first?.producedBytes ?? 0)} MiB of records produced became ${mib(first?.logBytes ?? 0)} MiB of log, of which ${mib(first?.closedBytes ?? 0)} MiB of closed segments were sent to the store; ${o.rounds} rounds, each on its own topic; figures are medians over rounds, per-round values in brackets.`,
     '',
     '| measure | MiB/s | ratio |',
     '| --- | ---: | ---: |',

@@ -119,7 +119,9 @@ describe('BrokerConfig errors name the key', () => {
     configError({ 'log.message.timestamp.type': 'createtime' }, 'log.message.timestamp.type', /one of: CreateTime, LogAppendTime/);
     configError({ 'log.cleanup.policy': 'delete,shred' }, 'log.cleanup.policy', /shred/);
     configError({ 'default.replication.factor': '3' }, 'default.replication.factor', /single broker/);
-    configError({ 'compression.type': 'zstd' }, 'compression.type', /producer/);
+    configError({ 'compression.type': 'ZSTD' }, 'compression.type', /one of: uncompressed, zstd, lz4, snappy, gzip, producer/);
+    configError({ 'compression.gzip.level': '0' }, 'compression.gzip.level', /between 1 and 9 or equal to -1/);
+    configError({ 'compression.zstd.level': '23' }, 'compression.zstd.level', /no more than 22/);
   });
 
   it('checks listeners', () => {

@@ -6,11 +6,10 @@
 // and never to go backwards within a partition. Consuming uses `kcat -C -e -J`
 // (all partitions from the beginning), and ListOffsets by timestamp `kcat -Q`.
 // kcat cannot create topics; the topic is created with kafkajs's admin client.
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { kcatPath, requireTools } from '../support/tools.js';
 import { createTopic, runProcess, type ClientRun, type RoundTripOptions } from './common.js';
-import { RoundTripVerifier, recordKey, recordPartition, recordValue, timestampSamples, type Expectation } from './content.js';
+import { consumeKcatJson, partitionLines } from './kcat-common.js';
+import { RoundTripVerifier, recordPartition, timestampSamples, type Expectation } from './content.js';
 
 export interface KcatRoundTripOptions extends RoundTripOptions {
   /** Wall-clock window of an earlier produce phase, to check timestamps in a consume phase. */
@@ -22,18 +21,6 @@ export interface KcatRun extends ClientRun {
 }
 
 const client = 'kcat';
-
-function* partitionLines(count: number, partitions: number, p: number): Generator<string> {
-  let chunk: string[] = [];
-  for (let i = p; i < count; i += partitions) {
-    chunk.push(`${recordKey(i)}\t${recordValue(i)}\n`);
-    if (chunk.length === 1000) {
-      yield chunk.join('');
-      chunk = [];
-    }
-  }
-  if (chunk.length > 0) yield chunk.join('');
-}
 
 function librdkafkaConfig(o: RoundTripOptions): string[] {
   const x = ['-X', 'linger.ms=5'];
@@ -49,7 +36,7 @@ async function produce(o: KcatRoundTripOptions, partitions: number, error: (m: s
   const runs = Array.from({ length: partitions }, (_, p) => {
     const args = ['-P', '-b', o.bootstrap, '-t', o.topic, '-p', String(p), '-K', '\\t', '-H', `src=${client}`, '-H', `part=${p}`, ...librdkafkaConfig(o)];
     if (codec !== 'none') args.push('-z', codec);
-    return runProcess(kcatPath, args, { input: partitionLines(o.count, partitions, p), timeoutMs }).then((r) => {
+    return runProcess(kcatPath, args, { input: partitionLines(0, o.count, partitions, p), timeoutMs }).then((r) => {
       if (r.code !== 0) error(`kcat -P partition ${p}: exit ${r.code ?? r.signal}: ${r.stderr.trim().slice(-1000)}`);
       else if (/error|fail/i.test(r.stderr)) error(`kcat -P partition ${p}: ${r.stderr.trim().slice(-1000)}`);
     });
@@ -57,49 +44,19 @@ async function produce(o: KcatRoundTripOptions, partitions: number, error: (m: s
   await Promise.all(runs);
 }
 
-interface KcatEnvelope {
-  partition: number;
-  offset: number;
-  tstype: string;
-  ts: number;
-  headers?: string[];
-  key: string | null;
-  payload: string | null;
-}
-
 function consume(o: KcatRoundTripOptions, verifier: RoundTripVerifier, timestamps: Map<number, number[]>, timeoutMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const child = spawn(kcatPath, ['-C', '-b', o.bootstrap, '-t', o.topic, '-o', 'beginning', '-e', '-q', '-J'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const stderr: Buffer[] = [];
-    child.stderr.on('data', (b: Buffer) => stderr.push(b));
-    const timer = setTimeout(() => {
-      verifier.error(`kcat -C timed out after ${timeoutMs} ms with ${verifier.consumedCount} records`);
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    const lines = createInterface({ input: child.stdout });
-    lines.on('line', (line) => {
-      let m: KcatEnvelope;
-      try {
-        m = JSON.parse(line) as KcatEnvelope;
-      } catch {
-        verifier.error(`kcat -C printed a non-JSON line: ${line.slice(0, 200)}`);
-        return;
-      }
-      const h = m.headers ?? [];
-      const headers: Array<[string, string]> = [];
-      for (let k = 0; k + 1 < h.length; k += 2) headers.push([h[k]!, h[k + 1]!]);
-      let list = timestamps.get(m.partition);
-      if (list === undefined) timestamps.set(m.partition, (list = []));
-      list[m.offset] = m.ts;
-      verifier.observe({ partition: m.partition, offset: m.offset, key: m.key, value: m.payload, headers, timestamp: m.ts, createTime: m.tstype === 'create' });
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const err = Buffer.concat(stderr).toString('utf8').trim();
-      if (code !== 0) verifier.error(`kcat -C: exit ${code ?? signal}: ${err.slice(-1000)}`);
-      else if (err !== '') verifier.error(`kcat -C: ${err.slice(-1000)}`);
-      resolve();
-    });
+  return consumeKcatJson(['-C', '-b', o.bootstrap, '-t', o.topic, '-o', 'beginning', '-e', '-q', '-J'], {
+    label: 'kcat -C',
+    timeoutMs,
+    stderrIsError: true,
+    error: (m) => verifier.error(m),
+    consumed: () => verifier.consumedCount,
+    onRecord: (r) => {
+      let list = timestamps.get(r.partition);
+      if (list === undefined) timestamps.set(r.partition, (list = []));
+      list[r.offset] = r.timestamp;
+      verifier.observe(r);
+    },
   });
 }
 

@@ -78,7 +78,7 @@ function requireTools(names: readonly ToolName[]): void {
 }
 
 /** `bash test/compat/install.sh <part>`: returns the installed path, or throws with the script's reason. */
-export async function installPart(part: 'franz-go' | 'kafka-python' | 'kafka-python-2'): Promise<string> {
+export async function installPart(part: 'franz-go' | 'kafka-python' | 'kafka-python-2' | 'confluent-kafka'): Promise<string> {
   const script = path.join(repoRoot(), 'test', 'compat', 'install.sh');
   const r = await runProcess('bash', [script, part], { timeoutMs: 600_000 });
   const line = r.stdout.split('\n').find((l) => l.startsWith(`${part} `));
@@ -142,6 +142,13 @@ async function runConfluentPython(o: CompatRunOptions): Promise<CompatSummary> {
   requireTools(['python-confluent-kafka']);
   const script = path.join(repoRoot(), 'test', 'compat', 'python', 'confluent_compat.py');
   return runProgram('confluent-kafka-python', systemPython, [script, ...programArgs(o)], o.timeoutMs + 60_000);
+}
+
+/** The same program under the venv of the PyPI wheel, which bundles a current librdkafka. */
+async function runConfluentPythonPypi(o: CompatRunOptions): Promise<CompatSummary> {
+  const python = await installPart('confluent-kafka');
+  const script = path.join(repoRoot(), 'test', 'compat', 'python', 'confluent_compat.py');
+  return runProgram('confluent-kafka-python (PyPI)', python, [script, ...programArgs(o)], o.timeoutMs + 60_000);
 }
 
 async function runKafkajs(o: CompatRunOptions): Promise<CompatSummary> {
@@ -239,9 +246,28 @@ export const clients: readonly ClientSpec[] = [
       listOffsets: 'get_watermark_offsets (earliest, latest), offsets_for_times',
       groupLag: 'committed() vs high watermarks; AdminClient.list_groups',
       describeConfigs: 'AdminClient.describe_configs',
+      listTopics: 'AdminClient.list_topics() (all topics)',
+      regexSubscribe: 'Consumer.subscribe([^<topic>-rx-.*]) over two topics made for it',
     },
     notes: ["Debian's python3-confluent-kafka (confluent-kafka-python 1.7.0 on librdkafka 2.0.2)."],
     run: runConfluentPython,
+  },
+  {
+    id: 'confluent-python-pypi',
+    title: 'confluent-kafka-python, PyPI (bundled librdkafka)',
+    codecs: allCodecs,
+    coverage: {
+      createTopic: 'AdminClient.create_topics',
+      produce: 'Producer, enable.idempotence=true, acks=all, one producer per codec',
+      consumeGroup: 'Consumer.subscribe, commit(asynchronous=False) after every batch',
+      listOffsets: 'get_watermark_offsets (earliest, latest), offsets_for_times',
+      groupLag: 'committed() vs high watermarks; AdminClient.list_groups',
+      describeConfigs: 'AdminClient.describe_configs',
+      listTopics: 'AdminClient.list_topics() (all topics: librdkafka 2.1x pads this Metadata v12 request)',
+      regexSubscribe: 'Consumer.subscribe([^<topic>-rx-.*]) over two topics made for it',
+    },
+    notes: ['The PyPI wheel (pinned in test/compat/python/requirements-confluent-kafka.txt) with its bundled librdkafka, in a venv made by test/compat/install.sh; the same program as the Debian row.'],
+    run: runConfluentPythonPypi,
   },
   {
     id: 'kcat',

@@ -5,6 +5,8 @@
 #                 and builds the program into the cache
 #   kafka-python    a venv with test/compat/python/requirements-kafka-python.txt (3.0.x)
 #   kafka-python-2  a venv with test/compat/python/requirements-kafka-python-2.txt (2.0.2)
+#   confluent-kafka a venv with test/compat/python/requirements-confluent-kafka.txt (the
+#                   PyPI wheel, which bundles a current librdkafka)
 # Idempotent: each part keeps a stamp (hash of its inputs) and is skipped when
 # the stamp matches. `install.sh [franz-go|kafka-python|kafka-python-2]...` installs only those
 # parts (default: all). Prints "<part> <path>" per part on stdout.
@@ -53,15 +55,17 @@ install_franz_go() {
   echo "franz-go $bin"
 }
 
-# install_kafka_python <part name>: a venv at $cache/<part> from requirements-<part>.txt
-install_kafka_python() {
-  local part="$1"
+# install_python_venv <part name> <module> <check>: a venv at $cache/<part> from
+# requirements-<part>.txt, up to date when its interpreter imports <module>, and
+# accepted after install when it runs <check>.
+install_python_venv() {
+  local part="$1" module="$2" check="$3"
   local req="$here/python/requirements-$part.txt"
   local venv="$cache/$part" stamp="$cache/$part/.installed"
   local sum
   sum="$(hash_of "$req")"
   # Up to date: same requirements, and the venv's interpreter still imports kafka.
-  if [[ -f "$stamp" && "$(cat "$stamp")" == "$sum" ]] && "$venv/bin/python" -c 'import kafka' >/dev/null 2>&1; then
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$sum" ]] && "$venv/bin/python" -c "import $module" >/dev/null 2>&1; then
     echo "$part $venv/bin/python"
     return 0
   fi
@@ -91,8 +95,8 @@ install_kafka_python() {
     echo "install.sh: $part: pip install -r $req failed (needs PyPI)" >&2
     return 1
   fi
-  if ! "$venv/bin/python" -c 'import kafka, kafka.codec as c; assert c.has_snappy() and c.has_lz4() and c.has_zstd(), "codec modules missing"' >&2; then
-    echo "install.sh: $part: installed, but not importable with every codec" >&2
+  if ! "$venv/bin/python" -c "$check" >&2; then
+    echo "install.sh: $part: installed, but its check failed: $check" >&2
     return 1
   fi
   echo "$sum" > "$stamp"
@@ -100,13 +104,16 @@ install_kafka_python() {
 }
 
 parts=("$@")
-if [[ ${#parts[@]} -eq 0 ]]; then parts=(franz-go kafka-python kafka-python-2); fi
+if [[ ${#parts[@]} -eq 0 ]]; then parts=(franz-go kafka-python kafka-python-2 confluent-kafka); fi
 status=0
 for part in "${parts[@]}"; do
   case "$part" in
     franz-go) install_franz_go || status=1 ;;
-    kafka-python | kafka-python-2) install_kafka_python "$part" || status=1 ;;
-    *) echo "install.sh: unknown part '$part' (franz-go, kafka-python, kafka-python-2)" >&2; status=2 ;;
+    kafka-python | kafka-python-2)
+      install_python_venv "$part" kafka 'import kafka, kafka.codec as c; assert c.has_snappy() and c.has_lz4() and c.has_zstd(), "codec modules missing"' || status=1 ;;
+    confluent-kafka)
+      install_python_venv "$part" confluent_kafka 'import confluent_kafka as c; print("confluent-kafka", c.__version__, "librdkafka", c.libversion()[0])' || status=1 ;;
+    *) echo "install.sh: unknown part '$part' (franz-go, kafka-python, kafka-python-2, confluent-kafka)" >&2; status=2 ;;
   esac
 done
 exit $status

@@ -5,102 +5,27 @@
 // (headers src=kcat, part=<p>; librdkafka's CreateTime); the group consumer is
 // `kcat -G <group> -o beginning -e -J` (balanced consumer, commits on exit);
 // offsets are listed with `kcat -Q` (-2 earliest, -1 latest, timestamps).
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { Kafka, logLevel } from 'kafkajs';
-import { recordKey, recordValue } from '../clients/content.js';
-import { createTopic } from '../clients/common.js';
+import { createTopic, runProcess, type ProcessResult } from '../clients/common.js';
+import { consumeKcatJson, partitionLines } from '../clients/kcat-common.js';
 import { kcatPath } from '../support/tools.js';
 import { OperationReport, codecSlices, type CompatRunOptions, type CompatSummary } from './summary.js';
 import { PlacedVerifier, Placement } from './verify.js';
 
 const client = 'kcat';
 
-interface Output {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function kcat(args: readonly string[], input: Iterable<string> | null, timeoutMs: number): Promise<Output> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(kcatPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.stdin.on('error', () => undefined);
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
-    });
-    void (async () => {
-      if (input !== null) {
-        for (const chunk of input) {
-          if (!child.stdin.write(chunk)) await new Promise<void>((r) => child.stdin.once('drain', () => r()));
-        }
-      }
-      child.stdin.end();
-    })();
-  });
-}
-
-function* partitionLines(from: number, to: number, partitions: number, p: number): Generator<string> {
-  let chunk: string[] = [];
-  for (let i = from + ((((p - from) % partitions) + partitions) % partitions); i < to; i += partitions) {
-    chunk.push(`${recordKey(i)}\t${recordValue(i)}\n`);
-    if (chunk.length === 1000) {
-      yield chunk.join('');
-      chunk = [];
-    }
-  }
-  if (chunk.length > 0) yield chunk.join('');
-}
-
-interface Envelope {
-  partition: number;
-  offset: number;
-  tstype: string;
-  ts: number;
-  headers?: string[];
-  key: string | null;
-  payload: string | null;
+/** kcat with `input` on stdin (null: none). */
+function kcat(args: readonly string[], input: Iterable<string> | null, timeoutMs: number): Promise<ProcessResult> {
+  return runProcess(kcatPath, args, { ...(input === null ? {} : { input }), timeoutMs });
 }
 
 function consumeGroup(o: CompatRunOptions, v: PlacedVerifier): Promise<void> {
-  return new Promise((resolve) => {
-    const child = spawn(kcatPath, ['-b', o.bootstrap, '-G', o.group, o.topic, '-o', 'beginning', '-e', '-q', '-J'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const stderr: Buffer[] = [];
-    child.stderr.on('data', (b: Buffer) => stderr.push(b));
-    const timer = setTimeout(() => {
-      v.error(`kcat -G timed out after ${o.timeoutMs} ms with ${v.consumed} records`);
-      child.kill('SIGKILL');
-    }, o.timeoutMs);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      let m: Envelope;
-      try {
-        m = JSON.parse(line) as Envelope;
-      } catch {
-        v.error(`kcat -G printed a non-JSON line: ${line.slice(0, 200)}`);
-        return;
-      }
-      const h = m.headers ?? [];
-      const headers: Array<[string, string]> = [];
-      for (let k = 0; k + 1 < h.length; k += 2) headers.push([h[k]!, h[k + 1]!]);
-      v.observe({ partition: m.partition, offset: m.offset, key: m.key, value: m.payload, headers, timestamp: m.ts, createTime: m.tstype === 'create' });
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const err = Buffer.concat(stderr).toString('utf8').trim();
-      if (code !== 0) v.error(`kcat -G: exit ${code ?? signal}: ${err.slice(-1000)}`);
-      resolve();
-    });
+  return consumeKcatJson(['-b', o.bootstrap, '-G', o.group, o.topic, '-o', 'beginning', '-e', '-q', '-J'], {
+    label: 'kcat -G',
+    timeoutMs: o.timeoutMs,
+    error: (m) => v.error(m),
+    consumed: () => v.consumed,
+    onRecord: (r) => v.observe(r),
   });
 }
 

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { defaultBaseTimestamp } from '../clients/content.js';
 import { startKafkaReference, type KafkaReference } from '../support/kafka-reference.js';
+import { selectByEnv } from '../support/env-selection.js';
 import { clients } from './clients.js';
 
 const count = Number(process.env['SEDIMENT_COMPAT_COUNT'] ?? 50_000);
-const only = (process.env['SEDIMENT_COMPAT_ONLY'] ?? '').split(',').filter((s) => s !== '');
-const selected = only.length === 0 ? clients : clients.filter((c) => only.includes(c.id));
+const selected = selectByEnv('SEDIMENT_COMPAT_ONLY', clients);
 
 let kafka: KafkaReference;
 const timings: string[] = [];

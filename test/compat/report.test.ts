@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ClientSpec } from './clients.js';
-import { clientPassed, renderCompatibility, type ClientResult } from './report.js';
+import { clientPassed, declaredOperations, missingOperations, renderCompatibility, type ClientResult } from './report.js';
 import type { CompatSummary, Operation } from './summary.js';
 
 const spec = (id: string): ClientSpec => ({
@@ -59,4 +59,20 @@ test('the 4.3 versions section names the ranges the handler registry advertises'
     }
   }
   assert.ok(checked >= 25, `rows checked: ${checked}`);
+});
+
+test('a client whose summary says ok but stops before its declared operations fails, never "pass" beside "not reached"', () => {
+  const all = ['createTopic', 'produce', 'consumeGroup', 'listOffsets', 'groupLag'];
+  assert.deepEqual(declaredOperations(spec('d')), [...all, 'extra']);
+  const early: ClientResult = { spec: spec('d'), summary: summary(true, [op('createTopic', true), op('produce', true)]), failure: null, wallMs: 1 };
+  const noExtra: ClientResult = { spec: spec('e'), summary: summary(true, all.map((n) => op(n, true))), failure: null, wallMs: 1 };
+  assert.deepEqual(missingOperations(early), ['consumeGroup', 'listOffsets', 'groupLag', 'extra']);
+  assert.deepEqual(missingOperations(noExtra), ['extra']);
+  assert.deepEqual([early, noExtra].map(clientPassed), [false, false]);
+  const md = renderCompatibility({ count: 10, partitions: 3, results: [early, noExtra] });
+  assert.match(md, /\| client d \| 1\.2\.3 \| pass \| pass: none, gzip \(idempotent\) \| \*\*FAIL\*\* \(not reached\) \| \*\*FAIL\*\* \(not reached\) \| \*\*FAIL\*\* \(not reached\) \|  \| \*\*FAIL\*\* \|/);
+  assert.match(md, /\| client e \|.*\| \*\*FAIL\*\* \|$/m);
+  assert.doesNotMatch(md, /not reached.*\*\*pass\*\* \|/);
+  assert.match(md, /### client d\n\n- not reached: consumeGroup, listOffsets, groupLag, extra/);
+  assert.match(md, /- extra: an extra call — \*\*FAIL\*\* \(not reached\)/);
 });

@@ -21,8 +21,20 @@ export interface MatrixRun {
   readonly results: readonly ClientResult[];
 }
 
+/** Every operation a client declares: the matrix columns and the extra ones its coverage names. */
+export function declaredOperations(spec: ClientSpec): string[] {
+  return [...new Set<string>([...matrixColumns, ...Object.keys(spec.coverage)])];
+}
+
+/** Declared operations the client's summary does not report (it stopped before them). */
+export function missingOperations(r: ClientResult): string[] {
+  const reported = new Set((r.summary?.operations ?? []).map((op) => op.name));
+  return declaredOperations(r.spec).filter((name) => !reported.has(name));
+}
+
+/** A pass needs a summary that says ok and reports every declared operation: a client that stops early fails. */
 export function clientPassed(r: ClientResult): boolean {
-  return r.summary !== null && r.summary.ok && r.failure === null;
+  return r.summary !== null && r.summary.ok && r.failure === null && missingOperations(r).length === 0;
 }
 
 function cell(op: Operation | undefined, ran: boolean): string {
@@ -95,6 +107,8 @@ export function renderCompatibility(run: MatrixRun): string {
     for (const r of failed) {
       out.push(`### ${r.spec.title}`, '');
       if (r.failure !== null) out.push('```', r.failure.slice(0, 3000), '```', '');
+      const missing = r.summary === null ? [] : missingOperations(r);
+      if (missing.length > 0) out.push(`- not reached: ${missing.join(', ')}`);
       for (const e of r.summary?.errors ?? []) out.push(`- ${escape(e)}`);
       out.push('');
     }

@@ -1,12 +1,14 @@
 // The `sediment start` process as an operator and the e2e harness see it:
 // a free port read back from the start-up log, a configuration error naming the
 // key, SIGTERM as a clean shutdown (exit 0, no recovery at the next start),
-// SIGKILL leaving a log that the next start recovers, and the in-process variant.
+// SIGKILL leaving a log that the next start recovers, and the in-process variant;
+// the harness failing a suite whose broker crashed or printed a stack trace.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runProcess } from '../clients/common.js';
 import { kcatPath, requireTools } from '../support/tools.js';
-import { startSediment, startSedimentInProcess, tempDataDir } from '../support/sediment.js';
+import { LogCollector, startSediment, startSedimentInProcess, tempDataDir } from '../support/sediment.js';
+import { assertNoBrokerErrors } from './helpers.js';
 import { rmSync } from 'node:fs';
 
 function cleanShutdownFlag(lines: readonly { msg?: string; [k: string]: unknown }[]): unknown {
@@ -71,5 +73,37 @@ test('in-process broker: serves, restarts on the same port and directory', async
     assert.equal(await produceAndCount(again.bootstrap, 'in-process', 20), 40);
   } finally {
     await (again ?? b).close();
+  }
+});
+
+test('the harness fails close() for a broker that exited unasked, and for none that was stopped or killed', async () => {
+  const s = await startSediment();
+  const exited = new Promise<void>((resolve) => (s.onUnexpectedExit = () => resolve()));
+  // A crash as the suite would not see it: the process dies while tests go on.
+  process.kill(s.pid, 'SIGABRT');
+  await exited;
+  await assert.rejects(s.close(), /sediment broker ended uncleanly:\nrun 1 exited unasked \(SIGABRT\)/);
+  const clean = await startSediment();
+  await clean.kill();
+  await clean.restart();
+  await clean.close();
+  assert.deepEqual(clean.uncleanExits, []);
+});
+
+test('assertNoBrokerErrors fails on a stack trace on stderr, not on ordinary output', () => {
+  const logs = new LogCollector();
+  logs.write('{"level":30,"msg":"sediment broker started"}\n');
+  logs.addOther('sediment: note: something a human reads');
+  logs.addOther('(node:123) ExperimentalWarning: something');
+  assertNoBrokerErrors(logs);
+  for (const line of [
+    'TypeError: Cannot read properties of undefined (reading \'x\')',
+    '    at PartitionLog.read (file:///x/dist/broker/log/partition-log.js:322:23)',
+    'Error [ERR_STREAM_WRITE_AFTER_END]: write after end',
+    'node:internal/process/promises:289',
+  ]) {
+    const bad = new LogCollector();
+    bad.addOther(line);
+    assert.throws(() => assertNoBrokerErrors(bad), (e: unknown) => e instanceof assert.AssertionError && e.message.includes('printed a stack trace') && e.message.includes(line), line);
   }
 });

@@ -64,16 +64,31 @@ for (const [label, topics] of nothingToFetch) {
   });
 }
 
-test('a long-polling Fetch on an idle partition does not hold up other connections', async () => {
+test('a long-polling Fetch on an idle partition waits its MaxWaitMs, and does not hold up other connections meanwhile', async () => {
+  const maxWaitMs = 3000;
   const conn = await BrokerConnection.connect('127.0.0.1', broker.port);
   try {
-    const fetching = conn.send(apis.Fetch, () =>
-      fetchRequest([{ topic: 'waiting', topicId: ZERO_UUID, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }], 1500),
-    { max: 12 });
+    const parked = broker.broker.context.waiters.nextParked();
+    const started = performance.now();
+    let answeredAfter: number | null = null;
+    const fetching = conn
+      .send(apis.Fetch, () => fetchRequest([{ topic: 'waiting', topicId: ZERO_UUID, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }], maxWaitMs), { max: 12 })
+      .then((r) => {
+        answeredAfter = performance.now() - started;
+        return r;
+      });
+    // The fetch must park in the broker; one answered without waiting fails here rather than hanging.
+    await Promise.race([parked, fetching.then(() => assert.fail(`answered after ${Math.round(answeredAfter ?? 0)} ms without waiting`))]);
     const other = await metadataLatency();
     assert.ok(other < 1000, `another connection was served in ${Math.round(other)} ms during the long poll`);
+    assert.equal(answeredAfter, null, 'the long poll is still waiting when the other connection has its answer');
     const { body } = await fetching;
     assert.equal(body.responses[0]?.partitions[0]?.errorCode, 0);
+    assert.equal(body.responses[0]?.partitions[0]?.records?.length ?? 0, 0);
+    const waited = answeredAfter ?? 0;
+    // The broker's timer starts after the request left here, so the wait is at least MaxWaitMs (1 ms of timer rounding allowed).
+    assert.ok(waited >= maxWaitMs - 1, `answered after ${Math.round(waited)} ms, before MaxWaitMs ${maxWaitMs}`);
+    assert.ok(waited < maxWaitMs + 5000, `answered after ${Math.round(waited)} ms, long past MaxWaitMs ${maxWaitMs}`);
   } finally {
     conn.close();
   }

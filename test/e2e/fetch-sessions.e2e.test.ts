@@ -23,6 +23,7 @@ import { buildRecordBatch } from '../../broker/protocol/record-batch.js';
 import { defaultBaseTimestamp } from '../clients/content.js';
 import { clients } from '../compat/clients.js';
 import { cliJvmOptions } from '../compat/kafka-cli.js';
+import { selectByEnv } from '../support/env-selection.js';
 import { KafkaTool } from '../support/kafka-reference.js';
 import { kafkaClasspath, repoRoot } from '../support/tools.js';
 import { LogLevel, startSedimentInProcess, type InProcessSediment } from '../support/sediment.js';
@@ -114,19 +115,29 @@ describe('fetch sessions on the wire', () => {
     assert.deepEqual([...answered(idle).keys()], []);
     assert.ok(performance.now() - started >= 250, 'an incremental fetch with nothing new waits MaxWaitMs');
 
-    // A long poll naming no partition waits on all of the session's; an append to partition 2 wakes it.
+    // A long poll naming no partition waits on all of the session's; an append to partition 2, made
+    // once the fetch is parked in the broker (not racing it there), wakes it.
+    const waiters = broker.broker.context.waiters;
+    let parked = waiters.nextParked();
     started = performance.now();
     const polling = send(fetchRequest(id, 2, 20_000, []));
+    const parkedKeys = await Promise.race([parked, polling.then(() => assert.fail('the incremental long poll was answered without parking'))]);
+    assert.equal(parkedKeys.length, 3, 'it waits on all three session partitions');
     await produce(broker.port, 2, 'second');
     const woken = await polling;
     assert.ok(performance.now() - started < 10_000, `woken in ${Math.round(performance.now() - started)} ms, not at MaxWait`);
     assert.deepEqual([...answered(woken).keys()], [2]);
     assert.ok((answered(woken).get(2) ?? 0) > 0);
+    assert.equal(waiters.pending, 0);
 
-    // Partition 2 forgotten: an append to it no longer wakes the session, nor shows.
-    const forgetting = send(fetchRequest(id, 3, 500, [], [2]));
+    // Partition 2 forgotten: an append to it no longer wakes the session, nor shows: the fetch runs its full MaxWait.
+    parked = waiters.nextParked();
+    started = performance.now();
+    const forgetting = send(fetchRequest(id, 3, 1000, [], [2]));
+    assert.equal((await Promise.race([parked, forgetting.then(() => assert.fail('answered without parking'))])).length, 2);
     await produce(broker.port, 2, 'third');
     assert.deepEqual([...answered(await forgetting).keys()], []);
+    assert.ok(performance.now() - started >= 999, `answered after ${Math.round(performance.now() - started)} ms: the append to the forgotten partition woke it`);
     assert.equal(cache.get(id)?.size, 2);
 
     // Epoch errors leave the session as it is.
@@ -179,7 +190,7 @@ describe('max.incremental.fetch.session.cache.slots=0', () => {
 
 /** Whether each client fetches in sessions (librdkafka 2.0 and kafkajs 2.2 send SessionId 0, epoch -1). */
 const sessionClients: Record<string, boolean> = { java: true, 'franz-go': true, 'kafka-python': true, 'confluent-python': false, kafkajs: false };
-const wanted = (process.env['SEDIMENT_FETCH_SESSION_CLIENTS'] ?? '').split(',').filter((s) => s !== '');
+const sessionSpecs = selectByEnv('SEDIMENT_FETCH_SESSION_CLIENTS', clients.filter((c) => c.id in sessionClients));
 
 describe('real clients consume through fetch sessions', () => {
   let broker: InProcessSediment;
@@ -192,7 +203,7 @@ describe('real clients consume through fetch sessions', () => {
     await broker?.close();
   });
 
-  for (const spec of clients.filter((c) => c.id in sessionClients && (wanted.length === 0 || wanted.includes(c.id)))) {
+  for (const spec of sessionSpecs) {
     const usesSessions = sessionClients[spec.id] === true;
     test(`${spec.title}: produce, consume in a group, offsets, lag; ${usesSessions ? 'incremental fetches' : 'sessionless'}`, { timeout: 300_000 }, async () => {
       const cache = broker.broker.context.fetchSessions;

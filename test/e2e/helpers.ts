@@ -46,8 +46,10 @@ export function assertCleanRun(run: ClientRun, label: string, count: number, opt
   if (options.listOffsets !== false) assert.ok(run.listOffsetsChecked > 0, `${label}: ListOffsets by timestamp checked`);
 }
 
-/** No error or fatal line in the broker's log (warnings such as closed connections are allowed). */
+/** No error or fatal line in the broker's log, and no stack trace on its stderr (warnings such as closed connections are allowed). */
 export function assertNoBrokerErrors(logs: LogCollector, label = 'broker'): void {
   const bad = logs.atLeast(LogLevel.error);
   assert.equal(bad.length, 0, `${label} logged errors:\n${bad.slice(0, 10).map((l) => JSON.stringify(l)).join('\n')}`);
+  const traces = logs.stackTraces();
+  assert.equal(traces.length, 0, `${label} printed a stack trace:\n${traces.slice(0, 20).join('\n')}\n(raw output: ${logs.other.slice(-20).join('\n')})`);
 }

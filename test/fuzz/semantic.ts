@@ -96,7 +96,7 @@ export function semanticVariant(golden: readonly GoldenRequest[], rng: Prng, cor
     let header;
     try {
       header = decodeRequestHeader(payload);
-      body = clone(decodeRequestBody(header, payload));
+      body = clone(decodeRequestBody(header, payload).body);
     } catch {
       continue;
     }

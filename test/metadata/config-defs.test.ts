@@ -45,6 +45,9 @@ describe('config tables', () => {
       'max.compaction.lag.ms': ['log.cleaner.max.compaction.lag.ms'],
       'min.insync.replicas': ['min.insync.replicas'],
       'compression.type': ['compression.type'],
+      'compression.gzip.level': ['compression.gzip.level'],
+      'compression.lz4.level': ['compression.lz4.level'],
+      'compression.zstd.level': ['compression.zstd.level'],
       'remote.storage.enable': [],
     };
     for (const [topic, brokers] of Object.entries(expected)) {

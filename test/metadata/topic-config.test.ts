@@ -87,9 +87,19 @@ describe('validateTopicOverrides', () => {
     invalidConfig(() => validateTopicOverrides(b, { 'min.cleanable.dirty.ratio': '2' }), /no more than 1/);
   });
 
-  it('accepts only compression.type=producer (batches are kept verbatim)', () => {
-    assert.deepEqual(validateTopicOverrides(b, { 'compression.type': 'producer' }), { 'compression.type': 'producer' });
-    invalidConfig(() => validateTopicOverrides(b, { 'compression.type': 'zstd' }), /compression.type: String must be one of: producer/);
+  it('compression.type takes Kafka\'s names (exact case) and levels, and reaches the log config', () => {
+    for (const t of ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer']) {
+      assert.deepEqual(validateTopicOverrides(b, { 'compression.type': t }), { 'compression.type': t });
+    }
+    invalidConfig(() => validateTopicOverrides(b, { 'compression.type': 'Zstd' }), /compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer/);
+    invalidConfig(() => validateTopicOverrides(b, { 'compression.type': 'none' }), /String must be one of/);
+    invalidConfig(() => validateTopicOverrides(b, { 'compression.gzip.level': '0' }), /between 1 and 9 or equal to -1/);
+    invalidConfig(() => validateTopicOverrides(b, { 'compression.lz4.level': '18' }), /no more than 17/);
+    assert.deepEqual(logConfigFor(broker(), {}).compression, { type: 'producer', gzipLevel: -1, zstdLevel: 3 });
+    assert.deepEqual(logConfigFor(broker(), { 'compression.type': 'uncompressed' }).compression?.type, 'none');
+    assert.deepEqual(logConfigFor(broker(), { 'compression.type': 'zstd', 'compression.zstd.level': '7' }).compression, { type: 'zstd', gzipLevel: -1, zstdLevel: 7 });
+    // The broker's compression.type and levels are the topic defaults.
+    assert.deepEqual(logConfigFor(broker({ 'compression.type': 'gzip', 'compression.gzip.level': '9' }), {}).compression, { type: 'gzip', gzipLevel: 9, zstdLevel: 3 });
   });
 
   it('refuses min.compaction.lag.ms > max.compaction.lag.ms', () => {

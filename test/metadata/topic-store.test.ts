@@ -36,7 +36,7 @@ describe('topic metadata codec', () => {
   });
 
   it('refuses malformed content', () => {
-    assert.throws(() => decodeTopicMetadata('{'));
+    assert.throws(() => decodeTopicMetadata('{'), SyntaxError);
     assert.throws(() => decodeTopicMetadata('{"version":2,"topics":[]}'), /version 2/);
     assert.throws(() => decodeTopicMetadata('{"version":1}'), /no topics/);
     assert.throws(() => decodeTopicMetadata('{"version":1,"topics":[{"name":"a","topicId":"x","partitionCount":0}]}'), /malformed/);

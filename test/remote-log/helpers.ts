@@ -113,9 +113,13 @@ export class FaultyStorage implements RemoteStorage {
     return this.inner.deleteSegment(ref, signal);
   }
 
-  async listSegments(prefix?: string, signal?: AbortSignal): Promise<RemoteSegmentListing[]> {
+  /** Every listing, in order: what was asked (the sweep tests check they are incremental). */
+  readonly listings: Array<{ prefix: string | undefined; startAfter: string | undefined }> = [];
+
+  async listSegments(prefix?: string, signal?: AbortSignal, startAfter?: string): Promise<RemoteSegmentListing[]> {
+    this.listings.push({ prefix, startAfter });
     await this.gate('list', signal);
-    return this.inner.listSegments(prefix, signal);
+    return this.inner.listSegments(prefix, signal, startAfter);
   }
 
   close(): Promise<void> {

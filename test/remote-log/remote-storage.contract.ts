@@ -12,7 +12,7 @@ import { ErrorCode } from '../../broker/protocol/errors.js';
 import { buildRecordBatch } from '../../broker/protocol/record-batch.js';
 import { decodeManifest } from '../../remote-log/objects/manifest.js';
 import type { ObjectRemoteStorageOptions } from '../../remote-log/objects/object-remote-storage.js';
-import { objectKey, partitionPrefix, topicPrefix } from '../../remote-log/objects/object-keys.js';
+import { afterBaseOffset, objectKey, partitionPrefix, topicPrefix } from '../../remote-log/objects/object-keys.js';
 import type { IndexKind, RemoteSegmentRef, RemoteStorage, SegmentFiles } from '../../remote-log/remote-storage.js';
 import { streamingChunksContract } from './streaming-chunks.contract.js';
 import {
@@ -399,6 +399,33 @@ export function remoteStorageContract(backend: ContractBackend): void {
       const p1 = await storage.listSegments(partitionPrefix('', 'a-b', topicId, 1));
       assert.deepEqual(p1.map((l) => l.ref), [c]);
       assert.deepEqual(await storage.listSegments(topicPrefix('', 'nothing', topicId)), []);
+    });
+
+    it('lists only the objects after a start-after bound', async () => {
+      const topicId = randomBytes(16).toString('base64url');
+      const refs = [0n, 10n, 20n, 30n].map((baseOffset) => newRef({ topic: 'after', topicId, partition: 3, baseOffset }));
+      for (const r of refs) await storage.copySegment(r, makeSegment(100, 12).files);
+      const prefix = partitionPrefix('', 'after', topicId, 3);
+      const offsets = async (startAfter?: string): Promise<bigint[]> =>
+        (await storage.listSegments(prefix, undefined, startAfter)).map((l) => l.ref.baseOffset).sort((a, b) => (a < b ? -1 : 1));
+      assert.deepEqual(await offsets(), [0n, 10n, 20n, 30n]);
+      assert.deepEqual(await offsets(afterBaseOffset('', 'after', topicId, 3, 10n)), [20n, 30n]);
+      assert.deepEqual(await offsets(afterBaseOffset('', 'after', topicId, 3, 9n)), [10n, 20n, 30n]);
+      assert.deepEqual(await offsets(afterBaseOffset('', 'after', topicId, 3, 30n)), []);
+      // A bound inside one segment's keys: only its kinds sorting after it.
+      const inside = objectKey('', refs[1]!, 'log');
+      const whole = (await storage.listSegments(prefix)).find((l) => l.ref.baseOffset === 10n)!;
+      const partial = await storage.listSegments(prefix, undefined, inside);
+      assert.deepEqual(
+        partial.filter((l) => l.ref.baseOffset === 10n).flatMap((l) => l.objects.map((o) => o.kind)).sort(),
+        whole.objects.map((o) => o.kind).filter((k) => k > 'log').sort(),
+      );
+      assert.ok(partial.some((l) => l.ref.baseOffset === 10n && l.objects.some((o) => o.kind === 'manifest')));
+      // A bound from another partition's keys does not widen the prefix.
+      assert.deepEqual(
+        (await storage.listSegments(prefix, undefined, afterBaseOffset('', 'after', topicId, 2, 0n))).length,
+        4,
+      );
     });
 
     for (const mode of ['uncompressed', 'zstd-chunked'] as const) {

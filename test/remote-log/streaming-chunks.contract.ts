@@ -60,8 +60,8 @@ export class StallingObjectStore implements ObjectStore {
   delete(key: string, signal?: AbortSignal): Promise<void> {
     return this.inner.delete(key, signal);
   }
-  list(prefix: string, signal?: AbortSignal): Promise<ObjectInfo[]> {
-    return this.inner.list(prefix, signal);
+  list(prefix: string, signal?: AbortSignal, startAfter?: string): Promise<ObjectInfo[]> {
+    return this.inner.list(prefix, signal, startAfter);
   }
   async close(): Promise<void> {}
 

@@ -46,6 +46,8 @@ export interface ChaosProxyOptions {
   readonly fault?: FaultPlan;
   /** Sees every answered request, in order per connection (dropped responses included). */
   readonly onExchange?: (exchange: Exchange) => void;
+  /** Replaces a response frame before the client sees it (onExchange still sees the broker's). */
+  readonly rewriteResponse?: (request: RequestInfo, frame: Buffer) => Buffer;
 }
 
 export interface ChaosProxyStats {
@@ -213,7 +215,7 @@ export async function startChaosProxy(options: ChaosProxyOptions): Promise<Chaos
           closeBoth();
           return;
         }
-        client.write(frame);
+        client.write(entry !== undefined && options.rewriteResponse !== undefined ? options.rewriteResponse(entry.info, Buffer.from(frame)) : frame);
       }
     });
   });

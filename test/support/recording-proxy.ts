@@ -12,7 +12,7 @@
 // files are never overwritten.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { startChaosProxy, type ChaosProxy, type Exchange } from './chaos-proxy.js';
+import { startChaosProxy, type ChaosProxy, type ChaosProxyOptions, type Exchange } from './chaos-proxy.js';
 import type { HostPort } from './kafka-reference.js';
 
 /** Kafka API names by key (from the message definitions), kebab-cased for file names. */
@@ -51,12 +51,22 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
-export async function startRecordingProxy(options: { target: HostPort; port?: number }): Promise<RecordingProxy> {
+/**
+ * Records every answered request through a chaos proxy without faults. The
+ * golden capture (test/broker/protocol/golden/capture.ts) passes rewriteResponse
+ * to narrow ApiVersions answers; the recorded frame stays the broker's.
+ */
+export async function startRecordingProxy(options: {
+  target: HostPort;
+  port?: number;
+  rewriteResponse?: ChaosProxyOptions['rewriteResponse'];
+}): Promise<RecordingProxy> {
   const exchanges: RecordedExchange[] = [];
   let client = 'unknown';
   const proxy = await startChaosProxy({
     target: options.target,
     ...(options.port === undefined ? {} : { port: options.port }),
+    ...(options.rewriteResponse === undefined ? {} : { rewriteResponse: options.rewriteResponse }),
     onExchange: (e) => exchanges.push({ ...e, client }),
   });
   return {

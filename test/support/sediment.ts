@@ -30,6 +30,9 @@ export interface LogLine {
   readonly [field: string]: unknown;
 }
 
+/** A frame ("    at f (file.js:1:2)"), Node's source excerpt marker, or an uncaught error's first line. */
+const STACK_LINE = /^\s+at \S|^node:internal\/|^\s*\^+\s*$|^(Uncaught )?([A-Z][A-Za-z]*)?(Error|Exception)( \[[A-Z_]+\])?: |^\[UnhandledPromiseRejection|Uncaught exception|unhandled (promise )?rejection/i;
+
 /** pino's numeric levels. */
 export const LogLevel = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
 
@@ -101,6 +104,15 @@ export class LogCollector {
     this.waiters = [];
   }
 
+  /**
+   * Raw lines (stderr, non-JSON stdout) that are part of a stack trace or an
+   * uncaught error: the broker's logger never prints those, Node does when
+   * something escaped it.
+   */
+  stackTraces(): string[] {
+    return this.other.filter((l) => STACK_LINE.test(l));
+  }
+
   tail(n = 40): string {
     return [...this.lines.slice(-n).map((l) => JSON.stringify(l)), ...this.other.slice(-n)].join('\n');
   }
@@ -154,6 +166,8 @@ export class SedimentProcess {
   logs = new LogCollector();
   /** Log collectors of earlier runs (before restarts), oldest first. */
   readonly previousLogs: LogCollector[] = [];
+  /** Runs that ended uncleanly: exited unasked, or exited non-zero on stop(); close() fails on any. */
+  readonly uncleanExits: string[] = [];
   /** Called when the broker exits without stop() or kill() having been asked. */
   onUnexpectedExit: ((info: ExitInfo, logs: LogCollector) => void) | null = null;
   port: number;
@@ -217,7 +231,10 @@ export class SedimentProcess {
       if (this.child !== child) return;
       this.exitInfo = info;
       logs.clearWaiters();
-      if (!this.expectedExit) this.onUnexpectedExit?.(info, logs);
+      if (!this.expectedExit) {
+        this.uncleanExits.push(`run ${this.starts} exited unasked (${info.code ?? info.signal}):\n${logs.tail(30)}`);
+        this.onUnexpectedExit?.(info, logs);
+      }
     });
     const started = logs.next((l) => l.msg === 'sediment broker started');
     const timeoutMs = this.options.startTimeoutMs ?? 60_000;
@@ -243,8 +260,11 @@ export class SedimentProcess {
       if (!(await waitExit(child, timeoutMs))) {
         child.kill('SIGKILL');
         await waitExit(child, 10_000);
+        this.uncleanExits.push(`run ${this.starts} did not stop within ${timeoutMs} ms of SIGTERM`);
         throw new Error(`sediment did not stop within ${timeoutMs} ms of SIGTERM; killed:\n${this.logs.tail()}`);
       }
+      // A clean shutdown exits 0 (broker/cli/start.ts); anything else is a failed shutdown or a crash during it.
+      if (child.exitCode !== 0) this.uncleanExits.push(`run ${this.starts} exited ${child.exitCode ?? child.signalCode} on SIGTERM:\n${this.logs.tail(30)}`);
     }
     return { code: child?.exitCode ?? null, signal: child?.signalCode ?? null };
   }
@@ -264,13 +284,19 @@ export class SedimentProcess {
     await this.start();
   }
 
-  /** Stops if running and removes the log dir when the harness created it. */
+  /**
+   * Stops if running and removes the log dir when the harness created it; then
+   * fails if any run ended uncleanly (exited unasked, or not 0 on SIGTERM), so
+   * the suite whose broker crashed fails, in its after hook, even when its
+   * tests passed. kill() is a deliberate end and counts as clean.
+   */
   async close(): Promise<void> {
     try {
       if (this.alive) await this.stop();
     } finally {
       if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
     }
+    if (this.uncleanExits.length > 0) throw new Error(`sediment broker ended uncleanly:\n${this.uncleanExits.join('\n---\n')}`);
   }
 }
 

@@ -8,7 +8,7 @@
 //                                                   open transactions (LSO),
 //                                                   min.compaction.lag.ms
 import { BATCH_HEADER_SIZE, readBatchHeader } from '../../protocol/record-batch.js';
-import { INT32_MAX } from '../index-errors.js';
+import { INT32_MAX } from '../abstract-index.js';
 import type { LogConfig } from '../../../metadata/log-config.js';
 import type { LogSegment } from '../log-segment.js';
 

@@ -11,6 +11,14 @@
 // own /metrics counters, read through `sediment cost --from-metrics`'s code,
 // must project the same uploads.
 //
+// A second case calibrates the orphan sweep's LISTs: a partition of many small
+// segments (more than one 1,000-key LIST page of objects) is tiered, the broker
+// restarted, and the ListObjectsV2 requests MinIO receives are read off the
+// proxy: the first sweep after start lists the partition's whole prefix and
+// the whole bucket (what every sweep did before it was incremental), the later
+// ones only the keys after the highest finished segment (StartAfter). The
+// model's sweepLists must predict both per sweep.
+//
 // The workload is shaped so the numbers are exact rather than lucky: every
 // batch has the same size b (fixed-size keys and values, fewer than 64 records),
 // measured on the broker's bytes-in counter; segment.bytes is 64 b, so each
@@ -29,7 +37,7 @@ import type { BrokerContext } from '../../../broker/broker-context.js';
 import { BrokerConfig } from '../../../broker/config.js';
 import { measureFromMetrics, projectMonth } from '../../../broker/cost/from-metrics.js';
 import type { Workload } from '../../../broker/cost/model.js';
-import { DEFAULT_WORKLOAD, MONTH_MS, MONTH_SECONDS, costScenario } from '../../../broker/cost/model.js';
+import { DEFAULT_WORKLOAD, MONTH_MS, MONTH_SECONDS, costScenario, sweepLists } from '../../../broker/cost/model.js';
 import { parsePrometheusText, sumFirst } from '../../../broker/cost/prometheus.js';
 import { builtinSheet, selectPrices } from '../../../broker/cost/price-sheet.js';
 import { buildReport } from '../../../broker/cost/report.js';
@@ -316,6 +324,94 @@ describe('cost model calibration on MinIO', { timeout: 10 * 60_000 }, () => {
     } finally {
       await admin.disconnect().catch(() => undefined);
       await running.stop().catch(() => undefined);
+    }
+  });
+
+  it('predicts the orphan sweep LISTs: whole prefixes once after start, then one LIST per partition per sweep', async (t) => {
+    const SEGMENTS = 200;
+    const SWEEP_MS = 200;
+    const INCREMENTAL_SWEEPS = 40;
+    const sweepDir = mkdtempSync(path.join(os.tmpdir(), 'sediment-calibration-sweep-'));
+    const kafkaPort = await freePort();
+    const prefix = 'sweep/';
+    const overrides = {
+      'remote.log.storage.system.enable': 'true',
+      'remote.log.storage.url': `s3://${minio.bucket}/${prefix}`,
+      'rsm.config.s3.endpoint': proxy.endpoint,
+      'rsm.config.s3.region': minio.region,
+      'rsm.config.s3.path.style.access': 'true',
+      'rsm.config.s3.access.key.id': minio.accessKey,
+      'rsm.config.s3.secret.access.key': minio.secretKey,
+      'rsm.config.orphan.sweep.interval.ms': String(SWEEP_MS),
+      'remote.log.manager.task.interval.ms': '100',
+      'log.retention.check.interval.ms': '200',
+    };
+    let running = await startBroker(sweepDir, kafkaPort, overrides);
+    const kafka = new Kafka({ clientId: 'calibration-sweep', brokers: [`${host}:${kafkaPort}`], logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      // One record per batch, one batch per segment: many objects for few bytes.
+      const topic = 'swept';
+      await createTopic(admin, topic, 1, { 'remote.storage.enable': 'true', 'internal.segment.bytes': '200', 'local.retention.ms': '1000' });
+      const producer = kafka.producer({ allowAutoTopicCreation: false });
+      await producer.connect();
+      for (let i = 0; i <= SEGMENTS; i++) await producer.send({ topic, acks: -1, messages: [{ partition: 0, value: `v${String(i).padStart(8, '0')}`.padEnd(120, '.') }] });
+      await producer.disconnect();
+      await eventually(
+        `${SEGMENTS} segments remote`,
+        async () => (await metric(running.metricsUrl, 'sediment_remote_log_segments', { topic, partition: '0' })) >= SEGMENTS,
+      );
+      const objects: string[] = [];
+      for await (const o of minio.client().listObjectsV2(minio.bucket, prefix, true)) {
+        const name = (o as { name?: string }).name;
+        if (name !== undefined) objects.push(name);
+      }
+      assert.ok(objects.length > 1000, `${objects.length} objects: more than one LIST page`);
+
+      // A cold start: the first sweep lists everything, the next ones what is new.
+      await running.stop();
+      proxy.reset();
+      running = await startBroker(sweepDir, kafkaPort, overrides);
+      const rlm = running.broker.remoteLogManager!;
+      const log = running.broker.topics.partitionLog(topic, 0)!;
+      const sweeps = (): { all: number; full: number } => {
+        const s = rlm.partitionStats(log);
+        return { all: s?.orphanSweeps ?? 0, full: s?.orphanFullSweeps ?? 0 };
+      };
+      await eventually(`${INCREMENTAL_SWEEPS} sweeps after the first`, async () => sweeps().all >= 1 + INCREMENTAL_SWEEPS, 60_000);
+      // Read the LISTs between sweeps: the same sweep count before and after the read.
+      let lists = proxy.lists();
+      let done = sweeps();
+      await eventually('a read of the LISTs between two sweeps', async () => {
+        const before = sweeps();
+        lists = proxy.lists();
+        done = sweeps();
+        return before.all === done.all;
+      });
+      const model = sweepLists({ partitions: 1, orphanSweepIntervalMs: SWEEP_MS, orphanFullSweepIntervalMs: DEFAULT_WORKLOAD.orphanFullSweepIntervalMs }, objects.length);
+      const monthly = sweepLists({ ...DEFAULT_WORKLOAD, partitions: 1 }, objects.length);
+      const full = lists.filter((l) => l.startAfter === undefined);
+      const incremental = lists.filter((l) => l.startAfter !== undefined);
+      const perSweep = incremental.length / (done.all - done.full);
+      t.diagnostic(
+        `${objects.length} objects in ${SEGMENTS} segments; first sweep after start: ${full.length} LISTs ` +
+          `(${full.filter((l) => l.prefix === prefix).length} of the bucket, ${full.filter((l) => l.prefix !== prefix).length} of the partition), model ${model.fullSweep}; ` +
+          `then ${incremental.length} LISTs in ${done.all - done.full} sweeps (${perSweep.toFixed(3)} per sweep), model ${model.incrementalSweep}; ` +
+          `a month of default sweeps of this bucket: ${Math.round(monthly.perMonth)} LISTs, ${Math.round((MONTH_MS / DEFAULT_WORKLOAD.orphanSweepIntervalMs) * model.fullSweep)} if every sweep listed everything`,
+      );
+      assert.equal(done.full, 1, 'one full sweep: the first after start');
+      assert.equal(full.length, model.fullSweep, 'the first sweep lists every page of the partition and of the bucket');
+      assert.ok(full.some((l) => l.continuation), 'the full listing pages');
+      within(incremental.length, model.incrementalSweep * (done.all - done.full), 'LISTs of the incremental sweeps');
+      assert.ok(incremental.every((l) => l.prefix !== prefix && !l.continuation), 'incremental sweeps list one page of the partition, never the bucket');
+      // Every incremental LIST starts after the highest finished segment's offset.
+      const highest = rlm.remoteSegments(log).filter((s) => s.state === 'COPY_SEGMENT_FINISHED').at(-1)!.startOffset;
+      assert.ok(incremental.every((l) => l.startAfter === `${l.prefix}${highest.toString().padStart(20, '0')}.`), JSON.stringify(incremental.slice(0, 2)));
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+      await running.stop().catch(() => undefined);
+      rmSync(sweepDir, { recursive: true, force: true });
     }
   });
 });

@@ -76,6 +76,15 @@ describe('sediment cost', () => {
       assert.match(html, /<svg[^>]+id="chart-retention"/);
       assert.equal((html.match(/<polyline /g) ?? []).length, 4, 'one line per scenario');
       assert.ok(!/<script|<link |src="http/.test(html), 'nothing loaded from elsewhere');
+      // 90 days at 50 MB/s is about 354 TiB in S3 Standard: past its 50 TB tier boundary, below the 500 TB one.
+      assert.match(io.stdout, /^object storage by volume tier \(S3 Standard: first 50\.0 TiB \$0\.023, next 450 TiB \$0\.022, over 500 TiB \$0\.021 per GiB-month\)$/m);
+      assert.match(io.stdout, /^local 1d +35\d TiB +50\.0 TiB \$1,178 +30\d TiB \$[\d,]+ +- +\$[\d,]+$/m);
+      assert.match(html, /<svg[^>]+id="chart-volume-tiers"/);
+      assert.deepEqual([...html.matchAll(/class="tier-boundary-label">([^<]+)</g)].map((m) => m[1]), ['50.0 TiB', '500 TiB']);
+      assert.match(html, /<th>first 50\.0 TiB<\/th><th>next 450 TiB<\/th><th>over 500 TiB<\/th>/);
+      const flat = bufferIo();
+      assert.equal(await runCost(['--ingress', '50MB/s', '--retention', '90d', '--price', 'object.gbMonth=0.023'], flat), 0, flat.stderr);
+      assert.doesNotMatch(flat.stdout, /volume tier/, 'a flat price given on the command line has no tiers');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

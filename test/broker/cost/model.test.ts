@@ -18,6 +18,7 @@ import {
   effectiveSegmentBytes,
   remoteReadRequests,
   segmentUpload,
+  sweepLists,
 } from '../../../broker/cost/model.js';
 import { builtinSheet, selectPrices } from '../../../broker/cost/price-sheet.js';
 
@@ -127,11 +128,46 @@ describe('scenarios', () => {
     close(c.quantities.putRequests, segments * 135);
     close(c.quantities.deleteRequests, segments * (1 + 7));
     // 30 days at 10 MiB/s = 25,312.5 segments of 1 GiB, 6,328 per partition, 37,969 objects each:
-    // 38 LIST pages per partition, 152 for the whole bucket, every 5 minutes.
+    // a full sweep (once a day) lists 38 pages per partition and 152 for the whole bucket; the
+    // other sweeps, every 5 minutes, one page per partition (what follows its highest finished segment).
     const sweeps = (MONTH_SECONDS * 1000) / (5 * 60_000);
+    const fullSweeps = (MONTH_SECONDS * 1000) / DAY_MS;
     // Plus one ListMultipartUploads per expired segment.
-    close(c.quantities.listRequests, sweeps * (4 * 38 + 152) + segments);
+    close(c.quantities.listRequests, (sweeps - fullSweeps) * 4 + fullSweeps * (4 * 38 + 152) + segments);
     close(c.components.putListRequests, (c.quantities.putRequests * 0.005 + c.quantities.listRequests * 0.005) / 1000);
+  });
+
+  it('sweeps incrementally: the issue 16 workload lists at least 10x less than listing everything every sweep', () => {
+    // sediment cost --ingress 50MB/s --retention 30d --local-retention 1d --chunk-size 4MiB --remote-read-share 0.1
+    const w: Workload = { ...DEFAULT_WORKLOAD, ingressBytesPerSec: 50e6, retentionMs: 30 * DAY_MS, chunkSizeBytes: 4 * MIB, remoteReadShare: 0.1 };
+    const c = costScenario(w, { name: 'local 1d', localRetentionMs: DAY_MS }, standard, 0);
+    const objects = ((50e6 * 30 * DAY_MS) / 1000 / GIB) * c.quantities.objectsPerSegment;
+    const lists = sweepLists(w, objects);
+    assert.equal(lists.incrementalSweep, 12);
+    // 120,699 segments of 6 objects: 61 pages per partition, 725 for the bucket.
+    assert.equal(lists.fullSweep, 12 * 61 + 725);
+    const everySweepFull = ((MONTH_SECONDS * 1000) / (5 * 60_000)) * lists.fullSweep + c.quantities.segmentsPerMonth;
+    close(everySweepFull, 12.9e6, 0.01);
+    assert.ok(c.quantities.listRequests * 10 <= everySweepFull, `${c.quantities.listRequests} LISTs a month against ${everySweepFull} before`);
+    close(c.quantities.listRequests, 271_000, 0.01);
+    // A full sweep at every sweep is the old behaviour.
+    assert.equal(sweepLists({ ...w, orphanFullSweepIntervalMs: 1 }, objects).perMonth, ((MONTH_SECONDS * 1000) / (5 * 60_000)) * lists.fullSweep);
+  });
+
+  it('prices S3 Standard storage by its volume tiers past 50 TB, and flat when the class has none', () => {
+    // 50 MB/s for 30 days: about 118 TiB in the bucket, across the 50 TB boundary.
+    const w: Workload = { ...DEFAULT_WORKLOAD, ingressBytesPerSec: 50e6, retentionMs: 30 * DAY_MS };
+    const c = costScenario(w, { name: 'local 1d', localRetentionMs: DAY_MS }, standard, 0);
+    const gb = c.quantities.billedObjectGiBMonths;
+    assert.ok(gb > 51_200 && gb < 512_000, `${gb} GiB-months`);
+    close(c.components.objectStorage, 51_200 * 0.023 + (gb - 51_200) * 0.022);
+    assert.deepEqual(c.objectStorageBands.map((b) => b.gb > 0), [true, true, false]);
+    const flat = costScenario(w, { name: 'local 1d', localRetentionMs: DAY_MS }, selectPrices(aws, { overrides: { 'object.gbMonth': 0.023 } }).prices, 0);
+    close(flat.components.objectStorage, gb * 0.023);
+    assert.deepEqual(flat.objectStorageBands, []);
+    // Below 50 TB the tiers change nothing.
+    const small = costScenario({ ...w, ingressBytesPerSec: 10e6 }, { name: 'local 1d', localRetentionMs: DAY_MS }, standard, 0);
+    close(small.components.objectStorage, small.quantities.billedObjectGiBMonths * 0.023);
   });
 
   it('prices GETs and retrieval of the reads below the local tier', () => {

@@ -43,11 +43,30 @@ export function classifyS3Request(method: string, rawUrl: string): S3Operation {
   }
 }
 
+/** One ListObjectsV2 request as the store received it (each page is one). */
+export interface ListRequest {
+  readonly prefix: string;
+  /** The start-after parameter, when given. */
+  readonly startAfter: string | undefined;
+  /** A later page of a listing (a continuation token was given). */
+  readonly continuation: boolean;
+}
+
+/** The ListObjectsV2 parameters of a request, or undefined for any other request (ListMultipartUploads included). */
+export function listRequestOf(method: string, rawUrl: string): ListRequest | undefined {
+  const url = new URL(rawUrl, 'http://proxy');
+  const q = url.searchParams;
+  if (method !== 'GET' || q.get('list-type') !== '2') return undefined;
+  return { prefix: q.get('prefix') ?? '', startAfter: q.get('start-after') ?? undefined, continuation: q.has('continuation-token') };
+}
+
 export interface CountingProxy {
   /** http://127.0.0.1:<port> */
   readonly endpoint: string;
   /** Requests forwarded so far, by operation. */
   counts(): Record<S3Operation, number>;
+  /** The ListObjectsV2 requests forwarded so far, in order. */
+  lists(): ListRequest[];
   reset(): void;
   stop(): Promise<void>;
 }
@@ -69,8 +88,11 @@ function zero(): Record<S3Operation, number> {
 
 export async function startCountingProxy(target: { host: string; port: number }): Promise<CountingProxy> {
   let counts = zero();
+  let lists: ListRequest[] = [];
   const server = http.createServer((req, res) => {
     counts[classifyS3Request(req.method ?? 'GET', req.url ?? '/')]++;
+    const list = listRequestOf(req.method ?? 'GET', req.url ?? '/');
+    if (list !== undefined) lists.push(list);
     const upstream = http.request(
       { host: target.host, port: target.port, method: req.method, path: req.url, headers: req.headers },
       (up) => {
@@ -89,8 +111,10 @@ export async function startCountingProxy(target: { host: string; port: number })
   return {
     endpoint: `http://127.0.0.1:${port}`,
     counts: () => ({ ...counts }),
+    lists: () => [...lists],
     reset: () => {
       counts = zero();
+      lists = [];
     },
     stop: () =>
       new Promise<void>((resolve) => {

@@ -31,7 +31,7 @@ test('transitionTo refuses illegal moves and records previous state and timestam
   assert.equal(g.previousState, 'Empty');
   assert.equal(g.stateTimestamp, 5);
   g.transitionTo('Dead', 6);
-  assert.throws(() => g.transitionTo('Empty', 7));
+  assert.throws(() => g.transitionTo('Empty', 7), { name: 'IllegalGroupTransitionError', message: /before moving to Empty; it is Dead$/ });
 });
 
 test('state names parse case-insensitively', () => {

@@ -220,7 +220,7 @@ describe('DescribeTopicPartitions', () => {
     const dir = path.join(repoRoot(), 'test', 'golden', 'java-cli');
     const reqPayload = payloadOf([readFileSync(path.join(dir, 'describe-topic-partitions-v0.bin'))]);
     const header = decodeRequestHeader(reqPayload);
-    const req = decodeRequestBody(header, reqPayload) as DescribeTopicPartitionsRequest;
+    const req = decodeRequestBody(header, reqPayload).body as DescribeTopicPartitionsRequest;
     assert.deepEqual(req.topics.map((t) => t.name), ['golden-java']);
     // Kafka's node id there is 1; this broker's may differ, so compare with it substituted.
     await broker.broker.context.topics.createTopic({ name: 'golden-java', numPartitions: 2 });

@@ -90,10 +90,12 @@ describe('IndexFile', () => {
     const f = new IndexFile(file);
     const idx = new OffsetIndex(0n, 10);
     idx.append(1n, 0);
-    await assert.rejects(f.writeTail(idx.takeUnwritten()));
-    await assert.rejects(f.flush());
+    // The file's directory is missing: the open fails, and so does every later write and flush.
+    const missing = { code: 'ENOENT', syscall: 'open', path: file };
+    await assert.rejects(f.writeTail(idx.takeUnwritten()), missing);
+    await assert.rejects(f.flush(), missing);
     idx.append(2n, 10);
-    await assert.rejects(f.writeTail(idx.takeUnwritten()));
+    await assert.rejects(f.writeTail(idx.takeUnwritten()), missing);
     await mkdir(path.dirname(file));
     await f.rewrite(idx.bytes());
     idx.markWritten();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CorruptIndexError } from '../../../broker/log/index-errors.js';
+import { CorruptIndexError, IndexOffsetOverflowError } from '../../../broker/log/abstract-index.js';
 import { OffsetIndex } from '../../../broker/log/offset-index.js';
 
 describe('OffsetIndex', () => {
@@ -50,11 +50,11 @@ describe('OffsetIndex', () => {
   it('rejects non-increasing offsets, overflow and a full index', () => {
     const idx = new OffsetIndex(base, 2);
     idx.append(1005n, 10);
-    assert.throws(() => idx.append(1005n, 20));
-    assert.throws(() => new OffsetIndex(base, 2).append(base + (1n << 31n), 1));
+    assert.throws(() => idx.append(1005n, 20), { name: 'RangeError', message: 'offset index entries must increase: 1005 after 1005' });
+    assert.throws(() => new OffsetIndex(base, 2).append(base + (1n << 31n), 1), IndexOffsetOverflowError);
     idx.append(1006n, 20);
     assert.equal(idx.isFull, true);
-    assert.throws(() => idx.append(1007n, 30));
+    assert.throws(() => idx.append(1007n, 30), { name: 'RangeError', message: /offset index for base 1000 is full \(2 entries\)/ });
   });
 
   it('truncates entries at or after an offset', () => {

@@ -93,7 +93,7 @@ describe('producer state', () => {
     assert.equal(back?.lastDataOffset, 100n);
     assert.equal(back?.producerEpoch, 2);
     bytes.writeUInt8((bytes[20] ?? 0) ^ 0xff, 20);
-    assert.throws(() => decodeProducerSnapshot(bytes));
+    assert.throws(() => decodeProducerSnapshot(bytes), { name: 'CorruptSnapshotError', message: /^snapshot CRC \d+ does not match computed \d+$/ });
   });
 
   it('tracks open transactions for the last stable offset and indexes aborts', async () => {

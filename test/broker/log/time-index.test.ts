@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CorruptIndexError } from '../../../broker/log/index-errors.js';
+import { CorruptIndexError } from '../../../broker/log/abstract-index.js';
 import { TimeIndex } from '../../../broker/log/time-index.js';
 
 describe('TimeIndex', () => {
@@ -20,9 +20,9 @@ describe('TimeIndex', () => {
   it('rejects decreasing offsets and lets the final entry past a full index', () => {
     const idx = new TimeIndex(0n, 1);
     idx.maybeAppend(10n, 5n);
-    assert.throws(() => idx.maybeAppend(20n, 6n));
+    assert.throws(() => idx.maybeAppend(20n, 6n), { name: 'RangeError', message: 'time index for base 0 is full' });
     assert.notEqual(idx.maybeAppend(20n, 6n, true), null);
-    assert.throws(() => idx.maybeAppend(30n, 1n, true));
+    assert.throws(() => idx.maybeAppend(30n, 1n, true), { name: 'RangeError', message: 'time index offsets must not decrease: 1 after 6' });
   });
 
   it('truncates and sanity-checks', () => {

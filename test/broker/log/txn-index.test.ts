@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CorruptIndexError } from '../../../broker/log/index-errors.js';
+import { CorruptIndexError } from '../../../broker/log/abstract-index.js';
 import { ABORTED_TXN_SIZE, TransactionIndex } from '../../../broker/log/txn-index.js';
 
 describe('TransactionIndex', () => {
@@ -26,7 +26,7 @@ describe('TransactionIndex', () => {
   it('rejects out-of-order entries and partial files', () => {
     const idx = new TransactionIndex(0n);
     idx.append(t(1n, 0n, 10n, 11n));
-    assert.throws(() => idx.append(t(1n, 0n, 10n, 11n)));
+    assert.throws(() => idx.append(t(1n, 0n, 10n, 11n)), { name: 'RangeError', message: /aborted txn last offset 10 is not after the previous 10/ });
     assert.throws(() => new TransactionIndex(0n, idx.bytes().subarray(0, 30)).sanityCheck(), CorruptIndexError);
   });
 });

@@ -24,7 +24,8 @@ test('request header v1 (non-flexible API version)', () => {
     apiKey: 3, apiVersion: 1, correlationId: 42, clientId: 'cli', taggedFields: [], headerVersion: 1, headerSize: 13,
   });
   assert.deepEqual(decodeRequestBody(h, payload), {
-    topics: null, allowAutoTopicCreation: true, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false,
+    body: { topics: null, allowAutoTopicCreation: true, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false },
+    trailingBytes: 0,
   });
 });
 
@@ -41,7 +42,7 @@ test('request header v2: classic client id, then tagged fields', () => {
   assert.equal(h.headerVersion, 2);
   assert.equal(h.clientId, null);
   assert.deepEqual(h.taggedFields, [{ tag: 9, data: Buffer.from([1, 2]) }]);
-  assert.deepEqual(decodeRequestBody(h, payload), { clientSoftwareName: 'x', clientSoftwareVersion: '1' });
+  assert.deepEqual(decodeRequestBody(h, payload).body, { clientSoftwareName: 'x', clientSoftwareVersion: '1' });
 });
 
 test('headers of unknown APIs and future versions are readable', () => {
@@ -60,14 +61,42 @@ test('headers of unknown APIs and future versions are readable', () => {
   assert.deepEqual([cs.headerVersion, cs.clientId, cs.headerSize], [1, 'cs', 12]);
 });
 
-test('trailing bytes after a request body are a decode error', () => {
+test('bytes after a whole request body are counted and ignored, as Kafka does', () => {
   const payload = payloadOf(encodeRequest(12, 0, 1, 'c', (w) => {
     w.writeString('g');
     w.writeInt32(1);
     w.writeString('m');
     w.writeInt8(0);
   }));
+  assert.deepEqual(decodeRequestBody(decodeRequestHeader(payload), payload), {
+    body: { groupId: 'g', generationId: 1, memberId: 'm', groupInstanceId: null },
+    trailingBytes: 1,
+  });
+});
+
+test('librdkafka 2.16 all-topics Metadata v12, as captured, decodes with its 3 trailing bytes', () => {
+  // AdminClient.list_topics() of confluent-kafka 2.16.1 (librdkafka 2.16.0), client.id "rdk":
+  // header v2, then topics null, allowAutoTopicCreation false, includeTopicAuthorizedOperations
+  // false, no tags, then 01 00 00 that no Metadata version describes.
+  const payload = Buffer.from('0003000c00000003000372646b0000000000010000', 'hex');
+  const h = decodeRequestHeader(payload);
+  assert.deepEqual([h.apiKey, h.apiVersion, h.correlationId, h.clientId], [3, 12, 3, 'rdk']);
+  assert.deepEqual(decodeRequestBody(h, payload), {
+    body: { topics: null, allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false },
+    trailingBytes: 3,
+  });
+});
+
+test('a body cut short is still a decode error', () => {
+  const payload = payloadOf(encodeRequest(12, 0, 1, 'c', (w) => {
+    w.writeString('g');
+    w.writeInt32(1);
+    w.writeInt16(5); // memberId of 5 bytes, 1 sent
+    w.writeInt8(0x6d);
+  }));
   assert.throws(() => decodeRequestBody(decodeRequestHeader(payload), payload), ProtocolDecodeError);
+  const cut = payloadOf(encodeRequest(3, 12, 4, 'c', (w) => w.writeUVarint(0)));
+  assert.throws(() => decodeRequestBody(decodeRequestHeader(cut), cut), ProtocolDecodeError);
 });
 
 test('responses are size-prefixed chunks; ApiVersions keeps header v0 when flexible', () => {
@@ -113,5 +142,5 @@ test('client-side request encoding with the typed descriptors', () => {
   const payload = payloadOf(encodeRequestMessage(apis.Metadata, 12, 9, 'me', req));
   const h = decodeRequestHeader(payload);
   assert.equal(h.headerVersion, 2);
-  assert.deepEqual(decodeRequestBody(h, payload), req);
+  assert.deepEqual(decodeRequestBody(h, payload), { body: req, trailingBytes: 0 });
 });

@@ -92,7 +92,10 @@ test('strings: classic and compact, nullable, UTF-8', () => {
   assert.equal(new Reader(Buffer.from('ffff', 'hex')).readNullableString(), null);
   assert.throws(() => new Reader(Buffer.from('00', 'hex')).readCompactString(), ProtocolDecodeError);
   assert.throws(() => new Reader(Buffer.from('ffff', 'hex')).readString(), ProtocolDecodeError);
-  assert.throws(() => new Reader(Buffer.from('fffe', 'hex')).readNullableString(), ProtocolDecodeError);
+  // Kafka's generated readers take any negative length of a nullable field as null.
+  assert.equal(new Reader(Buffer.from('fffe', 'hex')).readNullableString(), null);
+  assert.equal(new Reader(Buffer.from('8000', 'hex')).readNullableString(), null);
+  assert.throws(() => new Reader(Buffer.from('fffe', 'hex')).readString(), ProtocolDecodeError);
   assert.throws(() => new Reader(Buffer.from('0005616263', 'hex')).readString(), /Truncated/);
   fc.assert(
     fc.property(fc.string({ unit: 'grapheme', maxLength: 40 }), (s) => {
@@ -121,7 +124,8 @@ test('bytes are views into the input, not copies', () => {
   assert.equal(c.buffer, input.buffer);
   assert.equal(new Reader(Buffer.from('ffffffff', 'hex')).readNullableBytes(), null);
   assert.equal(new Reader(Buffer.from('00', 'hex')).readCompactNullableBytes(), null);
-  assert.throws(() => new Reader(Buffer.from('fffffffe', 'hex')).readNullableBytes(), ProtocolDecodeError);
+  assert.equal(new Reader(Buffer.from('fffffffe', 'hex')).readNullableBytes(), null);
+  assert.throws(() => new Reader(Buffer.from('fffffffe', 'hex')).readBytes(), ProtocolDecodeError);
   assert.throws(() => new Reader(Buffer.from('7fffffff00', 'hex')).readBytes(), ProtocolDecodeError);
   assert.throws(() => new Reader(Buffer.from('ffffffff0f', 'hex')).readCompactBytes(), ProtocolDecodeError);
 });
@@ -139,7 +143,8 @@ test('uuids use Kafka base64url form', () => {
 test('array lengths are checked against the remaining bytes before allocating', () => {
   const huge = Buffer.from('7fffffff', 'hex');
   assert.throws(() => new Reader(huge).readArray((r) => r.readInt8()), /cannot fit/);
-  assert.throws(() => new Reader(Buffer.from('fffffffe', 'hex')).readNullableArray((r) => r.readInt8()), ProtocolDecodeError);
+  assert.equal(new Reader(Buffer.from('fffffffe', 'hex')).readNullableArray((r) => r.readInt8()), null);
+  assert.throws(() => new Reader(Buffer.from('80000000', 'hex')).readArray((r) => r.readInt8()), ProtocolDecodeError);
   assert.equal(new Reader(Buffer.from('ffffffff', 'hex')).readNullableArray((r) => r.readInt8()), null);
   assert.equal(new Reader(Buffer.from('00', 'hex')).readCompactNullableArray((r) => r.readInt8()), null);
   assert.throws(() => new Reader(Buffer.from('00', 'hex')).readCompactArray((r) => r.readInt8()), ProtocolDecodeError);

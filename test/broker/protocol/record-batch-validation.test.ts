@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
+import { ErrorCode, KafkaError, RecordValidationError } from '../../../broker/protocol/errors.js';
 import {
   COMPRESSION_TYPES,
   OFFSET_ATTRIBUTES,
@@ -205,4 +205,49 @@ test('arbitrary bytes never escape as anything but a KafkaError (property)', () 
     }),
     { numRuns: 1500 },
   );
+});
+
+test('record errors (KIP-467): every bad record listed with its batch index and Kafka\'s message', () => {
+  const now = 1_000_000;
+  const bounds = { now, beforeMaxMs: 1000, afterMaxMs: 1000 };
+  const recs = (ts: number[]) => ts.map((t, i) => ({ key: `${i}`, value: 'v', timestamp: t }));
+  const late = batch({ records: recs([now, now + 5000, now, now - 7000]) });
+  assert.throws(() => validateBatchForAppend(late, 0, MAX, { createTime: bounds, topicPartition: 't-2' }), (e: unknown) => {
+    assert.ok(e instanceof RecordValidationError);
+    assert.equal(e.code, ErrorCode.INVALID_TIMESTAMP);
+    assert.equal(e.message, 'One or more records have been rejected due to invalid timestamp');
+    assert.deepEqual(e.recordErrors, [
+      { batchIndex: 1, message: `Timestamp ${now + 5000} of message with offset 1 is out of range. The timestamp should be within [${now - 1000}, ${now + 1000}]` },
+      { batchIndex: 3, message: `Timestamp ${now - 7000} of message with offset 3 is out of range. The timestamp should be within [${now - 1000}, ${now + 1000}]` },
+    ]);
+    return true;
+  });
+  // A missing key is reported before the timestamp of the same record, as Kafka's validateRecord.
+  const both = batch({ records: [{ key: null, value: 'x', timestamp: now + 9000 }, { key: 'k', value: 'y', timestamp: now + 9000 }], compression: 'zstd' });
+  assert.throws(() => validateBatchForAppend(both, 0, MAX, { createTime: bounds, compacted: true, topicPartition: 't-0' }), (e: unknown) => {
+    assert.ok(e instanceof RecordValidationError);
+    assert.equal(e.code, ErrorCode.INVALID_TIMESTAMP, 'any timestamp error makes the batch INVALID_TIMESTAMP');
+    assert.deepEqual(e.recordErrors.map((r) => r.batchIndex), [0, 1]);
+    assert.match(e.recordErrors[0]?.message ?? '', /^Compacted topic cannot accept message without key in topic partition t-0$/);
+    return true;
+  });
+  // LogAppendTime claimed by a producer on a LogAppendTime topic: one error per record.
+  const lat = buildRecordBatch({ records: [{ key: 'ab', value: 'v' }, { key: null, value: null }], logAppendTime: true, timestamp: now });
+  assert.throws(() => validateBatchForAppend(lat, 0, MAX, { logAppendTimeTopic: true }), (e: unknown) => {
+    assert.ok(e instanceof RecordValidationError);
+    assert.deepEqual(e.recordErrors, [
+      { batchIndex: 0, message: `Invalid timestamp type in message DefaultRecord(offset=0, timestamp=${now}, key=2 bytes, value=1 bytes). Producer should not set timestamp type to LogAppendTime.` },
+      { batchIndex: 1, message: `Invalid timestamp type in message DefaultRecord(offset=1, timestamp=${now}, key=0 bytes, value=0 bytes). Producer should not set timestamp type to LogAppendTime.` },
+    ]);
+    return true;
+  });
+  // Only the first three appear in the message; all are listed.
+  const keyless = batch({ records: Array.from({ length: 5 }, () => ({ key: null, value: 'v' })) });
+  assert.throws(() => validateBatchForAppend(keyless, 0, MAX, { compacted: true, topicPartition: 'c-1' }), (e: unknown) => {
+    assert.ok(e instanceof RecordValidationError);
+    assert.equal(e.recordErrors.length, 5);
+    assert.match(e.message, /^One or more records have been rejected due to 5 record errors in total, and only showing the first three errors at most: \[RecordError\(batchIndex=0, .*RecordError\(batchIndex=2, message='Compacted topic cannot accept message without key in topic partition c-1'\)\]$/);
+    assert.doesNotMatch(e.message, /batchIndex=3/);
+    return true;
+  });
 });

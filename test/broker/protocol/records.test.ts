@@ -82,6 +82,8 @@ test('writeRecord at an offset returns the end position; readRecord advances to 
       assert.equal(s.pos, end);
       assert.equal(summary.offsetDelta, r.offsetDelta);
       assert.equal(summary.hasKey, r.key !== null);
+      assert.equal(summary.keySize, r.key === null ? -1 : r.key.length);
+      assert.equal(summary.valueSize, r.value === null ? -1 : r.value.length);
     }),
     { numRuns: 300 },
   );

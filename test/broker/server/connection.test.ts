@@ -103,9 +103,48 @@ class Client {
   }
 }
 
-async function connected(processor: RequestProcessor): Promise<{ client: Client; done: () => Promise<void> }> {
+/**
+ * The broker end of the socket, watched: bytes received (counted by a 'data'
+ * listener added after the Connection's, so it runs once the Connection has
+ * handled them) and writes made.
+ */
+class ServerSide {
+  received = 0;
+  writes = 0;
+  private waiters: Array<() => void> = [];
+
+  constructor(socket: net.Socket) {
+    socket.on('data', (d: Buffer) => {
+      this.received += d.length;
+      for (const w of this.waiters.splice(0)) w();
+    });
+    const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+    (socket as { write: (...args: unknown[]) => boolean }).write = (...args: unknown[]): boolean => {
+      this.writes++;
+      return write(...args);
+    };
+  }
+
+  /** Resolves once `n` bytes have reached the Connection. */
+  async untilReceived(n: number): Promise<void> {
+    while (this.received < n) await new Promise<void>((r) => this.waiters.push(r));
+  }
+}
+
+/**
+ * Lets everything already queued run (microtasks, nextTicks, then this
+ * setImmediate): the Connection decides what to start and write synchronously
+ * on its data and settle callbacks, so after one turn nothing it would do in
+ * response is still pending. An event, not a time: no sleep proves a negative.
+ */
+const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+async function connected(processor: RequestProcessor): Promise<{ client: Client; server: ServerSide; done: () => Promise<void> }> {
+  let serverSide!: (s: ServerSide) => void;
+  const side = new Promise<ServerSide>((resolve) => (serverSide = resolve));
   const server = net.createServer((socket) => {
     new Connection(socket, 1, 1 << 20, processor, silentLogger(), () => undefined);
+    serverSide(new ServerSide(socket));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as net.AddressInfo).port;
@@ -115,6 +154,7 @@ async function connected(processor: RequestProcessor): Promise<{ client: Client;
   });
   return {
     client: new Client(socket),
+    server: await side,
     done: async () => {
       socket.destroy();
       await new Promise<void>((r) => server.close(() => r()));
@@ -122,53 +162,57 @@ async function connected(processor: RequestProcessor): Promise<{ client: Client;
   };
 }
 
-/** Lets pending socket reads and microtasks run, to show that something did not start. */
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50));
 
-test(`up to ${MAX_PIPELINED_PRODUCE} Produce requests are in flight at once, answered in request order`, async () => {
+test(`up to ${MAX_PIPELINED_PRODUCE} Produce requests are in flight at once, answered in request order`, async (t) => {
   const p = new ScriptedProcessor();
-  const { client, done } = await connected(p);
+  const { client, server, done } = await connected(p);
+  // Closed even when an assertion fails, so a failure ends the file instead of an open server holding it.
+  t.after(done);
   const ids = Array.from({ length: MAX_PIPELINED_PRODUCE + 1 }, (_, i) => i + 1);
   client.send(...ids.map((id) => requestFrame(PRODUCE, id)));
-  await p.startedCount(MAX_PIPELINED_PRODUCE);
-  await settle();
-  assert.deepEqual(p.ids(), ids.slice(0, MAX_PIPELINED_PRODUCE), 'started in arrival order, the sixth waits');
+  await server.untilReceived(ids.length * 12);
+  await turn();
+  assert.deepEqual(p.ids(), ids.slice(0, MAX_PIPELINED_PRODUCE), 'started in arrival order, the last one waits');
   // Finished last to first: nothing is answered before request 1.
   for (const id of ids.slice(1, MAX_PIPELINED_PRODUCE).reverse()) p.get(id).resolve();
-  await settle();
+  await turn();
+  assert.equal(server.writes, 0, 'nothing is written before request 1 is answered');
   assert.deepEqual(client.answered, []);
   p.get(1).resolve();
   await p.startedCount(MAX_PIPELINED_PRODUCE + 1);
   assert.deepEqual(await client.answers(MAX_PIPELINED_PRODUCE), ids.slice(0, MAX_PIPELINED_PRODUCE));
   p.get(MAX_PIPELINED_PRODUCE + 1).resolve();
   assert.deepEqual(await client.answers(ids.length), ids);
-  await done();
 });
 
-test('any other request waits for the Produce requests before it and holds back those after it', async () => {
+test('any other request waits for the Produce requests before it and holds back those after it', async (t) => {
   const p = new ScriptedProcessor();
-  const { client, done } = await connected(p);
+  const { client, server, done } = await connected(p);
+  // Closed even when an assertion fails, so a failure ends the file instead of an open server holding it.
+  t.after(done);
   client.send(requestFrame(PRODUCE, 1), requestFrame(PRODUCE, 2), requestFrame(METADATA, 3), requestFrame(PRODUCE, 4));
-  await p.startedCount(2);
-  await settle();
+  await server.untilReceived(4 * 12);
+  await turn();
   assert.deepEqual(p.ids(), [1, 2]);
   p.get(1).resolve();
-  await settle();
+  await turn();
+  assert.equal(server.writes, 1, 'request 1 is answered');
   assert.deepEqual(p.ids(), [1, 2], 'Metadata starts only once every Produce before it is answered');
   p.get(2).resolve();
   await p.startedCount(3);
-  await settle();
+  await turn();
   assert.deepEqual(p.ids(), [1, 2, 3], 'the Produce after Metadata waits for it');
   p.get(3).resolve();
   await p.startedCount(4);
   p.get(4).resolve();
   assert.deepEqual(await client.answers(4), [1, 2, 3, 4]);
-  await done();
 });
 
-test('a pipelined Produce arriving while others are in flight starts at once', async () => {
+test('a pipelined Produce arriving while others are in flight starts at once', async (t) => {
   const p = new ScriptedProcessor();
   const { client, done } = await connected(p);
+  // Closed even when an assertion fails, so a failure ends the file instead of an open server holding it.
+  t.after(done);
   client.send(requestFrame(PRODUCE, 1));
   await p.startedCount(1);
   client.send(requestFrame(PRODUCE, 2));
@@ -176,12 +220,13 @@ test('a pipelined Produce arriving while others are in flight starts at once', a
   p.get(2).resolve();
   p.get(1).resolve();
   assert.deepEqual(await client.answers(2), [1, 2]);
-  await done();
 });
 
-test('a failing request closes the connection after the answers before it; later results are not sent', async () => {
+test('a failing request closes the connection after the answers before it; later results are not sent', async (t) => {
   const p = new ScriptedProcessor();
   const { client, done } = await connected(p);
+  // Closed even when an assertion fails, so a failure ends the file instead of an open server holding it.
+  t.after(done);
   client.send(requestFrame(PRODUCE, 1), requestFrame(PRODUCE, 2), requestFrame(PRODUCE, 3));
   await p.startedCount(3);
   p.get(3).resolve();
@@ -189,5 +234,4 @@ test('a failing request closes the connection after the answers before it; later
   p.get(1).resolve();
   await client.waitClosed();
   assert.deepEqual(client.answered, [1]);
-  await done();
 });

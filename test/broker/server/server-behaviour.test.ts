@@ -1,7 +1,8 @@
 // The server's wire rules, over real sockets against an in-process broker:
 // ApiVersions lists every handler; an unsupported ApiVersions version gets
 // UNSUPPORTED_VERSION in a v0 body; unknown APIs, unsupported versions and
-// oversized frames close only their connection; pipelined requests are
+// oversized frames close only their connection; bytes after a whole body are
+// ignored; pipelined requests are
 // answered in order; acks=0 gets no response.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -115,6 +116,21 @@ test('unknown api keys, unsupported versions and oversized frames close only the
     assert.equal(body.errorCode, 0, 'the well-behaved connection keeps being served');
   }
   good.close();
+});
+
+test('bytes after a whole request body are ignored: answered, connection kept (librdkafka 2.1x Metadata v12)', async () => {
+  const c = await RawClient.connect(broker.port);
+  const all = { topics: null, allowAutoTopicCreation: true, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false };
+  const padded = Buffer.concat([...encodeRequestMessage(apis.Metadata, 12, 5, 'rdkafka', all), Buffer.from([1, 0, 0])]);
+  padded.writeInt32BE(padded.length - 4, 0);
+  c.send([padded]);
+  const { header, body } = decodeResponse(await c.frame() as Buffer, apis.Metadata, 12);
+  assert.equal(header.correlationId, 5);
+  assert.equal(body.brokers.length, 1);
+  c.send(apiVersionsV3(6));
+  assert.equal(decodeResponse(await c.frame() as Buffer, apis.ApiVersions, 3).header.correlationId, 6);
+  assert.equal(c.closed, false);
+  c.close();
 });
 
 test('pipelined requests are answered in order, and acks=0 produce gets no response', async () => {

@@ -27,14 +27,14 @@ test('transition applies changes, refuses illegal moves with INVALID_TXN_STATE, 
   assert.equal(m.state, 'Empty', 'the original is not mutated');
   const prepared = transition(ongoing, 'PrepareCommit');
   assert.equal(prepared.partitions.size, 2);
-  assert.throws(() => transition(prepared, 'CompleteAbort'));
+  assert.throws(() => transition(prepared, 'CompleteAbort'), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.INVALID_TXN_STATE && /illegal transition PrepareCommit -> CompleteAbort/.test(e.message));
   const done = transition(prepared, 'CompleteCommit');
   assert.equal(done.partitions.size, 0);
 });
 
 test('state ids round trip; epochs bump until exhausted', () => {
   for (const s of ALL) assert.equal(txnStateFromId(TXN_STATE_IDS[s]), s);
-  assert.throws(() => txnStateFromId(42));
+  assert.throws(() => txnStateFromId(42), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.CORRUPT_MESSAGE && /unknown transaction state id 42/.test(e.message));
   assert.equal(bumpedEpoch(0), 1);
   assert.equal(bumpedEpoch(32765), 32766);
   assert.equal(bumpedEpoch(32766), null);

@@ -17,32 +17,20 @@ Run with /usr/bin/python3: Debian's python3-confluent-kafka is only seen there.
 """
 import argparse
 import json
+import os
 import sys
 import time
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
-import confluent_kafka
+# The record content is the compatibility matrix's (one Python copy of content.ts's rules).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'compat', 'python'))
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+import confluent_kafka  # noqa: E402
+
+from compat_common import MAX_ERRORS, record_headers, record_key, record_value  # noqa: E402
 
 CLIENT = 'confluent-kafka-python'
-ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789'
-MAX_ERRORS = 20
-
-
-def record_key(i):
-    return 'k-%d' % i
-
-
-def record_value(i):
-    length = (i * 7919) % 97 + (10000 if i % 1000 == 0 else 0)
-    return 'v-%d-' % i + ''.join(ALPHABET[(i + j * 31) % 36] for j in range(length))
-
-
-def record_headers(i, client):
-    headers = [('idx', str(i)), ('src', client)]
-    if i % 5 == 0:
-        headers.append(('empty', ''))
-    return headers
 
 
 def partition_count_for(count, partitions, p):

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Compatibility-matrix program for confluent-kafka-python (librdkafka), run with
-/usr/bin/python3 (Debian's python3-confluent-kafka). The produce/consume logic
+/usr/bin/python3 (Debian's python3-confluent-kafka) and with the venv of the
+PyPI wheel (test/compat/install.sh confluent-kafka). The produce/consume logic
 follows test/clients/python/round_trip.py; this program adds one topic for all
 codecs, the consumer group with commits, the offset listings and the lag.
 Against one broker it:
@@ -9,6 +10,9 @@ Against one broker it:
     per codec (none, gzip, snappy, lz4, zstd), idempotent, acks=all;
   - consumes them in a consumer group (subscribe) with a synchronous commit
     after every batch, verifying every byte and the per-partition order;
+  - lists all topics (list_topics() without a topic: an all-topics Metadata);
+  - subscribes by regex (^<topic>-rx-.*) to two topics made for it and reads
+    their records in a consumer group of its own;
   - lists offsets: get_watermark_offsets (earliest, latest) and offsets_for_times;
   - describes the group: list_groups (state, members) and the lag from
     committed() against the high watermarks.
@@ -54,6 +58,49 @@ def describe_configs(admin, args, report):
             report.error('%s = %r, expected %r' % (key, None if entry is None else entry.value, want))
     retention = configs.get('retention.ms')
     return '%d entries, retention.ms=%s' % (len(configs), None if retention is None else retention.value)
+
+
+def list_topics(admin, args, report):
+    md = admin.list_topics(timeout=30)
+    t = md.topics.get(args.topic)
+    if t is None:
+        report.error('list_topics() does not list %s (%d topics)' % (args.topic, len(md.topics)))
+    elif len(t.partitions) != args.partitions:
+        report.error('list_topics(): %s has %d partitions' % (args.topic, len(t.partitions)))
+    if len(md.brokers) != 1:
+        report.error('list_topics(): %d brokers' % len(md.brokers))
+    return '%d topics, %d broker(s)' % (len(md.topics), len(md.brokers))
+
+
+def regex_subscribe(admin, args, report):
+    names = ['%s-rx-a' % args.topic, '%s-rx-b' % args.topic]
+    for fut in admin.create_topics([NewTopic(n, 1, 1) for n in names], operation_timeout=30).values():
+        fut.result(60)
+    producer = Producer({'bootstrap.servers': args.bootstrap, 'client.id': 'sediment-compat-confluent'})
+    for n in names:
+        producer.produce(n, key=n.encode(), value=b'rx')
+    if producer.flush(30) > 0:
+        report.error('regex topics: records undelivered')
+    pattern = '^%s-rx-.*' % args.topic
+    consumer = Consumer(dict(consumer_conf(args, args.group + '-rx'), **{'topic.metadata.refresh.interval.ms': 1000}))
+    seen = {}
+    deadline = time.monotonic() + 60
+    try:
+        consumer.subscribe([pattern])
+        while len(seen) < len(names) and time.monotonic() < deadline:
+            m = consumer.poll(0.5)
+            if m is not None and m.error() is None:
+                seen[m.topic()] = m.key()
+        assigned = sorted(tp.topic for tp in consumer.assignment())
+    finally:
+        consumer.close()
+    if sorted(seen) != names:
+        report.error('subscribe(%s) read from %s, expected %s' % (pattern, sorted(seen), names))
+    elif any(seen[n] != n.encode() for n in names):
+        report.error('subscribe(%s): unexpected keys %r' % (pattern, seen))
+    if assigned != names:
+        report.error('subscribe(%s) assigned %s, expected %s' % (pattern, assigned, names))
+    return '%s: %s' % (pattern, ', '.join(sorted(seen)))
 
 
 def produce(args, report):
@@ -204,12 +251,17 @@ def group_lag(admin, args, report):
 
 def main():
     args = parse_args(__doc__.split('\n')[0])
-    report = Report(CLIENT, '%s (librdkafka %s)' % (confluent_kafka.version()[0], confluent_kafka.libversion()[0]), args, True)
+    # version() is a (str, int) tuple in 1.x and a str in 2.x.
+    version = confluent_kafka.version()
+    version = version[0] if isinstance(version, tuple) else version
+    report = Report(CLIENT, '%s (librdkafka %s)' % (version, confluent_kafka.libversion()[0]), args, True)
     admin = AdminClient({'bootstrap.servers': args.bootstrap, 'client.id': 'sediment-compat-confluent-admin'})
     report.op('createTopic', lambda: create_topic(admin, args, report))
     report.op('describeConfigs', lambda: describe_configs(admin, args, report))
     report.op('produce', lambda: produce(args, report))
     report.op('consumeGroup', lambda: consume(args, report))
+    report.op('listTopics', lambda: list_topics(admin, args, report))
+    report.op('regexSubscribe', lambda: regex_subscribe(admin, args, report))
     report.op('listOffsets', lambda: list_offsets(args, report))
     report.op('groupLag', lambda: group_lag(admin, args, report))
     report.finish()

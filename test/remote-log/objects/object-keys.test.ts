@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { objectKey, parseObjectKey, partitionPrefix, OBJECT_KINDS, topicPrefix } from '../../../remote-log/objects/object-keys.js';
+import { afterBaseOffset, objectKey, parseObjectKey, partitionPrefix, OBJECT_KINDS, topicPrefix } from '../../../remote-log/objects/object-keys.js';
 import type { RemoteSegmentRef } from '../../../remote-log/remote-storage.js';
 
 const ref: RemoteSegmentRef = {
@@ -58,5 +58,20 @@ describe('object keys', () => {
     assert.throws(() => objectKey('', { ...ref, topicId: 'short' }, 'log'), RangeError);
     assert.throws(() => objectKey('', { ...ref, baseOffset: -1n }, 'log'), RangeError);
     assert.throws(() => objectKey('', { ...ref, partition: 1.5 }, 'log'), RangeError);
+  });
+
+  it('afterBaseOffset sorts after every key of segments at or below the offset and before those above', () => {
+    const id = fc.uint8Array({ minLength: 16, maxLength: 16 }).map((b) => Buffer.from(b).toString('base64url'));
+    const offset = fc.bigInt({ min: 0n, max: (1n << 63n) - 2n });
+    fc.assert(
+      fc.property(offset, offset, id, fc.constantFrom(...OBJECT_KINDS), (bound, base, sid, kind) => {
+        const key = objectKey('p/', { ...ref, baseOffset: base, segmentId: sid }, kind);
+        const after = afterBaseOffset('p/', ref.topic, ref.topicId, ref.partition, bound);
+        assert.ok(after.startsWith(partitionPrefix('p/', ref.topic, ref.topicId, ref.partition)));
+        // Byte order, as S3 compares keys (the keys are ASCII, so string order is the same).
+        assert.equal(Buffer.compare(Buffer.from(key), Buffer.from(after)) > 0, base > bound, `${key} vs ${after}`);
+      }),
+    );
+    assert.throws(() => afterBaseOffset('', ref.topic, ref.topicId, 0, -1n), RangeError);
   });
 });

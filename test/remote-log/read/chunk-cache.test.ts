@@ -214,7 +214,12 @@ describe('ChunkCache', () => {
     assert.deepEqual(first.map((b) => b.length), [100, CS, CS, 100]);
     assert.deepEqual(Buffer.concat(first), seg.subarray(CS - 100, 3 * CS + 100));
     const again = await cache.readParts(refs[0]!, CS - 100, 3 * CS + 99);
-    again.forEach((b, i) => assert.equal(b.buffer, first[i]!.buffer, `part ${i} is the cached chunk's memory`));
+    // Same memory means same ArrayBuffer *and* same offset into it: small Buffers share a pooled ArrayBuffer, so a copy could match on .buffer alone.
+    again.forEach((b, i) => {
+      assert.equal(b.buffer, first[i]!.buffer, `part ${i} is in the cached chunk's ArrayBuffer`);
+      assert.equal(b.byteOffset, first[i]!.byteOffset, `part ${i} starts at the same byte of it`);
+      assert.equal(b.length, first[i]!.length);
+    });
     assert.deepEqual(await cache.readParts(refs[0]!, seg.length, seg.length + 10), []);
     assert.deepEqual(await cache.readParts(refs[0]!, 5, 4), []);
   });

@@ -6,6 +6,7 @@ import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
 import { logConfig } from '../../../metadata/log-config.js';
 import type { PartitionLog } from '../../../broker/log/partition-log.js';
 import { partitionPrefix } from '../../../remote-log/objects/object-keys.js';
+import { RemoteStorageError } from '../../../remote-log/remote-storage.js';
 import {
   type Env,
   TIERED,
@@ -108,7 +109,7 @@ describe('remote expiration', () => {
       assert.deepEqual(deleteOrder(env, log), [remote[0]!.start, remote[1]!.start]);
       assert.equal(log.logStartOffset, remote[2]!.start);
       assert.equal(log.localLogStartOffset, remote[2]!.start);
-      await assert.rejects(log.read(0n, 1000, { maxOffset: log.highWatermark, minOneBatch: true }));
+      await assert.rejects(log.read(0n, 1000, { maxOffset: log.highWatermark, minOneBatch: true }), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.OFFSET_OUT_OF_RANGE);
     }));
 
   it('a failed remote delete stays DELETE_SEGMENT_STARTED (never served) and is retried on the next run', () =>
@@ -167,7 +168,7 @@ describe('remote expiration', () => {
       await env.rlm.runPartition(log);
       const tp = tpOf(log);
       env.faulty.set('fail', 'delete');
-      await assert.rejects(env.rlm.deletePartitionData(tp));
+      await assert.rejects(env.rlm.deletePartitionData(tp), (e: unknown) => e instanceof RemoteStorageError && e.code === ErrorCode.KAFKA_STORAGE_ERROR && e.message === 'injected delete failure');
       assert.equal(env.metadata.remotePartitionDeleteState(tp), 'DELETE_PARTITION_STARTED');
       env.faulty.set('ok', 'delete');
       // The bucket-wide sweep finds the unfinished delete of a partition nobody runs.

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { ManualClock } from '../../../../broker/common/clock.js';
 import { logConfig, type LogConfig } from '../../../../metadata/log-config.js';
+import { ErrorCode, KafkaError } from '../../../../broker/protocol/errors.js';
 import type { PartitionLog } from '../../../../broker/log/partition-log.js';
 import { tempDir } from '../helpers.js';
 import { COMPACT, T0, appendKeyed, cleanerFor, filesEnding, isStrictlyIncreasing, openCompacted, readBack } from './helpers.js';
@@ -88,7 +89,12 @@ describe('cleaner swap crash safety', () => {
           n++;
           if (n === k) throw new SimulatedCrash(`crash after step ${k}: ${steps[k - 1]}`);
         });
-        await assert.rejects(crashing.cleaner.cleanNow(log));
+        // The log goes offline with a storage error whose cause is the crash (a TypeError from a bug is not one).
+        await assert.rejects(
+          crashing.cleaner.cleanNow(log),
+          (e: unknown) =>
+            e instanceof KafkaError && e.code === ErrorCode.KAFKA_STORAGE_ERROR && e.cause instanceof SimulatedCrash && e.cause.message.startsWith(`crash after step ${k}: `),
+        );
         assert.ok(log.isOffline, 'a failed swap takes the log offline');
         await log.closeHandles();
         await checkReloaded(dir, clock, expected, `crash after step ${k} (${steps[k - 1]})`);

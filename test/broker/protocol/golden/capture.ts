@@ -13,10 +13,28 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { apiRegistry } from '../../../../broker/protocol/messages/index.js';
+import { decodeResponse, encodeResponseMessage, payloadOf } from '../../../../broker/protocol/frame.js';
+import { apiRegistry, apis, ApiKey } from '../../../../broker/protocol/messages/index.js';
 import { freePort, KafkaTool, runKafkaTool, startKafkaReference } from '../../../support/kafka-reference.js';
 import { kcatPath, repoRoot, systemPython } from '../../../support/tools.js';
-import { RecordingProxy } from './recording-proxy.js';
+import { startRecordingProxy } from '../../../support/recording-proxy.js';
+
+/** Rewrites an ApiVersions response frame to the API ranges our codecs support (stable versions only). */
+function clampApiVersions(frame: Buffer, version: number): Buffer {
+  const v = apis.ApiVersions.validVersions;
+  if (version < v.min || version > v.max) return frame;
+  const { header, body } = decodeResponse(payloadOf([frame]), apis.ApiVersions, version);
+  if (body.errorCode !== 0) return frame;
+  body.apiKeys = body.apiKeys.flatMap((k) => {
+    const ours = apiRegistry.get(k.apiKey);
+    if (ours === undefined) return [];
+    const oursMax = ours.validVersions.max - (ours.latestVersionUnstable ? 1 : 0);
+    const minVersion = Math.max(k.minVersion, ours.validVersions.min);
+    const maxVersion = Math.min(k.maxVersion, oursMax);
+    return minVersion <= maxVersion ? [{ ...k, minVersion, maxVersion }] : [];
+  });
+  return Buffer.concat(encodeResponseMessage(apis.ApiVersions, version, header.correlationId, body));
+}
 
 function kebab(name: string): string {
   return name
@@ -124,14 +142,17 @@ async function main(): Promise<void> {
   const kafka = await startKafkaReference({ proxyAdvertisedPort: proxyPort });
   const ext = kafka.externalListener;
   if (ext === undefined) throw new Error('no external listener');
-  const proxy = new RecordingProxy(proxyPort, ext, true);
-  await proxy.start();
+  const proxy = await startRecordingProxy({
+    target: ext,
+    port: proxyPort,
+    rewriteResponse: (req, frame) => (req.apiKey === ApiKey.ApiVersions ? clampApiVersions(frame, req.apiVersion) : frame),
+  });
   const bootstrap = `127.0.0.1:${proxyPort}`;
   const wanted = new Set(process.argv.slice(2));
   const want = (client: string): boolean => wanted.size === 0 || wanted.has(client);
   try {
     if (want('kcat')) {
-      proxy.client = 'kcat';
+      proxy.label('kcat');
       const p = await run(kcatPath, ['-b', bootstrap, '-P', '-t', 'golden-kcat', '-p', '0', '-k', 'key'], 'hello\nworld\n', 30_000);
       const c = await run(kcatPath, ['-b', bootstrap, '-C', '-t', 'golden-kcat', '-p', '0', '-o', 'beginning', '-c', '2', '-e'], null, 30_000);
       const l = await run(kcatPath, ['-b', bootstrap, '-L', '-t', 'golden-kcat'], null, 30_000);
@@ -139,22 +160,22 @@ async function main(): Promise<void> {
       console.log('kcat', p.code, c.code, l.code, q.code, c.out.trim().split('\n').slice(0, 3));
     }
     if (want('confluent-kafka-python')) {
-      proxy.client = 'confluent-kafka-python';
+      proxy.label('confluent-kafka-python');
       const py = await run(systemPython, ['-c', pythonScript(bootstrap)], null, 90_000);
       console.log('python', py.code, py.out.trim().split('\n').slice(-2));
     }
     if (want('kafkajs')) {
-      proxy.client = 'kafkajs';
+      proxy.label('kafkajs');
       await runKafkajs(bootstrap);
       console.log('kafkajs ok');
     }
     if (want('java-cli')) {
-      proxy.client = 'java-cli';
+      proxy.label('java-cli');
       await runJavaCli(bootstrap);
       console.log('java-cli ok');
     }
   } finally {
-    await proxy.stop();
+    await proxy.close();
     await kafka.stop();
   }
 
@@ -162,14 +183,15 @@ async function main(): Promise<void> {
   // (a Fetch response with records rather than an empty long-poll answer).
   const root = path.join(repoRoot(), 'test', 'golden');
   const best = new Map<string, Buffer>();
-  for (const f of proxy.frames) {
-    if (!want(f.client)) continue;
-    const api = apiRegistry.get(f.apiKey);
+  for (const e of proxy.exchanges) {
+    if (!want(e.client)) continue;
+    const api = apiRegistry.get(e.request.apiKey);
     if (api === undefined) continue;
-    const name = `${kebab(api.name)}-v${f.apiVersion}${f.direction === 'response' ? '.response' : ''}.bin`;
-    const key = `${f.client}/${name}`;
-    const prev = best.get(key);
-    if (prev === undefined || f.frame.length > prev.length) best.set(key, f.frame);
+    for (const [suffix, frame] of [['', e.requestFrame], ['.response', e.responseFrame]] as const) {
+      const key = `${e.client}/${kebab(api.name)}-v${e.request.apiVersion}${suffix}.bin`;
+      const prev = best.get(key);
+      if (prev === undefined || frame.length > prev.length) best.set(key, frame);
+    }
   }
   for (const [key, frame] of best) {
     mkdirSync(path.dirname(path.join(root, key)), { recursive: true });

@@ -102,7 +102,8 @@ for (const g of all) {
       const h = decodeRequestHeader(payload);
       assert.equal(h.apiKey, g.api.apiKey);
       assert.equal(h.apiVersion, g.version);
-      const body = decodeRequestBody(h, payload);
+      const { body, trailingBytes } = decodeRequestBody(h, payload);
+      assert.equal(trailingBytes, 0, 'a captured request is read to its last byte');
       const again = encodeRequest(h.apiKey, h.apiVersion, h.correlationId, h.clientId, (w) => g.api.encodeRequest(w, g.version, body), {
         headerTaggedFields: h.taggedFields,
       });
