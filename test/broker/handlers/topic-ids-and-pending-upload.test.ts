@@ -54,7 +54,7 @@ function ctx(apiKey: number, apiVersion: number): RequestContext {
 /** Encodes the request at `version` and decodes it back: what the handler gets from the wire. */
 function wire<Req>(api: ApiDescriptor<Req, unknown>, version: number, body: Req): Req {
   const frame = payloadOf(encodeRequestMessage(api, version, 1, 'test', body));
-  return decodeRequestBody(decodeRequestHeader(frame), frame) as Req;
+  return decodeRequestBody(decodeRequestHeader(frame), frame).body as Req;
 }
 
 describe('topic ids (Produce v13, Fetch v13-18) and ListOffsets -6 (v11)', () => {
