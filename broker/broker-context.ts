@@ -42,6 +42,8 @@ export interface PartitionView {
   maxTimestampOffset(): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | null>;
   /** -5: the highest offset copied to the remote tier, or -1 when nothing is. */
   highestRemoteOffset(): bigint;
+  /** -6 (KIP-1023): the first offset not yet copied to the remote tier, or -1 (see ListOffsets). */
+  earliestPendingUploadOffset(): bigint;
   deleteRecordsBefore(offset: bigint): Promise<bigint>;
   /** OffsetForLeaderEpoch: the end offset of `epoch` (the first offset of the next epoch, or the log end). */
   endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint };

@@ -109,6 +109,17 @@ export class LocalPartitionView implements PartitionView {
     return this.remote?.highestRemoteOffset(this.log) ?? -1n;
   }
 
+  earliestPendingUploadOffset(): bigint {
+    // As Kafka's UnifiedLog: only a tiered partition has offsets pending upload.
+    if (this.remote === null || this.log.currentConfig.remoteStorageEnable !== true) return -1n;
+    const highest = this.highestRemoteOffset();
+    const start = this.logStartOffset;
+    if (highest >= 0n) return highest + 1n > start ? highest + 1n : start;
+    // Nothing uploaded: every offset is pending when the local log still holds them all;
+    // otherwise older segments are remote but not (yet) in this broker's metadata.
+    return this.log.localLogStartOffset === start ? start : -1n;
+  }
+
   deleteRecordsBefore(offset: bigint): Promise<bigint> {
     if (this.remote !== null) return this.remote.deleteRecordsBefore(this.log, offset);
     return this.log.deleteRecordsBefore(offset);

@@ -306,7 +306,7 @@ export class AdminClient {
   }
 
   async describeTopicConfigs(topics: readonly string[]): Promise<Map<string, ResultError & { configs: ConfigEntry[] }>> {
-    const { version, body } = await this.bootstrap.send(apis.DescribeConfigs, () => ({
+    const { body } = await this.bootstrap.send(apis.DescribeConfigs, () => ({
       resources: topics.map((t) => ({ resourceType: RESOURCE_TYPE_TOPIC, resourceName: t, configurationKeys: null })),
       includeSynonyms: false,
       includeDocumentation: false,
@@ -320,9 +320,9 @@ export class AdminClient {
           name: c.name,
           value: c.value,
           readOnly: c.readOnly,
-          // v0 has only isDefault; later versions only the source.
-          isDefault: version === 0 ? c.isDefault : c.configSource === ConfigSource.DEFAULT_CONFIG,
-          source: version === 0 ? (c.isDefault ? ConfigSource.DEFAULT_CONFIG : ConfigSource.UNKNOWN) : c.configSource,
+          // v1+ (the only versions Kafka 4 defines) carry the source, not v0's isDefault.
+          isDefault: c.configSource === ConfigSource.DEFAULT_CONFIG,
+          source: c.configSource,
           isSensitive: c.isSensitive,
         })),
       });
@@ -392,7 +392,7 @@ export class AdminClient {
         }), { min });
         for (const t of body.topics) {
           for (const p of t.partitions) {
-            const offset = version === 0 ? (p.oldStyleOffsets[0] ?? -1n) : p.offset;
+            const offset = p.offset;
             out.push({ topic: t.name, partition: p.partitionIndex, errorCode: p.errorCode, offset, timestamp: p.timestamp });
           }
         }
@@ -503,7 +503,7 @@ export class AdminClient {
   /** Committed offsets of a group, for some topics or (null) all of them. */
   async offsetFetch(groupId: string, topics: readonly TopicPartition[] | null): Promise<OffsetFetchResult> {
     const conn = await this.coordinator(groupId);
-    const wanted = topics === null ? null : [...byTopic(topics)].map(([name, ps]) => ({ name, partitionIndexes: ps.map((p) => p.partition) }));
+    const wanted = topics === null ? null : [...byTopic(topics)].map(([name, ps]) => ({ name, topicId: ZERO_UUID, partitionIndexes: ps.map((p) => p.partition) }));
     return this.retrying(
       async () => {
         const { version, body } = await conn.send(apis.OffsetFetch, () => ({
@@ -511,7 +511,8 @@ export class AdminClient {
           topics: wanted,
           groups: [{ groupId, memberId: null, memberEpoch: -1, topics: wanted }],
           requireStable: true,
-        }), { min: topics === null ? 2 : 1 });
+        // v10 names topics by id only; this client works with names, which v9 still takes.
+        }), { min: topics === null ? 2 : 1, max: 9 });
         let errorCode: number;
         let ts: ReadonlyArray<{ name: string; partitions: ReadonlyArray<{ partitionIndex: number; committedOffset: bigint; metadata: string | null; errorCode: number }> }>;
         if (version >= 8) {
@@ -545,9 +546,11 @@ export class AdminClient {
       retentionTimeMs: -1n,
       topics: [...byTopic(offsets)].map(([name, ps]) => ({
         name,
-        partitions: ps.map((p) => ({ partitionIndex: p.partition, committedOffset: p.offset, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' })),
+        topicId: ZERO_UUID,
+        partitions: ps.map((p) => ({ partitionIndex: p.partition, committedOffset: p.offset, committedLeaderEpoch: -1, committedMetadata: '' })),
       })),
-    }), { min: 2 });
+      // v10 names topics by id only; this client works with names, which v9 still takes.
+    }), { min: 2, max: 9 });
     return body.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, errorCode: p.errorCode })));
   }
 

@@ -1,19 +1,24 @@
 // The records the coordinator keeps in `__consumer_offsets`, in Kafka's own
-// formats (generated from group-coordinator/*.json): an int16 version prefixes
-// key and value; key versions 0-1 are offset commits, 2 group metadata. We
+// formats (generated from group-coordinator/*.json): an int16 prefixes key and
+// value. The key's is the record type (the definition's apiKey since Kafka 4.x
+// calls them "coordinator-key": 0 legacy and 1 offset commit, 2 group
+// metadata), followed by the key body at its only version, 0; the value's is
+// the value version. (The older definitions gave the key body the record type
+// as its version: the bytes are the same.) We
 // write what Kafka 3.x/4.x writes (OffsetCommitValue v3, or v1 when an
 // explicit expire timestamp exists; GroupMetadataValue v3) and read every
 // version. Records of other group types (KIP-848 consumer/share groups, key
 // versions 3+) are reported as `unknown` and skipped by the loader.
 import { Reader } from '../protocol/reader.js';
 import { decodeVersioned, encodeVersioned } from '../protocol/messages/records/frame.js';
-import { decodeGroupMetadataKey, encodeGroupMetadataKey } from '../protocol/messages/records/group-metadata-key.js';
+import { GroupMetadataKeyMeta, decodeGroupMetadataKey, encodeGroupMetadataKey } from '../protocol/messages/records/group-metadata-key.js';
 import {
   decodeGroupMetadataValue,
   encodeGroupMetadataValue,
   type GroupMetadataValue,
 } from '../protocol/messages/records/group-metadata-value.js';
-import { decodeOffsetCommitKey, encodeOffsetCommitKey } from '../protocol/messages/records/offset-commit-key.js';
+import { OffsetCommitKeyMeta, decodeOffsetCommitKey, encodeOffsetCommitKey } from '../protocol/messages/records/offset-commit-key.js';
+import { LegacyOffsetCommitKeyMeta } from '../protocol/messages/records/legacy-offset-commit-key.js';
 import { decodeOffsetCommitValue, encodeOffsetCommitValue } from '../protocol/messages/records/offset-commit-value.js';
 import { decodeConsumerProtocolSubscription } from '../protocol/messages/records/consumer-protocol-subscription.js';
 import type { OffsetsTopicRecord } from './offsets-topic.js';
@@ -61,8 +66,11 @@ export type CoordinatorRecord =
   | { readonly type: 'groupMetadata'; readonly groupId: string; readonly value: GroupMetadataSnapshot | null }
   | { readonly type: 'unknown'; readonly keyVersion: number };
 
-const OFFSET_COMMIT_KEY_VERSION = 1;
-const GROUP_METADATA_KEY_VERSION = 2;
+const LEGACY_OFFSET_COMMIT_RECORD = LegacyOffsetCommitKeyMeta.apiKey;
+const OFFSET_COMMIT_RECORD = OffsetCommitKeyMeta.apiKey;
+const GROUP_METADATA_RECORD = GroupMetadataKeyMeta.apiKey;
+/** Every coordinator key body has one version. */
+const KEY_BODY_VERSION = 0;
 const OFFSET_COMMIT_VALUE_VERSION = 3;
 const OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY = 1;
 const GROUP_METADATA_VALUE_VERSION = 3;
@@ -70,8 +78,8 @@ const GROUP_METADATA_VALUE_VERSION = 3;
 export function encodeCoordinatorRecord(record: CoordinatorRecord): OffsetsTopicRecord {
   switch (record.type) {
     case 'offsetCommit': {
-      const key = encodeVersioned(OFFSET_COMMIT_KEY_VERSION, (w) =>
-        encodeOffsetCommitKey(w, OFFSET_COMMIT_KEY_VERSION, {
+      const key = encodeVersioned(OFFSET_COMMIT_RECORD, (w) =>
+        encodeOffsetCommitKey(w, KEY_BODY_VERSION, {
           group: record.groupId,
           topic: record.topic,
           partition: record.partition,
@@ -92,8 +100,8 @@ export function encodeCoordinatorRecord(record: CoordinatorRecord): OffsetsTopic
       return { key, value };
     }
     case 'groupMetadata': {
-      const key = encodeVersioned(GROUP_METADATA_KEY_VERSION, (w) =>
-        encodeGroupMetadataKey(w, GROUP_METADATA_KEY_VERSION, { group: record.groupId }),
+      const key = encodeVersioned(GROUP_METADATA_RECORD, (w) =>
+        encodeGroupMetadataKey(w, KEY_BODY_VERSION, { group: record.groupId }),
       );
       const g = record.value;
       if (g === null) return { key, value: null };
@@ -127,8 +135,10 @@ export function encodeCoordinatorRecord(record: CoordinatorRecord): OffsetsTopic
 /** Throws ProtocolDecodeError / KafkaError(UNSUPPORTED_VERSION) on malformed bytes. */
 export function decodeCoordinatorRecord(record: OffsetsTopicRecord): CoordinatorRecord {
   const k = decodeVersioned(record.key);
-  if (k.version === 0 || k.version === 1) {
-    const key = decodeOffsetCommitKey(k.body, k.version);
+  // decodeVersioned reads the prefix as `version`: for a key, the record type.
+  if (k.version === LEGACY_OFFSET_COMMIT_RECORD || k.version === OFFSET_COMMIT_RECORD) {
+    // The legacy key's body is the same as the current one's.
+    const key = decodeOffsetCommitKey(k.body, KEY_BODY_VERSION);
     if (record.value === null) {
       return { type: 'offsetCommit', groupId: key.group, topic: key.topic, partition: key.partition, value: null };
     }
@@ -148,8 +158,8 @@ export function decodeCoordinatorRecord(record: OffsetsTopicRecord): Coordinator
       },
     };
   }
-  if (k.version === GROUP_METADATA_KEY_VERSION) {
-    const key = decodeGroupMetadataKey(k.body, k.version);
+  if (k.version === GROUP_METADATA_RECORD) {
+    const key = decodeGroupMetadataKey(k.body, KEY_BODY_VERSION);
     if (record.value === null) return { type: 'groupMetadata', groupId: key.group, value: null };
     const v = decodeVersioned(record.value);
     const g = decodeGroupMetadataValue(v.body, v.version);

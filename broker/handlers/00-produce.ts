@@ -1,4 +1,4 @@
-// Produce (key 0), versions 0-11 advertised; 3-11 served.
+// Produce (key 0), versions 0-13 advertised; 3-13 served.
 // librdkafka only enables compression when the advertised range contains 0,
 // so 0-2 are advertised but answered with UNSUPPORTED_VERSION per partition
 // (those versions carry message format v0/v1, which Sediment does not store).
@@ -20,6 +20,11 @@
 // ongoing with the partition added (Kafka's produce-side verification):
 // otherwise INVALID_TXN_STATE, or PRODUCER_FENCED for another epoch (what
 // Kafka's verification through the coordinator answers).
+// v13 names topics by id (KIP-516): an unknown id is UNKNOWN_TOPIC_ID, and the
+// response carries the id back. v12 is v11 with KIP-890 part 2 (the produce
+// adding its partition to the transaction) for transaction.version 2 clients;
+// Sediment finalizes no transaction.version feature, so clients keep v11
+// semantics for transactional batches (the Java client caps them at v11).
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type {
@@ -43,6 +48,8 @@ import {
 import { CloseConnectionError } from '../common/errors.js';
 
 const ZSTD = 4;
+/** The first version naming topics by id instead of by name (KIP-516). */
+const TOPIC_IDS_VERSION = 13;
 
 /**
  * Kafka's per-partition Produce v3+ framing rules, from the batch headers only:
@@ -74,26 +81,32 @@ function partitionResponse(index: number, errorCode: number, errorMessage: strin
 export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext> = {
   apiKey: 0,
   minVersion: 0,
-  maxVersion: 11,
+  maxVersion: 13,
   async handle(broker, req, ctx) {
     const unsupported = ctx.apiVersion < 3;
+    const byId = ctx.apiVersion >= TOPIC_IDS_VERSION;
     const badAcks = req.acks !== 0 && req.acks !== 1 && req.acks !== -1;
     const leaders = new Set<number>();
     const responses = await Promise.all(
-      req.topicData.map(async (t) => ({
+      req.topicData.map(async (t) => {
+        // v13+: the id names the topic; the response echoes it (its name field is gone).
+        const name = byId ? broker.topics.store.getById(t.topicId)?.name : t.name;
+        return {
         name: t.name,
+        topicId: t.topicId,
         partitionResponses: await Promise.all(
           t.partitionData.map(async (p): Promise<ProduceResponsePartitionProduceResponse> => {
             if (unsupported) return partitionResponse(p.index, ErrorCode.UNSUPPORTED_VERSION);
             if (badAcks) return partitionResponse(p.index, ErrorCode.INVALID_REQUIRED_ACKS);
-            const notLeader = broker.cluster?.notLeader(t.name, p.index) ?? null;
+            if (name === undefined) return partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_ID);
+            const notLeader = broker.cluster?.notLeader(name, p.index) ?? null;
             if (notLeader !== null) {
               if (notLeader.leaderId >= 0) leaders.add(notLeader.leaderId);
               return { ...partitionResponse(p.index, notLeader.errorCode), currentLeader: { leaderId: notLeader.leaderId, leaderEpoch: notLeader.leaderEpoch } };
             }
-            const partition = broker.topics.partition(t.name, p.index);
+            const partition = broker.topics.partition(name, p.index);
             if (partition === undefined) return partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-            if (broker.topics.isInternal(t.name)) return partitionResponse(p.index, ErrorCode.INVALID_TOPIC_EXCEPTION, `cannot produce to internal topic ${t.name}`);
+            if (broker.topics.isInternal(name)) return partitionResponse(p.index, ErrorCode.INVALID_TOPIC_EXCEPTION, `cannot produce to internal topic ${name}`);
             if (p.records === null || p.records.length === 0) return partitionResponse(p.index, ErrorCode.CORRUPT_MESSAGE, 'no records');
             // Decoded from the request frame, so a Buffer: recordsBuffer returns it as is (no copy).
             const records = recordsBuffer(p.records);
@@ -102,13 +115,13 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
             if (records.length >= BATCH_HEADER_SIZE) {
               const attributes = records.readInt16BE(OFFSET_ATTRIBUTES);
               if (isTransactional(attributes) && !isControl(attributes)) {
-                const code = broker.txns.verifyProduce(records.readBigInt64BE(OFFSET_PRODUCER_ID), records.readInt16BE(OFFSET_PRODUCER_EPOCH), t.name, p.index);
+                const code = broker.txns.verifyProduce(records.readBigInt64BE(OFFSET_PRODUCER_ID), records.readInt16BE(OFFSET_PRODUCER_EPOCH), name, p.index);
                 if (code !== ErrorCode.NONE) return partitionResponse(p.index, code, 'the partition is not part of an ongoing transaction of this producer');
               }
             }
             try {
               const r = await partition.append(records);
-              if (!r.duplicate) broker.waiters.notify(t.name, p.index);
+              if (!r.duplicate) broker.waiters.notify(name, p.index);
               return { index: p.index, errorCode: 0, baseOffset: r.baseOffset, logAppendTimeMs: r.logAppendTime, logStartOffset: r.logStartOffset, recordErrors: [], errorMessage: null };
             } catch (err) {
               if (err instanceof RecordValidationError) {
@@ -120,12 +133,13 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
                 };
               }
               if (err instanceof KafkaError) return partitionResponse(p.index, err.code, err.message);
-              ctx.log.error({ err, topic: t.name, partition: p.index }, 'append failed');
+              ctx.log.error({ err, topic: name, partition: p.index }, 'append failed');
               return partitionResponse(p.index, ErrorCode.KAFKA_STORAGE_ERROR, (err as Error).message);
             }
           }),
         ),
-      })),
+        };
+      }),
     );
     if (req.acks === 0) {
       const failed = responses.flatMap((t) => t.partitionResponses.filter((p) => p.errorCode !== 0).map((p) => `${t.name}-${p.index}: ${p.errorCode}`));
@@ -142,7 +156,7 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
     // acks=0 expects no response: close the connection as for any failed acks=0 produce.
     if (req.acks === 0) throw new CloseConnectionError(`acks=0 produce failed with error ${errorCode}`);
     return {
-      responses: req.topicData.map((t) => ({ name: t.name, partitionResponses: t.partitionData.map((p) => partitionResponse(p.index, errorCode)) })),
+      responses: req.topicData.map((t) => ({ name: t.name, topicId: t.topicId, partitionResponses: t.partitionData.map((p) => partitionResponse(p.index, errorCode)) })),
       throttleTimeMs: 0,
     };
   },

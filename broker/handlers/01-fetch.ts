@@ -1,5 +1,7 @@
-// Fetch (key 1), versions 4-12.
-// Consumer fetches only (replica fetches are refused: there are no followers).
+// Fetch (key 1), versions 4-18.
+// Consumer fetches only (replica fetches are refused: there are no followers;
+// the replica id is in ReplicaState from v15, and v15-v18's replica fields,
+// ReplicaDirectoryId and HighWatermark, concern followers only).
 // Per partition: whole batches starting with the one containing the fetch
 // offset, read from whichever tier holds it (local log, or remote storage for
 // offsets below the local log start); the first partition that returns data
@@ -11,13 +13,18 @@
 // Fetch sessions (KIP-227): broker/fetch/ keeps them (at most
 // max.incremental.fetch.session.cache.slots; 0 answers every fetch sessionless).
 // An incremental fetch reads every partition of its session, waits on all of
-// them, and answers only those with something new. Topics are named, not ids
-// (v13+ is not advertised).
+// them, and answers only those with something new. From v13 topics are named
+// by id (KIP-516), in sessions too: an id the broker does not know (or one of
+// a deleted topic, whose name may since name a new topic) is UNKNOWN_TOPIC_ID
+// for its partitions. v14's OffsetMovedToTieredStorage is internal to Kafka's
+// replica fetcher (a consumer reads remote offsets like local ones here), and
+// v16's NodeEndpoints are only sent with NOT_LEADER errors, which one broker
+// leading every partition never answers.
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext, PartitionView } from '../broker-context.js';
 import { PartitionWaiters } from '../partition-waiters.js';
 import type { FetchRequest, FetchRequestFetchPartition, FetchResponse, FetchResponsePartitionData } from '../protocol/messages/fetch.js';
-import { completeFetch, openFetchContext, type FetchResult, type FetchTarget } from '../fetch/fetch-context.js';
+import { completeFetch, openFetchContext, usesTopicIds, type FetchResult, type FetchTarget } from '../fetch/fetch-context.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { Records } from '../protocol/record-parts.js';
 
@@ -68,7 +75,17 @@ async function readPartition(
   return { ...base, errorCode: 0, abortedTransactions: readCommitted ? r.abortedTransactions : null, records: r.records ?? NO_RECORDS };
 }
 
-async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], req: FetchRequest, signal: AbortSignal): Promise<{ results: FetchResult[]; bytes: number; errors: boolean }> {
+/** The topic a target names: by id from v13 (undefined when no topic has that id), else by name. */
+function topicName(broker: BrokerContext, target: FetchTarget, byId: boolean): string | undefined {
+  return byId ? broker.topics.store.getById(target.topicId)?.name : target.topic;
+}
+
+function partitionOf(broker: BrokerContext, target: FetchTarget, byId: boolean): PartitionView | undefined {
+  const name = topicName(broker, target, byId);
+  return name === undefined ? undefined : broker.topics.partition(name, target.request.partition);
+}
+
+async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], req: FetchRequest, byId: boolean, signal: AbortSignal): Promise<{ results: FetchResult[]; bytes: number; errors: boolean }> {
   let bytes = 0;
   let errors = false;
   const readCommitted = req.isolationLevel === READ_COMMITTED;
@@ -78,8 +95,9 @@ async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], 
   const prefetched = new Map<FetchTarget, Promise<PartitionAnswer>>();
   for (const target of targets) {
     const p = target.request;
-    if ((broker.cluster?.notLeader(target.topic, p.partition) ?? null) !== null) continue;
-    const partition = broker.topics.partition(target.topic, p.partition);
+    const name = topicName(broker, target, byId);
+    if (name !== undefined && (broker.cluster?.notLeader(name, p.partition) ?? null) !== null) continue;
+    const partition = partitionOf(broker, target, byId);
     if (partition === undefined || p.fetchOffset >= partition.localLogStartOffset) continue;
     const pending = readPartition(partition, p, req.maxBytes, true, readCommitted, signal);
     pending.catch(() => undefined);
@@ -87,17 +105,19 @@ async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], 
   }
   for (const target of targets) {
     const p = target.request;
-    // Fetch is served up to v12 here, before KIP-951's CurrentLeader (v16): the client refreshes its metadata.
-    const notLeader = broker.cluster?.notLeader(target.topic, p.partition) ?? null;
+    // KIP-951's CurrentLeader (v16+) is not filled in yet: the client refreshes its metadata.
+    const name = topicName(broker, target, byId);
+    const notLeader = name === undefined ? null : (broker.cluster?.notLeader(name, p.partition) ?? null);
     if (notLeader !== null) {
       errors = true;
       results.push({ target, data: emptyPartition(p.partition, notLeader.errorCode) });
       continue;
     }
-    const partition = broker.topics.partition(target.topic, p.partition);
+    const partition = partitionOf(broker, target, byId);
     if (partition === undefined) {
       errors = true;
-      results.push({ target, data: emptyPartition(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) });
+      const unknownId = byId && topicName(broker, target, byId) === undefined;
+      results.push({ target, data: emptyPartition(p.partition, unknownId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) });
       continue;
     }
     try {
@@ -116,7 +136,7 @@ async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], 
     } catch (err) {
       errors = true;
       const code = err instanceof KafkaError ? err.code : ErrorCode.KAFKA_STORAGE_ERROR;
-      if (!(err instanceof KafkaError)) broker.log.error({ err, topic: target.topic, partition: p.partition }, 'fetch read failed');
+      if (!(err instanceof KafkaError)) broker.log.error({ err, topic: partition.topic, partition: p.partition }, 'fetch read failed');
       results.push({ target, data: emptyPartition(p.partition, code) });
     }
   }
@@ -126,9 +146,9 @@ async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], 
 export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
   apiKey: 1,
   minVersion: 4,
-  maxVersion: 12,
+  maxVersion: 18,
   async handle(broker, req, ctx) {
-    if (req.replicaId >= 0) {
+    if (req.replicaId >= 0 || (req.replicaState?.replicaId ?? -1) >= 0) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, sessionId: 0, responses: [] };
     }
     const context = openFetchContext(broker.fetchSessions, req, ctx.apiVersion);
@@ -136,16 +156,18 @@ export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
     if (context.kind === 'sessionError') return answer([]);
     const targets = context.targets;
     const deadline = broker.clock.now() + req.maxWaitMs;
-    const keys = targets.map((t) => PartitionWaiters.key(t.topic, t.request.partition));
+    const byId = usesTopicIds(ctx.apiVersion);
+    // Woken by appends to the named partitions; an unknown one answers at once (an error).
+    const keys = targets.map((t) => PartitionWaiters.key(topicName(broker, t, byId) ?? '', t.request.partition));
     for (;;) {
-      const result = await readOnce(broker, targets, req, ctx.signal);
+      const result = await readOnce(broker, targets, req, byId, ctx.signal);
       const remaining = deadline - broker.clock.now();
       // Nothing to wait for (no partitions named): answer now, as Kafka does. Waiting on no
       // keys would return at once and turn this loop into a busy spin until the deadline.
       if (keys.length === 0 || result.bytes >= req.minBytes || result.errors || remaining <= 0 || ctx.signal.aborted) return answer(result.results);
       await broker.waiters.wait(keys, remaining, ctx.signal);
       if (broker.clock.now() >= deadline || ctx.signal.aborted) {
-        return answer((await readOnce(broker, targets, req, ctx.signal)).results);
+        return answer((await readOnce(broker, targets, req, byId, ctx.signal)).results);
       }
     }
   },

@@ -1,9 +1,14 @@
-// ListOffsets (key 2), versions 1-10.
+// ListOffsets (key 2), versions 1-11.
 // Special timestamps: -1 latest (the high watermark, or the last stable offset
 // under read_committed), -2 earliest (the log start offset, remote tier
 // included), -3 the offset of the largest timestamp (v7+), -4 the local log
 // start offset (v8+), -5 the highest offset in remote storage, -1 when nothing
-// is tiered (v9+). Any other timestamp: the first offset whose timestamp is at
+// is tiered (v9+), -6 the earliest offset not yet uploaded (v11+, KIP-1023): the
+// one after the highest remote offset (at least the log start offset); the log
+// start offset when tiering is on and nothing was uploaded from a log still
+// whole locally; -1 otherwise (tiering off, or remote segments this broker
+// does not know of yet). v10's timeout is for Kafka's asynchronous remote
+// lookups; these answer within the request. Any other timestamp: the first offset whose timestamp is at
 // or after it, searched through the time indexes of both tiers; none: -1/-1.
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext, PartitionView } from '../broker-context.js';
@@ -20,10 +25,11 @@ const EARLIEST = -2n;
 const MAX_TIMESTAMP = -3n;
 const EARLIEST_LOCAL = -4n;
 const LATEST_TIERED = -5n;
+const EARLIEST_PENDING_UPLOAD = -6n;
 const READ_COMMITTED = 1;
 
 function result(partitionIndex: number, errorCode: number, offset = -1n, timestamp = -1n, leaderEpoch = -1): ListOffsetsResponseListOffsetsPartitionResponse {
-  return { partitionIndex, errorCode, oldStyleOffsets: [], timestamp, offset, leaderEpoch };
+  return { partitionIndex, errorCode, timestamp, offset, leaderEpoch };
 }
 
 async function lookup(p: PartitionView, timestamp: bigint, isolationLevel: number, version: number): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | number> {
@@ -43,6 +49,11 @@ async function lookup(p: PartitionView, timestamp: bigint, isolationLevel: numbe
       const offset = p.highestRemoteOffset();
       return { offset, timestamp: -1n, leaderEpoch: offset < 0n ? -1 : p.leaderEpoch };
     }
+    case EARLIEST_PENDING_UPLOAD: {
+      if (version < 11) return ErrorCode.UNSUPPORTED_VERSION;
+      const offset = p.earliestPendingUploadOffset();
+      return { offset, timestamp: -1n, leaderEpoch: offset < 0n ? -1 : p.leaderEpoch };
+    }
     default: {
       if (timestamp < 0n) return ErrorCode.INVALID_REQUEST;
       const found = await p.offsetForTimestamp(timestamp);
@@ -58,7 +69,7 @@ async function lookup(p: PartitionView, timestamp: bigint, isolationLevel: numbe
 export const handler: ApiHandler<ListOffsetsRequest, ListOffsetsResponse, BrokerContext> = {
   apiKey: 2,
   minVersion: 1,
-  maxVersion: 10,
+  maxVersion: 11,
   async handle(broker, req, ctx) {
     const topics = await eachPartition(
       broker,

@@ -1,4 +1,4 @@
-// Metadata (key 3), versions 0-12.
+// Metadata (key 3), versions 0-13.
 // Brokers, controller and each partition's leader, replicas and ISR as the
 // cluster image shows them, or this broker alone without etcd.connect (the
 // same answer as DescribeTopicPartitions, see metadata-answers.ts). A null
@@ -7,6 +7,8 @@
 // request allows it (always before v4), and answered in the same response.
 // Topic ids are returned from v10. Authorized operations, when asked for (topic
 // v8+, cluster v8-10), are every operation, as Kafka answers without an authorizer.
+// v13's top-level error code is for REBOOTSTRAP_REQUIRED (KIP-1102), which one
+// broker never asks for: 0, or the error of a request that failed as a whole.
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type {
@@ -33,7 +35,7 @@ function errorEntry(name: string | null, topicId: string, errorCode: number, ope
 export const handler: ApiHandler<MetadataRequest, MetadataResponse, BrokerContext> = {
   apiKey: 3,
   minVersion: 0,
-  maxVersion: 12,
+  maxVersion: 13,
   async handle(broker, req, ctx) {
     const all = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0);
     // Kafka fills it in for every topic of the answer, unknown ones included.
@@ -74,6 +76,7 @@ export const handler: ApiHandler<MetadataRequest, MetadataResponse, BrokerContex
       }
     }
     return {
+      errorCode: ErrorCode.NONE,
       throttleTimeMs: 0,
       brokers: broker.cluster?.brokers() ?? [{ nodeId: broker.nodeId, host: broker.advertised.host, port: broker.advertised.port, rack: null }],
       clusterId: broker.clusterId,
@@ -85,6 +88,7 @@ export const handler: ApiHandler<MetadataRequest, MetadataResponse, BrokerContex
   },
   errorResponse(req, errorCode) {
     return {
+      errorCode,
       throttleTimeMs: 0,
       brokers: [],
       clusterId: null,

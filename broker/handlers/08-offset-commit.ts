@@ -59,6 +59,7 @@ export const handler: ApiHandler<OffsetCommitRequest, OffsetCommitResponse, Offs
       throttleTimeMs: 0,
       topics: req.topics.map((t) => ({
         name: t.name,
+        topicId: t.topicId,
         partitions: t.partitions.map((p) => ({
           partitionIndex: p.partitionIndex,
           errorCode: errors.get(key(t.name, p.partitionIndex)) ?? ErrorCode.UNKNOWN_SERVER_ERROR,
@@ -71,6 +72,7 @@ export const handler: ApiHandler<OffsetCommitRequest, OffsetCommitResponse, Offs
       throttleTimeMs: 0,
       topics: req.topics.map((t) => ({
         name: t.name,
+        topicId: t.topicId,
         partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })),
       })),
     };

@@ -12,10 +12,12 @@ import type { GroupHandlerContext } from '../group/handler-context.js';
 import type { OffsetFetchGroupResult } from '../group/types.js';
 import type { OffsetFetchRequest, OffsetFetchResponse } from '../protocol/messages/offset-fetch.js';
 import { ErrorCode } from '../protocol/errors.js';
+import { ZERO_UUID } from '../protocol/reader.js';
 
 function topicsOf(g: OffsetFetchGroupResult): OffsetFetchResponse['groups'][number]['topics'] {
   return g.topics.map((t) => ({
     name: t.name,
+    topicId: ZERO_UUID,
     partitions: t.partitions.map((p) => ({
       partitionIndex: p.partitionIndex,
       committedOffset: p.committedOffset,
@@ -36,6 +38,7 @@ function singleGroupResponse(req: OffsetFetchRequest, g: OffsetFetchGroupResult,
     errorCode: ErrorCode.NONE,
     topics: (req.topics ?? []).map((t) => ({
       name: t.name,
+      topicId: ZERO_UUID,
       partitions: t.partitionIndexes.map((partitionIndex) => ({
         partitionIndex,
         committedOffset: -1n,

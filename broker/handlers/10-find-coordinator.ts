@@ -1,8 +1,9 @@
-// FindCoordinator (key 10), versions 0-4.
+// FindCoordinator (key 10), versions 0-6.
 // This single broker coordinates every group (key type 0) and every
 // transactional id (key type 1): the answer is always its advertised endpoint.
 // v4+ batches keys (one answer per key). Share groups (key type 2, v6+) and
-// unknown key types get INVALID_REQUEST. v0 has no key type: groups.
+// unknown key types get INVALID_REQUEST. v0 has no key type: groups. v5 only
+// lets the client accept TRANSACTION_ABORTABLE (KIP-890).
 // Not implemented: authorization (no GROUP/TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 import type { ApiHandler } from './api-handler.js';
 import type { GroupHandlerContext } from '../group/handler-context.js';
@@ -31,7 +32,7 @@ function answer(broker: GroupHandlerContext, keyType: number): Answer {
 export const handler: ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse, GroupHandlerContext> = {
   apiKey: 10,
   minVersion: 0,
-  maxVersion: 4,
+  maxVersion: 6,
   handle(broker, req, ctx) {
     const keyType = ctx.apiVersion >= 1 ? req.keyType : GROUP;
     if (ctx.apiVersion >= 4) {

@@ -1,5 +1,5 @@
-// DeleteTopics (key 20), versions 0-6.
-// By name (v0-5 topicNames, v6 topics[].name) or by topic id (v6). Deleting a
+// DeleteTopics (key 20), versions 1-6 (v0 was removed in Kafka 4.0).
+// By name (v1-5 topicNames, v6 topics[].name) or by topic id (v6). Deleting a
 // topic removes its partitions' local logs and, through the remote log
 // manager, its remote segments. Internal topics cannot be deleted.
 // delete.topic.enable=false refuses with TOPIC_DELETION_DISABLED.
@@ -13,7 +13,7 @@ import { ZERO_UUID } from '../protocol/reader.js';
 
 export const handler: ApiHandler<DeleteTopicsRequest, DeleteTopicsResponse, BrokerContext> = {
   apiKey: 20,
-  minVersion: 0,
+  minVersion: 1,
   maxVersion: 6,
   async handle(broker, req, ctx) {
     const wanted = ctx.apiVersion >= 6 ? req.topics : req.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));

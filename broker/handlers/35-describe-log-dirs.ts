@@ -1,8 +1,9 @@
-// DescribeLogDirs (key 35), versions 1-4.
+// DescribeLogDirs (key 35), versions 1-5.
 // Per log directory (log.dirs), the partitions it holds with their local size
 // (the local tier only: remote bytes are not on a broker disk), offset lag 0
 // (no replicas to lag behind), no future replicas. From v4 the directory's
-// total and usable bytes come from statfs. A null topic list means all.
+// total and usable bytes come from statfs; from v5 IsCordoned (KIP-1066), always
+// false (no directory is ever cordoned here). A null topic list means all.
 import { statfs } from 'node:fs/promises';
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -20,7 +21,7 @@ async function diskBytes(dir: string): Promise<{ totalBytes: bigint; usableBytes
 export const handler: ApiHandler<DescribeLogDirsRequest, DescribeLogDirsResponse, BrokerContext> = {
   apiKey: 35,
   minVersion: 1,
-  maxVersion: 4,
+  maxVersion: 5,
   async handle(broker, req) {
     const wanted = req.topics ?? broker.topics.store.list().map((t) => ({ topic: t.name, partitions: Array.from({ length: t.partitionCount }, (_, i) => i) }));
     const byDir = new Map<string, Map<string, DescribeLogDirsResponseDescribeLogDirsTopic>>();
@@ -38,7 +39,7 @@ export const handler: ApiHandler<DescribeLogDirsRequest, DescribeLogDirsResponse
     }
     const results = [];
     for (const [logDir, topics] of byDir) {
-      results.push({ errorCode: 0, logDir, topics: [...topics.values()], ...(await diskBytes(logDir)) });
+      results.push({ errorCode: 0, logDir, topics: [...topics.values()], ...(await diskBytes(logDir)), isCordoned: false });
     }
     return { throttleTimeMs: 0, errorCode: 0, results };
   },

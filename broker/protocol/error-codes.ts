@@ -103,6 +103,7 @@ export const ErrorCode = {
   FEATURE_UPDATE_FAILED: 96,
   PRINCIPAL_DESERIALIZATION_FAILURE: 97,
   SNAPSHOT_NOT_FOUND: 98,
+  POSITION_OUT_OF_RANGE: 99,
   UNKNOWN_TOPIC_ID: 100,
   DUPLICATE_BROKER_REGISTRATION: 101,
   BROKER_ID_NOT_REGISTERED: 102,
@@ -132,6 +133,11 @@ export const ErrorCode = {
   DUPLICATE_VOTER: 126,
   VOTER_NOT_FOUND: 127,
   INVALID_REGULAR_EXPRESSION: 128,
+  REBOOTSTRAP_REQUIRED: 129,
+  STREAMS_INVALID_TOPOLOGY: 130,
+  STREAMS_INVALID_TOPOLOGY_EPOCH: 131,
+  STREAMS_TOPOLOGY_FENCED: 132,
+  SHARE_SESSION_LIMIT_REACHED: 133,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
@@ -245,6 +251,7 @@ export const errorTable: readonly ErrorInfo[] = [
   { code: 96, name: 'FEATURE_UPDATE_FAILED', exception: 'FeatureUpdateFailedException', retriable: false },
   { code: 97, name: 'PRINCIPAL_DESERIALIZATION_FAILURE', exception: 'PrincipalDeserializationException', retriable: false },
   { code: 98, name: 'SNAPSHOT_NOT_FOUND', exception: 'SnapshotNotFoundException', retriable: false },
+  { code: 99, name: 'POSITION_OUT_OF_RANGE', exception: 'PositionOutOfRangeException', retriable: false },
   { code: 100, name: 'UNKNOWN_TOPIC_ID', exception: 'UnknownTopicIdException', retriable: true },
   { code: 101, name: 'DUPLICATE_BROKER_REGISTRATION', exception: 'DuplicateBrokerRegistrationException', retriable: false },
   { code: 102, name: 'BROKER_ID_NOT_REGISTERED', exception: 'BrokerIdNotRegisteredException', retriable: false },
@@ -274,4 +281,9 @@ export const errorTable: readonly ErrorInfo[] = [
   { code: 126, name: 'DUPLICATE_VOTER', exception: 'DuplicateVoterException', retriable: false },
   { code: 127, name: 'VOTER_NOT_FOUND', exception: 'VoterNotFoundException', retriable: false },
   { code: 128, name: 'INVALID_REGULAR_EXPRESSION', exception: 'InvalidRegularExpression', retriable: false },
+  { code: 129, name: 'REBOOTSTRAP_REQUIRED', exception: 'RebootstrapRequiredException', retriable: false },
+  { code: 130, name: 'STREAMS_INVALID_TOPOLOGY', exception: 'StreamsInvalidTopologyException', retriable: false },
+  { code: 131, name: 'STREAMS_INVALID_TOPOLOGY_EPOCH', exception: 'StreamsInvalidTopologyEpochException', retriable: false },
+  { code: 132, name: 'STREAMS_TOPOLOGY_FENCED', exception: 'StreamsTopologyFencedException', retriable: false },
+  { code: 133, name: 'SHARE_SESSION_LIMIT_REACHED', exception: 'ShareSessionLimitReachedException', retriable: true },
 ];

@@ -12,11 +12,10 @@
 // tagged-field section after every struct). The record key is null, as Kafka's
 // ProducerManager writes it; the partition comes from metadata-partitioner.ts.
 //
-// Newer Kafka adds, as tagged fields, TxnIndexEmpty (tag 0, bool, written only when
-// true) to apiKeys 0 and 3, and BrokerLeaderEpoch (tag 1, version 1). Our message
-// definitions predate them, so tag 0 is carried here through the generated codec's
-// unknown tagged fields; version 1 records are read with the version 0 body (the
-// only difference is the tagged field) and tag 1 is ignored.
+// Kafka 4.x defines TxnIndexEmpty (tag 0, bool, written only when true) on apiKeys
+// 0 and 3 (the generated codecs carry it). Kafka's development line has had a
+// version 1 adding BrokerLeaderEpoch (tag 1): such records are read with the
+// version 0 body (the only difference is that tagged field) and tag 1 is ignored.
 // Message bodies come from the generated codecs; only the framing is hand-written.
 import { ProtocolDecodeError } from '../../broker/protocol/errors.js';
 import {
@@ -37,7 +36,6 @@ import {
   decodeRemotePartitionDeleteMetadataRecord,
   encodeRemotePartitionDeleteMetadataRecord,
 } from '../../broker/protocol/messages/records/remote-partition-delete-metadata-record.js';
-import type { TaggedField } from '../../broker/protocol/messages/runtime.js';
 import { Reader } from '../../broker/protocol/reader.js';
 import { Writer } from '../../broker/protocol/writer.js';
 import type {
@@ -54,8 +52,6 @@ export const API_KEY_SEGMENT = 0;
 export const API_KEY_SEGMENT_UPDATE = 1;
 export const API_KEY_PARTITION_DELETE = 2;
 export const API_KEY_SEGMENT_SNAPSHOT = 3;
-const TAG_TXN_INDEX_EMPTY = 0;
-const TXN_INDEX_EMPTY_TRUE: TaggedField = { tag: TAG_TXN_INDEX_EMPTY, data: Buffer.from([1]) };
 
 /** Kafka's record value for `event` (the record key is null). */
 export function serializeRemoteLogMetadata(event: RemoteLogMetadataEvent): Buffer {
@@ -78,7 +74,7 @@ export function serializeRemoteLogMetadata(event: RemoteLogMetadataEvent): Buffe
         segmentSizeInBytes: m.segmentSizeInBytes,
         customMetadata: m.customMetadata ?? null,
         remoteLogSegmentState: segmentStateId(m.state),
-        ...(m.txnIndexEmpty ? { _unknownTaggedFields: [TXN_INDEX_EMPTY_TRUE] } : {}),
+        txnIndexEmpty: m.txnIndexEmpty,
       };
       encodeRemoteLogSegmentMetadataRecord(w, 0, record);
       break;
@@ -126,7 +122,7 @@ export function serializeRemoteLogMetadata(event: RemoteLogMetadataEvent): Buffe
         segmentSizeInBytes: s.segmentSizeInBytes,
         customMetadata: s.customMetadata ?? null,
         remoteLogSegmentState: segmentStateId(s.state),
-        ...(s.txnIndexEmpty ? { _unknownTaggedFields: [TXN_INDEX_EMPTY_TRUE] } : {}),
+        txnIndexEmpty: s.txnIndexEmpty,
       };
       encodeRemoteLogSegmentMetadataSnapshotRecord(w, 0, record);
       break;
@@ -163,7 +159,7 @@ export function deserializeRemoteLogMetadata(value: Buffer): RemoteLogMetadataEv
           segmentSizeInBytes: m.segmentSizeInBytes,
           ...(m.customMetadata === null ? {} : { customMetadata: Buffer.from(m.customMetadata) }),
           state: segmentState(m.remoteLogSegmentState),
-          txnIndexEmpty: txnIndexEmpty(m._unknownTaggedFields),
+          txnIndexEmpty: m.txnIndexEmpty ?? false,
         },
       };
       break;
@@ -214,7 +210,7 @@ export function deserializeRemoteLogMetadata(value: Buffer): RemoteLogMetadataEv
           segmentSizeInBytes: s.segmentSizeInBytes,
           ...(s.customMetadata === null ? {} : { customMetadata: Buffer.from(s.customMetadata) }),
           state: segmentState(s.remoteLogSegmentState),
-          txnIndexEmpty: txnIndexEmpty(s._unknownTaggedFields),
+          txnIndexEmpty: s.txnIndexEmpty ?? false,
         },
       };
       break;
@@ -254,11 +250,4 @@ function partitionDeleteState(id: number): RemotePartitionDeleteState {
   const state = partitionDeleteStateForId(id);
   if (state === undefined) throw new ProtocolDecodeError(`remote log metadata: unknown partition delete state id ${id}`);
   return state;
-}
-
-function txnIndexEmpty(tagged: readonly TaggedField[] | undefined): boolean {
-  const field = tagged?.find((f) => f.tag === TAG_TXN_INDEX_EMPTY);
-  if (field === undefined) return false;
-  if (field.data.length !== 1) throw new ProtocolDecodeError('remote log metadata: TxnIndexEmpty is not one byte');
-  return field.data[0] !== 0;
 }

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { kafkaClasspath, missingToolsMessage, findMissingTools, repoRoot, systemPython, type ToolName } from '../support/tools.js';
+import { kafkaClasspath, kafkaReleaseInstalled, kafkaVersion, missingToolsMessage, findMissingTools, otherKafkaReleases, repoRoot, systemPython, type ToolName } from '../support/tools.js';
 import { runKafkaCliCompat } from './kafka-cli.js';
 import { runKcatCompat } from './kcat.js';
 import { parseCompatSummary, programArgs, type CompatRunOptions, type CompatSummary } from './summary.js';
@@ -86,22 +86,43 @@ export async function installPart(part: 'franz-go' | 'kafka-python' | 'kafka-pyt
   return line.slice(part.length + 1).trim();
 }
 
-/** The Java program, compiled with javac into a temporary directory against the reference jars. */
-async function runJava(o: CompatRunOptions): Promise<CompatSummary> {
-  requireTools(['java', 'kafka']);
+/**
+ * The jars of a Kafka release: the reference one must be installed already (as every
+ * Kafka-using suite needs it); another release is installed on first use, like the
+ * other matrix clients (`install-kafka.sh <version>`, idempotent).
+ */
+async function kafkaRelease(version: string): Promise<string> {
+  if (version === kafkaVersion()) {
+    requireTools(['java', 'kafka']);
+    return kafkaClasspath();
+  }
+  requireTools(['java', 'maven']);
+  if (!kafkaReleaseInstalled(version)) {
+    const script = path.join(repoRoot(), 'test', 'support', 'install-kafka.sh');
+    const r = await runProcess('bash', [script, version], { timeoutMs: 900_000 });
+    if (r.code !== 0 || !kafkaReleaseInstalled(version)) {
+      throw new Error(`cannot install: bash test/support/install-kafka.sh ${version} exited ${r.code ?? r.signal}:\n${tail(r.stderr, 2000)}`);
+    }
+  }
+  return kafkaClasspath(version);
+}
+
+/** The Java program, compiled with javac into a temporary directory against a release's jars. */
+const runJava = (version: string) => async (o: CompatRunOptions): Promise<CompatSummary> => {
+  const classpath = await kafkaRelease(version);
   const classes = mkdtempSync(path.join(os.tmpdir(), 'sediment-compat-java-'));
   try {
     const source = path.join(repoRoot(), 'test', 'compat', 'java', 'CompatClient.java');
-    const javac = await runProcess('javac', ['-d', classes, '-cp', kafkaClasspath(), source], { timeoutMs: 120_000 }).catch((e: unknown) => {
+    const javac = await runProcess('javac', ['-d', classes, '-cp', classpath, source], { timeoutMs: 120_000 }).catch((e: unknown) => {
       throw new Error(`cannot install: javac (a JDK) is needed to compile ${source}: ${String(e)}. On Debian: apt-get install -y openjdk-17-jdk-headless`);
     });
     if (javac.code !== 0) throw new Error(`javac failed on ${source}:\n${tail(javac.stderr)}`);
     const log4j = path.join(repoRoot(), 'test', 'compat', 'java', 'log4j2.properties');
-    return await runProgram('java', 'java', ['-Xmx512M', `-Dlog4j2.configurationFile=${log4j}`, '-cp', `${classes}${path.delimiter}${kafkaClasspath()}`, 'CompatClient', ...programArgs(o)], o.timeoutMs + 60_000);
+    return await runProgram('java', 'java', ['-Xmx512M', `-Dlog4j2.configurationFile=${log4j}`, '-cp', `${classes}${path.delimiter}${classpath}`, 'CompatClient', ...programArgs(o)], o.timeoutMs + 60_000);
   } finally {
     rmSync(classes, { recursive: true, force: true });
   }
-}
+};
 
 async function runFranzGo(o: CompatRunOptions): Promise<CompatSummary> {
   const bin = await installPart('franz-go');
@@ -135,39 +156,43 @@ async function runKafkajs(o: CompatRunOptions): Promise<CompatSummary> {
   return runProgram('kafkajs', process.execPath, [path.join(here, 'kafkajs', 'compat.js'), ...programArgs(o)], o.timeoutMs + 60_000);
 }
 
-async function runKafkaCli(o: CompatRunOptions): Promise<CompatSummary> {
-  requireTools(['java', 'kafka']);
-  return runKafkaCliCompat(o);
-}
+const runKafkaCli = (version: string) => async (o: CompatRunOptions): Promise<CompatSummary> => runKafkaCliCompat(o, version, await kafkaRelease(version));
 
 async function runKcat(o: CompatRunOptions): Promise<CompatSummary> {
   requireTools(['kcat', 'kafkajs']);
   return runKcatCompat(o);
 }
 
-export const clients: readonly ClientSpec[] = [
-  {
-    id: 'java',
+const javaCoverage = {
+  createTopic: 'Admin.createTopics',
+  produce: 'KafkaProducer, idempotent (default), acks=all, one producer per codec',
+  consumeGroup: 'KafkaConsumer.subscribe, commitSync after every poll',
+  listOffsets: 'Admin.listOffsets: earliest, latest, forTimestamp, maxTimestamp',
+  groupLag: 'Admin.listConsumerGroupOffsets vs latest; describeConsumerGroups',
+  describeTopics: 'Admin.describeTopics (leaders, replicas, ISR, topic id)',
+  describeConfigs: 'Admin.describeConfigs (topic)',
+  listOffsetsTiered: 'Admin.listOffsets: OffsetSpec.earliestLocal(), latestTiered()',
+  consumerOffsets: 'KafkaConsumer beginningOffsets, endOffsets, committed, offsetsForTimes (no subscription)',
+  listGroups: 'Admin.listGroups',
+  describeCluster: 'Admin.describeCluster, describeConfigs (broker)',
+};
+
+/** The Java client row of one Kafka release (the same program, compiled against that release). */
+function javaClient(id: string, version: string, which: string): ClientSpec {
+  return {
+    id,
     title: 'Java client (kafka-clients)',
     codecs: allCodecs,
-    coverage: {
-      createTopic: 'Admin.createTopics',
-      produce: 'KafkaProducer, idempotent (default), acks=all, one producer per codec',
-      consumeGroup: 'KafkaConsumer.subscribe, commitSync after every poll',
-      listOffsets: 'Admin.listOffsets: earliest, latest, forTimestamp, maxTimestamp',
-      groupLag: 'Admin.listConsumerGroupOffsets vs latest; describeConsumerGroups',
-      describeTopics: 'Admin.describeTopics (leaders, replicas, ISR, topic id)',
-      describeConfigs: 'Admin.describeConfigs (topic)',
-      listOffsetsTiered: 'Admin.listOffsets: OffsetSpec.earliestLocal(), latestTiered()',
-      consumerOffsets: 'KafkaConsumer beginningOffsets, endOffsets, committed, offsetsForTimes (no subscription)',
-      listGroups: 'Admin.listGroups',
-      describeCluster: 'Admin.describeCluster, describeConfigs (broker)',
-    },
-    notes: ['Compiled with javac at test time against the reference kafka-clients jar.'],
-    run: runJava,
-  },
-  {
-    id: 'kafka-cli',
+    coverage: javaCoverage,
+    notes: [`Compiled with javac at test time against the ${which} kafka-clients jar (${version}).`],
+    run: runJava(version),
+  };
+}
+
+/** Kafka's CLI tools of one release, run from that release's jars. */
+function kafkaCli(id: string, version: string, which: string): ClientSpec {
+  return {
+    id,
     title: "Kafka's CLI tools",
     codecs: allCodecs,
     coverage: {
@@ -180,10 +205,21 @@ export const clients: readonly ClientSpec[] = [
       resetOffsets: 'kafka-consumer-groups --reset-offsets --to-earliest --execute, then --describe',
     },
     notes: [
+      `The ${which} release's tools (${version}).`,
       "The console producer cannot pick partitions or timestamps: records are placed by the Java client's keyed partitioner (murmur2, checked) and stamped by its clock (checked against the produce window and per-partition order).",
     ],
-    run: runKafkaCli,
-  },
+    run: runKafkaCli(version),
+  };
+}
+
+const reference = kafkaVersion();
+
+export const clients: readonly ClientSpec[] = [
+  javaClient('java', reference, 'reference'),
+  javaClient('java-older', otherKafkaReleases.older, 'older'),
+  javaClient('java-newer', otherKafkaReleases.newer, 'newer'),
+  kafkaCli('kafka-cli', reference, 'reference'),
+  kafkaCli('kafka-cli-newer', otherKafkaReleases.newer, 'newer'),
   {
     id: 'franz-go',
     title: 'franz-go (kgo, kadm)',

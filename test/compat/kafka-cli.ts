@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { recordKey, recordValue } from '../clients/content.js';
 import { KafkaTool } from '../support/kafka-reference.js';
-import { kafkaClasspath, kafkaVersion, repoRoot } from '../support/tools.js';
+import { repoRoot } from '../support/tools.js';
 import { OperationReport, codecSlices, type CompatRunOptions, type CompatSummary } from './summary.js';
 import { PlacedVerifier, Placement, keyedPartition } from './verify.js';
 
@@ -55,10 +55,10 @@ interface ToolResult {
   readonly stderr: string;
 }
 
-/** Runs one Kafka CLI tool by main class (KafkaTool) on the reference classpath; rejects on a non-zero exit. */
-function tool(mainClass: string, args: readonly string[], input?: string, timeoutMs = 180_000): Promise<ToolResult> {
+/** Runs one Kafka CLI tool by main class (KafkaTool) on a release's classpath; rejects on a non-zero exit. */
+function runTool(classpath: string, mainClass: string, args: readonly string[], input?: string, timeoutMs = 180_000): Promise<ToolResult> {
   const log4j = path.join(repoRoot(), 'test', 'compat', 'java', 'log4j2.properties');
-  const child = spawn('java', [...cliJvmOptions, `-Dlog4j2.configurationFile=${log4j}`, '-cp', kafkaClasspath(), mainClass, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('java', [...cliJvmOptions, `-Dlog4j2.configurationFile=${log4j}`, '-cp', classpath, mainClass, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   child.stdout.on('data', (b: Buffer) => out.push(b));
@@ -107,9 +107,11 @@ function parseGroupDescribe(stdout: string, group: string, topic: string): Group
   return rows.sort((a, b) => a.partition - b.partition);
 }
 
-export async function runKafkaCliCompat(o: CompatRunOptions): Promise<CompatSummary> {
+/** The CLI row of the release whose jars `classpath` names. */
+export async function runKafkaCliCompat(o: CompatRunOptions, version: string, classpath: string): Promise<CompatSummary> {
+  const tool = (mainClass: string, args: readonly string[], input?: string, timeoutMs?: number): Promise<ToolResult> => runTool(classpath, mainClass, args, input, timeoutMs);
   const codecs = o.codecs;
-  const report = new OperationReport(client, kafkaVersion(), codecs, true, o.count);
+  const report = new OperationReport(client, version, codecs, true, o.count);
   const bs = ['--bootstrap-server', o.bootstrap];
   const placement = new Placement(o.count, o.partitions, (i) => keyedPartition(recordKey(i), o.partitions));
   let window = { start: Date.now(), end: Date.now() };
@@ -157,8 +159,9 @@ export async function runKafkaCliCompat(o: CompatRunOptions): Promise<CompatSumm
     const r = await tool(KafkaTool.consoleConsumer, [
       ...bs, '--topic', o.topic, '--group', o.group, '--from-beginning',
       '--max-messages', String(o.count), '--timeout-ms', '30000',
-      '--property', 'print.timestamp=true', '--property', 'print.partition=true', '--property', 'print.offset=true',
-      '--property', 'print.headers=true', '--property', 'print.key=true',
+      // --formatter-property: Kafka 4.3's console consumer prints a deprecation line on stdout for --property.
+      '--formatter-property', 'print.timestamp=true', '--formatter-property', 'print.partition=true', '--formatter-property', 'print.offset=true',
+      '--formatter-property', 'print.headers=true', '--formatter-property', 'print.key=true',
     ], undefined, o.timeoutMs);
     // CreateTime:<ts> \t Partition:<p> \t Offset:<o> \t <headers> \t <key> \t <value>
     for (const line of r.stdout.split('\n')) {

@@ -35,6 +35,30 @@ test('renderCompatibility: one row per client, pass/FAIL/n/a/not run cells, fail
   assert.match(md, /## Failures[\s\S]*### client b[\s\S]*- produce: boom[\s\S]*### client c[\s\S]*cannot install c: no compiler/);
   assert.doesNotMatch(md, /### client a\n\n```/);
   assert.match(md, /- extra: an extra call — pass/);
+  assert.match(md, /## Kafka 4\.3 protocol versions[\s\S]*\| Fetch \(1\) \| 4-18 \| 4-18 \|/);
+});
+
+test('the 4.3 versions section names the ranges the handler registry advertises', async () => {
+  const { protocolVersionsSection } = await import('./protocol-versions.js');
+  const { allHandlers } = await import('../../broker/handlers/index.js');
+  const advertised = new Map(allHandlers.map((h) => [h.apiKey, `${h.minVersion}-${h.maxVersion}`]));
+  let checked = 0;
+  for (const line of protocolVersionsSection) {
+    const cells = line.split(' | ');
+    if (!line.startsWith('| ') || cells.length < 4 || /^\|[- |]*$/.test(line) || line.startsWith('| API')) continue;
+    const keys: number[] = [];
+    for (const m of (cells[0] as string).matchAll(/\((\d+)(?:-(\d+))?\)/g)) {
+      const from = Number(m[1]);
+      for (let k = from; k <= Number(m[2] ?? from); k++) keys.push(k);
+    }
+    const ours = (cells[2] as string).split(' / ');
+    for (const [i, key] of keys.entries()) {
+      const want = ours.length === 1 ? ours[0] : ours[i];
+      assert.equal(advertised.get(key) ?? '-', want, `api key ${key}: ${line.slice(0, 60)}`);
+      checked++;
+    }
+  }
+  assert.ok(checked >= 25, `rows checked: ${checked}`);
 });
 
 test('a client whose summary says ok but stops before its declared operations fails, never "pass" beside "not reached"', () => {

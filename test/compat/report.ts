@@ -3,6 +3,7 @@
 // regenerating it changes the file only when a result changes; durations go to
 // the test output instead.
 import type { ClientSpec } from './clients.js';
+import { protocolVersionsSection } from './protocol-versions.js';
 import { columnTitles, matrixColumns, type CompatSummary, type Operation } from './summary.js';
 
 export interface ClientResult {
@@ -112,6 +113,7 @@ export function renderCompatibility(run: MatrixRun): string {
       out.push('');
     }
   }
+  out.push(...protocolVersionsSection);
   out.push('Programs: `test/compat/` (one per client; see its README). Install the clients that are not Debian or npm packages with `bash test/compat/install.sh`.', '');
   return out.join('\n');
 }

@@ -1,4 +1,4 @@
-// Java group members (java/GroupMember.java, kafka-clients 4.1.1 with
+// Java group members (java/GroupMember.java, kafka-clients, the reference release with
 // CooperativeStickyAssignor) for the consumer-group suites: compiled with javac
 // against the reference Kafka jars at test time, run as child processes that
 // report callbacks, records and commits as JSON lines.

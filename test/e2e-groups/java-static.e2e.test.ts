@@ -1,4 +1,4 @@
-// The Java client (kafka-clients 4.1.1, classic protocol) with
+// The Java client (kafka-clients, the reference release, classic protocol) with
 // CooperativeStickyAssignor and static membership: three members consume a
 // six-partition topic to the end with commits; then each is restarted in turn
 // (closed without LeaveGroup, started again with the same group.instance.id)

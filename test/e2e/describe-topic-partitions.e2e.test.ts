@@ -1,4 +1,4 @@
-// Kafka 4.1.1's own kafka-topics --describe against a Sediment child process.
+// Kafka's own (the reference release, 4.3.1) kafka-topics --describe against a Sediment child process.
 // The admin client describes topics by name with DescribeTopicPartitions (75)
 // once the broker advertises it, so every partition line carries the eligible
 // leader replicas and the last known ELR: empty lists on a single node, as a

@@ -70,7 +70,7 @@ async function produce(port: number, partition: number, value: string, topic = T
   try {
     for (let b = 0; b < batches; b++) {
       const records = buildRecordBatch({ records: Array.from({ length: perBatch }, () => ({ key: 'k', value })), timestamp: Date.now() });
-      const { body } = await conn.send(apis.Produce, () => ({ transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] }));
+      const { body } = await conn.send(apis.Produce, () => ({ transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, topicId: ZERO_UUID, partitionData: [{ index: partition, records }] }] }), { max: 12 });
       assert.equal(body.responses[0]?.partitionResponses[0]?.errorCode, 0);
     }
   } finally {
@@ -289,7 +289,7 @@ function consoleConsume(bootstrap: string, topic: string, count: number): Promis
     '--bootstrap-server', bootstrap, '--topic', topic, '--group', `${topic}-small-fetches`, '--from-beginning',
     '--max-messages', String(count), '--timeout-ms', '60000',
     '--consumer-property', 'max.partition.fetch.bytes=8192', '--consumer-property', 'fetch.max.bytes=65536',
-    '--property', 'print.partition=true', '--property', 'print.offset=true', '--property', 'print.value=false',
+    '--formatter-property', 'print.partition=true', '--formatter-property', 'print.offset=true', '--formatter-property', 'print.value=false',
   ];
   const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const out: Buffer[] = [];

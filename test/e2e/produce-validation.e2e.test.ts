@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeResponse, encodeRequest, encodeRequestMessage } from '../../broker/protocol/frame.js';
-import { ApiKey, apis } from '../../broker/protocol/messages/index.js';
+import { ApiKey, ZERO_UUID, apis } from '../../broker/protocol/messages/index.js';
 import { BATCH_HEADER_SIZE, buildRecordBatch, rewriteBatchCrc, type CompressionType } from '../../broker/protocol/record-batch.js';
 import { BrokerConnection } from '../../broker/cli/broker-connection.js';
 import { exchange } from '../fuzz/raw-client.js';
@@ -50,7 +50,7 @@ function produceFrame(records: Buffer, opts: { version?: number; acks?: number }
     transactionalId: null,
     acks: opts.acks ?? -1,
     timeoutMs: 10_000,
-    topicData: [{ name: topic, partitionData: [{ index: 0, records }] }],
+    topicData: [{ name: topic, topicId: ZERO_UUID, partitionData: [{ index: 0, records }] }],
   });
   return { frame: Buffer.concat(chunks), id, version };
 }

@@ -1,4 +1,4 @@
-// Kafka 4.1.1's own kafka-transactions.sh (org.apache.kafka.tools.TransactionsCommand)
+// Kafka's own (the reference release, 4.3.1) kafka-transactions.sh (org.apache.kafka.tools.TransactionsCommand)
 // against an in-process Sediment broker while a kafkajs transactional producer
 // holds an open transaction: `list` shows it Ongoing, `describe` shows its
 // partitions, `describe-producers` shows the producer with the transaction's

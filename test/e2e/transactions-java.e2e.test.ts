@@ -1,4 +1,4 @@
-// The Java client 4.1.1 transactional producer (classic TV1 flow: the broker
+// The Java client (the reference release, 4.3.1) transactional producer (classic TV1 flow: the broker
 // does not advertise transaction.version) against a Sediment child process:
 // see test/e2e/java/TxnClient.java for the scenario.
 import assert from 'node:assert/strict';
@@ -27,7 +27,7 @@ after(async () => {
   if (classes !== undefined) rmSync(classes, { recursive: true, force: true });
 });
 
-test('Java 4.1.1: commit, abort, sendOffsetsToTransaction, read_committed, fencing', { timeout: 240_000 }, async () => {
+test('Java client: commit, abort, sendOffsetsToTransaction, read_committed, fencing', { timeout: 240_000 }, async () => {
   const log4j = path.join(repoRoot(), 'test', 'compat', 'java', 'log4j2.properties');
   const r = await runProcess('java', [`-Dlog4j2.configurationFile=${log4j}`, '-cp', `${classes}${path.delimiter}${kafkaClasspath()}`, 'TxnClient', broker.bootstrap, 'txn-in', 'txn-out', 'txn-java-group'], { timeoutMs: 180_000 });
   assert.equal(r.code, 0, `java exited ${r.code}:\n${r.stdout}\n${r.stderr.slice(-4000)}`);

@@ -14,6 +14,7 @@ import { handler as produceHandler } from '../../broker/handlers/00-produce.js';
 import { silentLogger } from '../../broker/common/logger.js';
 import { ErrorCode } from '../../broker/protocol/errors.js';
 import { buildRecordBatch } from '../../broker/protocol/record-batch.js';
+import { ZERO_UUID } from '../../broker/protocol/reader.js';
 
 let broker: InProcessSediment;
 
@@ -189,7 +190,7 @@ test('a transactional batch for a partition outside the producer’s transaction
   const ctx: RequestContext = { apiKey: 0, apiVersion: 9, correlationId: 1, clientId: null, connectionId: 1, clientHost: '127.0.0.1', log: silentLogger(), signal: new AbortController().signal };
   const produce = async (partition: number, producerId: bigint, producerEpoch: number): Promise<number> => {
     const records = buildRecordBatch({ records: [{ key: null, value: Buffer.from('raw'), timestamp: Date.now() }], producerId, producerEpoch, baseSequence: 0, transactional: true });
-    const res = await produceHandler.handle(broker.broker.context, { transactionalId: 'tx-verify', acks: -1, timeoutMs: 1000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] }, ctx);
+    const res = await produceHandler.handle(broker.broker.context, { transactionalId: 'tx-verify', acks: -1, timeoutMs: 1000, topicData: [{ name: topic, topicId: ZERO_UUID, partitionData: [{ index: partition, records }] }] }, ctx);
     return res!.responses[0]!.partitionResponses[0]!.errorCode;
   };
   const before = broker.broker.topics.partition(topic, 1)!.logEndOffset;

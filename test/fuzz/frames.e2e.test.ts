@@ -48,6 +48,19 @@ const byCategory = new Map<string, { cases: number; outcomes: Map<string, number
 const silentBySource = new Map<string, number>();
 let healthSeq = 0;
 
+/** The topic's id, from Metadata v10+ (Produce v13 names topics by id). */
+async function topicIdOf(conn: BrokerConnection, name: string): Promise<string> {
+  const { body } = await conn.send(apis.Metadata, () => ({
+    topics: [{ name, topicId: ZERO_UUID }],
+    allowAutoTopicCreation: false,
+    includeClusterAuthorizedOperations: false,
+    includeTopicAuthorizedOperations: false,
+  }), { min: 10 });
+  const id = body.topics[0]?.topicId;
+  assert.ok(id !== undefined && id !== ZERO_UUID, `topic id of ${name}`);
+  return id;
+}
+
 before(async () => {
   requireTools(['kcat', 'kafkajs']);
   broker = await startSediment({ overrides: { 'socket.request.max.bytes': String(maxRequestBytes) } });
@@ -70,7 +83,7 @@ before(async () => {
     golden,
     supported,
     maxRequestBytes,
-    produceTarget: { topic: targetTopic, partitions: targetPartitions, maxVersion: supported.get(0)?.max ?? 9 },
+    produceTarget: { topic: targetTopic, partitions: targetPartitions, topicId: await topicIdOf(keepalive, targetTopic), maxVersion: supported.get(0)?.max ?? 9 },
   };
 });
 

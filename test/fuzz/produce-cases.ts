@@ -4,7 +4,7 @@
 // 'either' (Kafka's answer depends on details we do not pin down; whatever the
 // broker answers must match what it stored).
 import { encodeRequestMessage } from '../../broker/protocol/frame.js';
-import { apis } from '../../broker/protocol/messages/index.js';
+import { ZERO_UUID, apis } from '../../broker/protocol/messages/index.js';
 import {
   BATCH_HEADER_SIZE,
   OFFSET_ATTRIBUTES,
@@ -50,6 +50,8 @@ export interface ProduceCase {
 export interface ProduceTarget {
   readonly topic: string;
   readonly partitions: number;
+  /** The topic's id, which names it from Produce v13. */
+  readonly topicId: string;
   /** Highest Produce version the broker advertises. */
   readonly maxVersion: number;
 }
@@ -164,7 +166,7 @@ const harmless: readonly Corruption[] = [
 
 let nextCorrelationId = 1_000_000;
 
-function frameOf(version: number, acks: number, data: Array<{ topic: string; index: number; records: Buffer | null }>): { frame: Buffer; correlationId: number } {
+function frameOf(version: number, acks: number, data: Array<{ topic: string; index: number; records: Buffer | null }>, topicId: string): { frame: Buffer; correlationId: number } {
   const correlationId = nextCorrelationId++;
   const byTopic = new Map<string, Array<{ index: number; records: Buffer | null }>>();
   for (const d of data) {
@@ -176,7 +178,8 @@ function frameOf(version: number, acks: number, data: Array<{ topic: string; ind
     transactionalId: null,
     acks,
     timeoutMs: 30_000,
-    topicData: [...byTopic].map(([name, partitionData]) => ({ name, partitionData })),
+    // v13+ names the topic by id only (every case produces to the one target topic).
+    topicData: [...byTopic].map(([name, partitionData]) => ({ name, topicId: version >= 13 ? topicId : ZERO_UUID, partitionData })),
   });
   return { frame: Buffer.concat(chunks), correlationId };
 }
@@ -258,7 +261,7 @@ export function produceCase(rng: Prng, caseId: number, target: ProduceTarget): P
     what.push(`p${index} (no such partition): valid batch`);
   }
   const acks = rng.pick([1, -1]);
-  const { frame, correlationId } = frameOf(version, acks, data);
+  const { frame, correlationId } = frameOf(version, acks, data, target.topicId);
   return { frame, version, correlationId, acks, partitions: parts, what: `Produce v${version} acks=${acks}: ${what.join(' | ')}` };
 }
 
@@ -268,6 +271,6 @@ export function produceAcks0Case(rng: Prng, caseId: number, target: ProduceTarge
   const index = rng.int(0, target.partitions - 1);
   const batch = validBatch(rng, caseId, 'z-', 'none');
   const c = rng.pick(corruptions.filter((x) => x.expect === 'reject'));
-  const { frame, correlationId } = frameOf(version, 0, [{ topic: target.topic, index, records: c.apply(batch.bytes, rng) }]);
+  const { frame, correlationId } = frameOf(version, 0, [{ topic: target.topic, index, records: c.apply(batch.bytes, rng) }], target.topicId);
   return { frame, version, correlationId, acks: 0, partitions: [{ topic: target.topic, index, expect: 'reject', records: 0, keys: [] }], what: `Produce v${version} acks=0: p${index}: ${c.what}` };
 }

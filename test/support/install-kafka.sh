@@ -2,6 +2,10 @@
 # Installs the Apache Kafka reference broker and CLI tools (jars only, from Maven
 # Central) used by the compatibility tests and the side-by-side benchmark.
 #
+#   bash test/support/install-kafka.sh            the reference version (the pom's kafka.version)
+#   bash test/support/install-kafka.sh 4.4.0      another release, in its own directory (the
+#                                                 compat matrix's other Java client/tool rows)
+#
 # Idempotent: a second run with the same pom finds the stamp file and exits.
 # Prints the library directory on its last line, ready for `java -cp "<dir>/*"`.
 #
@@ -14,13 +18,18 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 pom="$here/kafka-ref/pom.xml"
-version="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom" | head -n1)"
-if [[ -z "$version" ]]; then
+reference="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom" | head -n1)"
+version="${1:-$reference}"
+if [[ ! "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+  echo "install-kafka: '$version' is not a Kafka release number (like 4.4.0)" >&2
+  exit 1
+fi
+if [[ -z "$reference" ]]; then
   echo "install-kafka: cannot read <kafka.version> from $pom" >&2
   exit 1
 fi
 
-if [[ -n "${SEDIMENT_KAFKA_LIBS:-}" ]]; then
+if [[ -n "${SEDIMENT_KAFKA_LIBS:-}" && "$version" == "$reference" ]]; then
   libs="$SEDIMENT_KAFKA_LIBS"
 elif [[ -d /work/cache ]]; then
   libs="/work/cache/kafka/$version/libs"
@@ -29,7 +38,7 @@ else
 fi
 
 stamp="$libs/.installed"
-pom_sum="$(sha256sum "$pom" | cut -d' ' -f1)"
+pom_sum="$(sha256sum "$pom" | cut -d' ' -f1)-$version"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$pom_sum" ]]; then
   echo "install-kafka: Kafka $version already installed" >&2
   echo "$libs"
@@ -48,7 +57,7 @@ tmp="$libs.tmp.$$"
 rm -rf "$tmp"
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
-mvn -B -q -Dstyle.color=never -f "$pom" dependency:copy-dependencies \
+mvn -B -q -Dstyle.color=never -f "$pom" -Dkafka.version="$version" dependency:copy-dependencies \
   -DincludeScope=runtime -DoutputDirectory="$tmp" >&2
 if ! ls "$tmp"/kafka_2.13-"$version".jar >/dev/null 2>&1; then
   echo "install-kafka: kafka_2.13-$version.jar missing after mvn run" >&2

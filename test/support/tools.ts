@@ -49,18 +49,30 @@ export function kafkaVersion(): string {
   return m[1].trim();
 }
 
-export function kafkaLibsDir(): string {
+/** Where install-kafka.sh puts a release's jars (the reference release by default). */
+export function kafkaLibsDir(version: string = kafkaVersion()): string {
   const override = process.env['SEDIMENT_KAFKA_LIBS'];
-  if (override !== undefined && override !== '') return override;
-  const version = kafkaVersion();
+  if (override !== undefined && override !== '' && version === kafkaVersion()) return override;
   if (existsSync('/work/cache')) return path.join('/work/cache', 'kafka', version, 'libs');
   const cacheHome = process.env['XDG_CACHE_HOME'] ?? path.join(process.env['HOME'] ?? '/tmp', '.cache');
   return path.join(cacheHome, 'sediment', 'kafka', version, 'libs');
 }
 
-/** `java -cp` argument: every jar of the reference install. */
-export function kafkaClasspath(): string {
-  return path.join(kafkaLibsDir(), '*');
+/** `java -cp` argument: every jar of the reference install (or of another installed release). */
+export function kafkaClasspath(version: string = kafkaVersion()): string {
+  return path.join(kafkaLibsDir(version), '*');
+}
+
+/**
+ * The compat matrix's other Java client and tool releases (older and newer than the
+ * reference), each installed by `install-kafka.sh <version>` into its own directory.
+ */
+export const otherKafkaReleases = { older: '4.1.1', newer: '4.4.0' } as const;
+
+/** Whether `install-kafka.sh <version>` has completed for this release. */
+export function kafkaReleaseInstalled(version: string): boolean {
+  const libs = kafkaLibsDir(version);
+  return existsSync(path.join(libs, '.installed')) && existsSync(path.join(libs, `kafka_2.13-${version}.jar`));
 }
 
 /**
@@ -104,7 +116,7 @@ function check(name: ToolName): MissingTool | null {
     case 'kafka': {
       const libs = kafkaLibsDir();
       const version = kafkaVersion();
-      if (existsSync(path.join(libs, '.installed')) && existsSync(path.join(libs, `kafka_2.13-${version}.jar`))) return null;
+      if (kafkaReleaseInstalled(version)) return null;
       return {
         name,
         problem: `Apache Kafka ${version} jars not found in ${libs}`,

@@ -54,7 +54,7 @@ function main() {
       dataSpecs.push(spec);
     }
   }
-  for (const dir of ['storage', 'group-coordinator', 'transaction-coordinator']) {
+  for (const dir of ['storage', 'group-coordinator', 'transaction-coordinator', 'share-coordinator']) {
     const d = path.join(srcDir, dir);
     if (!fs.existsSync(d)) continue;
     for (const f of fs.readdirSync(d).filter((x) => x.endsWith('.json')).sort()) {
@@ -64,11 +64,36 @@ function main() {
     }
   }
 
+  // Versions below `validVersions` that Kafka still lists in ApiVersions, with the field
+  // annotations of the definition still describing them: Produce 0-2 (removed in 4.0 but
+  // advertised because librdkafka disables compression unless the range starts at 0,
+  // KAFKA-18659; see ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION). The codec keeps
+  // them so the broker can read such a request and answer it with UNSUPPORTED_VERSION.
+  const retainedMinVersion = { Produce: 0 };
+  for (const [base, min] of Object.entries(retainedMinVersion)) {
+    const p = pairs.get(base);
+    if (!p?.request || !p.response) throw new Error(`${base}: retained versions of an unknown API`);
+    for (const spec of [p.request, p.response]) {
+      const v = parseVersions(spec.validVersions);
+      if (!v || v.min <= min) throw new Error(`${base}: retained versions ${min}+ are already valid; drop the entry`);
+      spec.validVersions = `${min}-${v.max}`;
+    }
+  }
+
   const generated = new Set();
   const apis = [];
+  const removed = [];
   for (const [base, p] of [...pairs.entries()].sort((a, b) => a[1].request.apiKey - b[1].request.apiKey)) {
     if (!p.request || !p.response) throw new Error(`${base}: missing request or response`);
     if (p.request.apiKey !== p.response.apiKey) throw new Error(`${base}: api keys differ`);
+    // Kafka keeps a stub with "validVersions": "none" (and no fields) for an API it removed
+    // (LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown in 4.0): no codec, and the
+    // codec generated from an older definition is removed below as stale.
+    if (parseVersions(p.request.validVersions) === null) {
+      if (parseVersions(p.response.validVersions) !== null) throw new Error(`${base}: request removed, response not`);
+      removed.push(base);
+      continue;
+    }
     const fileName = `${kebab(base)}.ts`;
     const body = [
       ...genMessage(p.request, { apiName: base }),
@@ -154,6 +179,7 @@ function main() {
     }
   }
   console.log(`Generated ${apis.length} APIs, ${headerSpecs.length} headers, ${recordFiles.length} record formats from ${srcDir}`);
+  if (removed.length) console.log(`Removed from the protocol (no codec): ${removed.join(', ')}`);
 }
 
 main();

@@ -23,7 +23,7 @@ export interface AddPartitionsToTxnRequest {
 export interface AddPartitionsToTxnRequestAddPartitionsToTxnTopic {
   /** The name of the topic. (versions 0+) */
   name: string;
-  /** The partition indexes to add to the transaction (versions 0+) */
+  /** The partition indexes to add to the transaction. (versions 0+) */
   partitions: number[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -202,7 +202,7 @@ export interface AddPartitionsToTxnResponse {
 export interface AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult {
   /** The topic name. (versions 0+) */
   name: string;
-  /** The results for each partition (versions 0+) */
+  /** The results for each partition. (versions 0+) */
   resultsByPartition: AddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult[];
   _unknownTaggedFields?: TaggedField[];
 }

@@ -7,25 +7,27 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface AddRaftVoterRequest {
-  /** (versions 0+) */
+  /** The cluster id. (versions 0+) */
   clusterId: string | null;
-  /** (versions 0+) */
+  /** The maximum time to wait for the request to complete before returning. (versions 0+) */
   timeoutMs: number;
-  /** The replica id of the voter getting added to the topic partition (versions 0+) */
+  /** The replica id of the voter getting added to the topic partition. (versions 0+) */
   voterId: number;
-  /** The directory id of the voter getting added to the topic partition (versions 0+) */
+  /** The directory id of the voter getting added to the topic partition. (versions 0+) */
   voterDirectoryId: string;
-  /** The endpoints that can be used to communicate with the voter (versions 0+) */
+  /** The endpoints that can be used to communicate with the voter. (versions 0+) */
   listeners: AddRaftVoterRequestListener[];
+  /** When true, return a response after the new voter set is committed. Otherwise, return after the leader writes the changes locally. (versions 1+) */
+  ackWhenCommitted: boolean;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface AddRaftVoterRequestListener {
-  /** The name of the endpoint (versions 0+) */
+  /** The name of the endpoint. (versions 0+) */
   name: string;
-  /** The hostname (versions 0+) */
+  /** The hostname. (versions 0+) */
   host: string;
-  /** The port (versions 0+) */
+  /** The port. (versions 0+) */
   port: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -33,7 +35,7 @@ export interface AddRaftVoterRequestListener {
 export const AddRaftVoterRequestMeta: MessageMeta = {
   apiKey: 80,
   name: 'AddRaftVoter',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -46,6 +48,7 @@ export function decodeAddRaftVoterRequest(r: Reader, version: number): AddRaftVo
     voterId: r.readInt32(),
     voterDirectoryId: r.readUuid(),
     listeners: r.readCompactArray((e) => decodeAddRaftVoterRequestListener(e, version)),
+    ackWhenCommitted: (version === 1) ? r.readBool() : true,
   };
   readUnknownTaggedFields(r, m);
   return m;
@@ -63,6 +66,9 @@ export function encodeAddRaftVoterRequest(w: Writer, version: number, m: AddRaft
     for (const e of a) {
       encodeAddRaftVoterRequestListener(w, version, e);
     }
+  }
+  if (version === 1) {
+    w.writeBool(m.ackWhenCommitted);
   }
   writeTaggedFields(w, null, m._unknownTaggedFields);
 }
@@ -87,7 +93,7 @@ export function encodeAddRaftVoterRequestListener(w: Writer, version: number, m:
 export interface AddRaftVoterResponse {
   /** The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota. (versions 0+) */
   throttleTimeMs: number;
-  /** The error code, or 0 if there was no error (versions 0+) */
+  /** The error code, or 0 if there was no error. (versions 0+) */
   errorCode: number;
   /** The error message, or null if there was no error. (versions 0+) */
   errorMessage: string | null;
@@ -97,7 +103,7 @@ export interface AddRaftVoterResponse {
 export const AddRaftVoterResponseMeta: MessageMeta = {
   apiKey: 80,
   name: 'AddRaftVoter',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };

@@ -7,9 +7,9 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface AllocateProducerIdsRequest {
-  /** The ID of the requesting broker (versions 0+) */
+  /** The ID of the requesting broker. (versions 0+) */
   brokerId: number;
-  /** The epoch of the requesting broker (versions 0+) */
+  /** The epoch of the requesting broker. (versions 0+) */
   brokerEpoch: bigint;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -42,11 +42,11 @@ export function encodeAllocateProducerIdsRequest(w: Writer, version: number, m: 
 export interface AllocateProducerIdsResponse {
   /** The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota. (versions 0+) */
   throttleTimeMs: number;
-  /** The top level response error code (versions 0+) */
+  /** The top level response error code. (versions 0+) */
   errorCode: number;
-  /** The first producer ID in this range, inclusive (versions 0+) */
+  /** The first producer ID in this range, inclusive. (versions 0+) */
   producerIdStart: bigint;
-  /** The number of producer IDs in this range (versions 0+) */
+  /** The number of producer IDs in this range. (versions 0+) */
   producerIdLen: number;
   _unknownTaggedFields?: TaggedField[];
 }

@@ -9,6 +9,8 @@ import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runt
 export interface AlterPartitionReassignmentsRequest {
   /** The time in ms to wait for the request to complete. (versions 0+) */
   timeoutMs: number;
+  /** The option indicating whether changing the replication factor of any given partition as part of this request is a valid move. (versions 1+) */
+  allowReplicationFactorChange: boolean;
   /** The topics to reassign. (versions 0+) */
   topics: AlterPartitionReassignmentsRequestReassignableTopic[];
   _unknownTaggedFields?: TaggedField[];
@@ -33,7 +35,7 @@ export interface AlterPartitionReassignmentsRequestReassignablePartition {
 export const AlterPartitionReassignmentsRequestMeta: MessageMeta = {
   apiKey: 45,
   name: 'AlterPartitionReassignments',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -42,6 +44,7 @@ export function decodeAlterPartitionReassignmentsRequest(r: Reader, version: num
   checkVersion(AlterPartitionReassignmentsRequestMeta, version, 'decode');
   const m: AlterPartitionReassignmentsRequest = {
     timeoutMs: r.readInt32(),
+    allowReplicationFactorChange: (version === 1) ? r.readBool() : true,
     topics: r.readCompactArray((e) => decodeAlterPartitionReassignmentsRequestReassignableTopic(e, version)),
   };
   readUnknownTaggedFields(r, m);
@@ -51,6 +54,9 @@ export function decodeAlterPartitionReassignmentsRequest(r: Reader, version: num
 export function encodeAlterPartitionReassignmentsRequest(w: Writer, version: number, m: AlterPartitionReassignmentsRequest): void {
   checkVersion(AlterPartitionReassignmentsRequestMeta, version, 'encode');
   w.writeInt32(m.timeoutMs);
+  if (version === 1) {
+    w.writeBool(m.allowReplicationFactorChange);
+  }
   {
     const a = m.topics;
     w.writeCompactArrayLength(a.length);
@@ -110,6 +116,8 @@ export function encodeAlterPartitionReassignmentsRequestReassignablePartition(w:
 export interface AlterPartitionReassignmentsResponse {
   /** The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota. (versions 0+) */
   throttleTimeMs: number;
+  /** The option indicating whether changing the replication factor of any given partition as part of the request was allowed. (versions 1+) */
+  allowReplicationFactorChange: boolean;
   /** The top-level error code, or 0 if there was no error. (versions 0+) */
   errorCode: number;
   /** The top-level error message, or null if there was no error. (versions 0+) */
@@ -120,9 +128,9 @@ export interface AlterPartitionReassignmentsResponse {
 }
 
 export interface AlterPartitionReassignmentsResponseReassignableTopicResponse {
-  /** The topic name (versions 0+) */
+  /** The topic name. (versions 0+) */
   name: string;
-  /** The responses to partitions to reassign (versions 0+) */
+  /** The responses to partitions to reassign. (versions 0+) */
   partitions: AlterPartitionReassignmentsResponseReassignablePartitionResponse[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -140,7 +148,7 @@ export interface AlterPartitionReassignmentsResponseReassignablePartitionRespons
 export const AlterPartitionReassignmentsResponseMeta: MessageMeta = {
   apiKey: 45,
   name: 'AlterPartitionReassignments',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -149,6 +157,7 @@ export function decodeAlterPartitionReassignmentsResponse(r: Reader, version: nu
   checkVersion(AlterPartitionReassignmentsResponseMeta, version, 'decode');
   const m: AlterPartitionReassignmentsResponse = {
     throttleTimeMs: r.readInt32(),
+    allowReplicationFactorChange: (version === 1) ? r.readBool() : true,
     errorCode: r.readInt16(),
     errorMessage: r.readCompactNullableString(),
     responses: r.readCompactArray((e) => decodeAlterPartitionReassignmentsResponseReassignableTopicResponse(e, version)),
@@ -160,6 +169,9 @@ export function decodeAlterPartitionReassignmentsResponse(r: Reader, version: nu
 export function encodeAlterPartitionReassignmentsResponse(w: Writer, version: number, m: AlterPartitionReassignmentsResponse): void {
   checkVersion(AlterPartitionReassignmentsResponseMeta, version, 'encode');
   w.writeInt32(m.throttleTimeMs);
+  if (version === 1) {
+    w.writeBool(m.allowReplicationFactorChange);
+  }
   w.writeInt16(m.errorCode);
   w.writeCompactNullableString(m.errorMessage);
   {

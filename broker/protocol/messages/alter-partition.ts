@@ -4,40 +4,38 @@
 import type { Reader } from '../reader.js';
 import type { Writer } from '../writer.js';
 import type { MessageMeta, TaggedField } from './runtime.js';
-import { ZERO_UUID, checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
+import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface AlterPartitionRequest {
-  /** The ID of the requesting broker (versions 0+) */
+  /** The ID of the requesting broker. (versions 0+) */
   brokerId: number;
-  /** The epoch of the requesting broker (versions 0+) */
+  /** The epoch of the requesting broker. (versions 0+) */
   brokerEpoch: bigint;
-  /** (versions 0+) */
+  /** The topics to alter ISRs for. (versions 0+) */
   topics: AlterPartitionRequestTopicData[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface AlterPartitionRequestTopicData {
-  /** The name of the topic to alter ISRs for (versions 0-1) */
-  topicName: string;
-  /** The ID of the topic to alter ISRs for (versions 2+) */
+  /** The ID of the topic to alter ISRs for. (versions 2+) */
   topicId: string;
-  /** (versions 0+) */
+  /** The partitions to alter ISRs for. (versions 0+) */
   partitions: AlterPartitionRequestPartitionData[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface AlterPartitionRequestPartitionData {
-  /** The partition index (versions 0+) */
+  /** The partition index. (versions 0+) */
   partitionIndex: number;
-  /** The leader epoch of this partition (versions 0+) */
+  /** The leader epoch of this partition. (versions 0+) */
   leaderEpoch: number;
   /** The ISR for this partition. Deprecated since version 3. (versions 0-2) */
   newIsr: number[];
-  /** (versions 3+) */
+  /** The ISR for this partition. (versions 3+) */
   newIsrWithEpochs: AlterPartitionRequestBrokerState[];
   /** 1 if the partition is recovering from an unclean leader election; 0 otherwise. (versions 1+) */
   leaderRecoveryState: number;
-  /** The expected epoch of the partition which is being updated. For legacy cluster this is the ZkVersion in the LeaderAndIsr request. (versions 0+) */
+  /** The expected epoch of the partition which is being updated. (versions 0+) */
   partitionEpoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -53,7 +51,7 @@ export interface AlterPartitionRequestBrokerState {
 export const AlterPartitionRequestMeta: MessageMeta = {
   apiKey: 56,
   name: 'AlterPartition',
-  validVersions: { min: 0, max: 3 },
+  validVersions: { min: 2, max: 3 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -85,8 +83,7 @@ export function encodeAlterPartitionRequest(w: Writer, version: number, m: Alter
 
 export function decodeAlterPartitionRequestTopicData(r: Reader, version: number): AlterPartitionRequestTopicData {
   const m: AlterPartitionRequestTopicData = {
-    topicName: (version <= 1) ? r.readCompactString() : "",
-    topicId: (version >= 2) ? r.readUuid() : ZERO_UUID,
+    topicId: r.readUuid(),
     partitions: r.readCompactArray((e) => decodeAlterPartitionRequestPartitionData(e, version)),
   };
   readUnknownTaggedFields(r, m);
@@ -94,12 +91,7 @@ export function decodeAlterPartitionRequestTopicData(r: Reader, version: number)
 }
 
 export function encodeAlterPartitionRequestTopicData(w: Writer, version: number, m: AlterPartitionRequestTopicData): void {
-  if (version <= 1) {
-    w.writeCompactString(m.topicName);
-  }
-  if (version >= 2) {
-    w.writeUuid(m.topicId);
-  }
+  w.writeUuid(m.topicId);
   {
     const a = m.partitions;
     w.writeCompactArrayLength(a.length);
@@ -114,9 +106,9 @@ export function decodeAlterPartitionRequestPartitionData(r: Reader, version: num
   const m: AlterPartitionRequestPartitionData = {
     partitionIndex: r.readInt32(),
     leaderEpoch: r.readInt32(),
-    newIsr: (version <= 2) ? r.readCompactArray((e) => e.readInt32()) : [],
+    newIsr: (version === 2) ? r.readCompactArray((e) => e.readInt32()) : [],
     newIsrWithEpochs: (version === 3) ? r.readCompactArray((e) => decodeAlterPartitionRequestBrokerState(e, version)) : [],
-    leaderRecoveryState: (version >= 1) ? r.readInt8() : 0,
+    leaderRecoveryState: r.readInt8(),
     partitionEpoch: r.readInt32(),
   };
   readUnknownTaggedFields(r, m);
@@ -126,7 +118,7 @@ export function decodeAlterPartitionRequestPartitionData(r: Reader, version: num
 export function encodeAlterPartitionRequestPartitionData(w: Writer, version: number, m: AlterPartitionRequestPartitionData): void {
   w.writeInt32(m.partitionIndex);
   w.writeInt32(m.leaderEpoch);
-  if (version <= 2) {
+  if (version === 2) {
     {
       const a = m.newIsr;
       w.writeCompactArrayLength(a.length);
@@ -144,9 +136,7 @@ export function encodeAlterPartitionRequestPartitionData(w: Writer, version: num
       }
     }
   }
-  if (version >= 1) {
-    w.writeInt8(m.leaderRecoveryState);
-  }
+  w.writeInt8(m.leaderRecoveryState);
   w.writeInt32(m.partitionEpoch);
   writeTaggedFields(w, null, m._unknownTaggedFields);
 }
@@ -173,27 +163,25 @@ export function encodeAlterPartitionRequestBrokerState(w: Writer, version: numbe
 export interface AlterPartitionResponse {
   /** The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota. (versions 0+) */
   throttleTimeMs: number;
-  /** The top level response error code (versions 0+) */
+  /** The top level response error code. (versions 0+) */
   errorCode: number;
-  /** (versions 0+) */
+  /** The responses for each topic. (versions 0+) */
   topics: AlterPartitionResponseTopicData[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface AlterPartitionResponseTopicData {
-  /** The name of the topic (versions 0-1) */
-  topicName: string;
-  /** The ID of the topic (versions 2+) */
+  /** The ID of the topic. (versions 2+) */
   topicId: string;
-  /** (versions 0+) */
+  /** The responses for each partition. (versions 0+) */
   partitions: AlterPartitionResponsePartitionData[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface AlterPartitionResponsePartitionData {
-  /** The partition index (versions 0+) */
+  /** The partition index. (versions 0+) */
   partitionIndex: number;
-  /** The partition level error code (versions 0+) */
+  /** The partition level error code. (versions 0+) */
   errorCode: number;
   /** The broker ID of the leader. (versions 0+) */
   leaderId: number;
@@ -203,7 +191,7 @@ export interface AlterPartitionResponsePartitionData {
   isr: number[];
   /** 1 if the partition is recovering from an unclean leader election; 0 otherwise. (versions 1+) */
   leaderRecoveryState: number;
-  /** The current epoch for the partition for KRaft controllers. The current ZK version for the legacy controllers. (versions 0+) */
+  /** The current epoch for the partition for KRaft controllers. (versions 0+) */
   partitionEpoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -211,7 +199,7 @@ export interface AlterPartitionResponsePartitionData {
 export const AlterPartitionResponseMeta: MessageMeta = {
   apiKey: 56,
   name: 'AlterPartition',
-  validVersions: { min: 0, max: 3 },
+  validVersions: { min: 2, max: 3 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -243,8 +231,7 @@ export function encodeAlterPartitionResponse(w: Writer, version: number, m: Alte
 
 export function decodeAlterPartitionResponseTopicData(r: Reader, version: number): AlterPartitionResponseTopicData {
   const m: AlterPartitionResponseTopicData = {
-    topicName: (version <= 1) ? r.readCompactString() : "",
-    topicId: (version >= 2) ? r.readUuid() : ZERO_UUID,
+    topicId: r.readUuid(),
     partitions: r.readCompactArray((e) => decodeAlterPartitionResponsePartitionData(e, version)),
   };
   readUnknownTaggedFields(r, m);
@@ -252,12 +239,7 @@ export function decodeAlterPartitionResponseTopicData(r: Reader, version: number
 }
 
 export function encodeAlterPartitionResponseTopicData(w: Writer, version: number, m: AlterPartitionResponseTopicData): void {
-  if (version <= 1) {
-    w.writeCompactString(m.topicName);
-  }
-  if (version >= 2) {
-    w.writeUuid(m.topicId);
-  }
+  w.writeUuid(m.topicId);
   {
     const a = m.partitions;
     w.writeCompactArrayLength(a.length);
@@ -275,7 +257,7 @@ export function decodeAlterPartitionResponsePartitionData(r: Reader, version: nu
     leaderId: r.readInt32(),
     leaderEpoch: r.readInt32(),
     isr: r.readCompactArray((e) => e.readInt32()),
-    leaderRecoveryState: (version >= 1) ? r.readInt8() : 0,
+    leaderRecoveryState: r.readInt8(),
     partitionEpoch: r.readInt32(),
   };
   readUnknownTaggedFields(r, m);
@@ -294,9 +276,7 @@ export function encodeAlterPartitionResponsePartitionData(w: Writer, version: nu
       w.writeInt32(e);
     }
   }
-  if (version >= 1) {
-    w.writeInt8(m.leaderRecoveryState);
-  }
+  w.writeInt8(m.leaderRecoveryState);
   w.writeInt32(m.partitionEpoch);
   writeTaggedFields(w, null, m._unknownTaggedFields);
 }

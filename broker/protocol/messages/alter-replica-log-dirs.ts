@@ -31,7 +31,7 @@ export interface AlterReplicaLogDirsRequestAlterReplicaLogDirTopic {
 export const AlterReplicaLogDirsRequestMeta: MessageMeta = {
   apiKey: 34,
   name: 'AlterReplicaLogDirs',
-  validVersions: { min: 0, max: 2 },
+  validVersions: { min: 1, max: 2 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -164,7 +164,7 @@ export interface AlterReplicaLogDirsResponseAlterReplicaLogDirPartitionResult {
 export const AlterReplicaLogDirsResponseMeta: MessageMeta = {
   apiKey: 34,
   name: 'AlterReplicaLogDirs',
-  validVersions: { min: 0, max: 2 },
+  validVersions: { min: 1, max: 2 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };

@@ -62,7 +62,7 @@ export interface ApiVersionsResponse {
   finalizedFeaturesEpoch?: bigint;
   /** List of cluster-wide finalized features. The information is valid only if FinalizedFeaturesEpoch >= 0. (versions 3+, tagged (tag 2)) */
   finalizedFeatures?: ApiVersionsResponseFinalizedFeatureKey[];
-  /** Set by a KRaft controller if the required configurations for ZK migration are present (versions 3+, tagged (tag 3)) */
+  /** Set by a KRaft controller if the required configurations for ZK migration are present. (versions 3+, tagged (tag 3)) */
   zkMigrationReady?: boolean;
   _unknownTaggedFields?: TaggedField[];
 }

@@ -7,33 +7,33 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface AssignReplicasToDirsRequest {
-  /** The ID of the requesting broker (versions 0+) */
+  /** The ID of the requesting broker. (versions 0+) */
   brokerId: number;
-  /** The epoch of the requesting broker (versions 0+) */
+  /** The epoch of the requesting broker. (versions 0+) */
   brokerEpoch: bigint;
-  /** (versions 0+) */
+  /** The directories to which replicas should be assigned. (versions 0+) */
   directories: AssignReplicasToDirsRequestDirectoryData[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface AssignReplicasToDirsRequestDirectoryData {
-  /** The ID of the directory (versions 0+) */
+  /** The ID of the directory. (versions 0+) */
   id: string;
-  /** (versions 0+) */
+  /** The topics assigned to the directory. (versions 0+) */
   topics: AssignReplicasToDirsRequestTopicData[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface AssignReplicasToDirsRequestTopicData {
-  /** The ID of the assigned topic (versions 0+) */
+  /** The ID of the assigned topic. (versions 0+) */
   topicId: string;
-  /** (versions 0+) */
+  /** The partitions assigned to the directory. (versions 0+) */
   partitions: AssignReplicasToDirsRequestPartitionData[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface AssignReplicasToDirsRequestPartitionData {
-  /** The partition index (versions 0+) */
+  /** The partition index. (versions 0+) */
   partitionIndex: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -129,33 +129,33 @@ export function encodeAssignReplicasToDirsRequestPartitionData(w: Writer, versio
 export interface AssignReplicasToDirsResponse {
   /** The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota. (versions 0+) */
   throttleTimeMs: number;
-  /** The top level response error code (versions 0+) */
+  /** The top level response error code. (versions 0+) */
   errorCode: number;
-  /** (versions 0+) */
+  /** The list of directories and their assigned partitions. (versions 0+) */
   directories: AssignReplicasToDirsResponseDirectoryData[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface AssignReplicasToDirsResponseDirectoryData {
-  /** The ID of the directory (versions 0+) */
+  /** The ID of the directory. (versions 0+) */
   id: string;
-  /** (versions 0+) */
+  /** The list of topics and their assigned partitions. (versions 0+) */
   topics: AssignReplicasToDirsResponseTopicData[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface AssignReplicasToDirsResponseTopicData {
-  /** The ID of the assigned topic (versions 0+) */
+  /** The ID of the assigned topic. (versions 0+) */
   topicId: string;
-  /** (versions 0+) */
+  /** The list of assigned partitions. (versions 0+) */
   partitions: AssignReplicasToDirsResponsePartitionData[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface AssignReplicasToDirsResponsePartitionData {
-  /** The partition index (versions 0+) */
+  /** The partition index. (versions 0+) */
   partitionIndex: number;
-  /** The partition level error code (versions 0+) */
+  /** The partition level error code. (versions 0+) */
   errorCode: number;
   _unknownTaggedFields?: TaggedField[];
 }

@@ -7,43 +7,43 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { ZERO_UUID, checkVersion, encodeTagged, pushUnknownTag, readUnknownTaggedFields, unknownTagInVersion, writeTaggedFields } from './runtime.js';
 
 export interface BeginQuorumEpochRequest {
-  /** (versions 0+) */
+  /** The cluster id. (versions 0+) */
   clusterId: string | null;
-  /** The replica id of the voter receiving the request (versions 1+) */
+  /** The replica id of the voter receiving the request. (versions 1+) */
   voterId: number;
-  /** (versions 0+) */
+  /** The topics. (versions 0+) */
   topics: BeginQuorumEpochRequestTopicData[];
-  /** Endpoints for the leader (versions 1+) */
+  /** Endpoints for the leader. (versions 1+) */
   leaderEndpoints: BeginQuorumEpochRequestLeaderEndpoint[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface BeginQuorumEpochRequestTopicData {
-  /** The topic name (versions 0+) */
+  /** The topic name. (versions 0+) */
   topicName: string;
-  /** (versions 0+) */
+  /** The partitions. (versions 0+) */
   partitions: BeginQuorumEpochRequestPartitionData[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface BeginQuorumEpochRequestPartitionData {
-  /** The partition index (versions 0+) */
+  /** The partition index. (versions 0+) */
   partitionIndex: number;
-  /** The directory id of the receiving replica (versions 1+) */
+  /** The directory id of the receiving replica. (versions 1+) */
   voterDirectoryId: string;
-  /** The ID of the newly elected leader (versions 0+) */
+  /** The ID of the newly elected leader. (versions 0+) */
   leaderId: number;
-  /** The epoch of the newly elected leader (versions 0+) */
+  /** The epoch of the newly elected leader. (versions 0+) */
   leaderEpoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface BeginQuorumEpochRequestLeaderEndpoint {
-  /** The name of the endpoint (versions 1+) */
+  /** The name of the endpoint. (versions 1+) */
   name: string;
-  /** The node's hostname (versions 1+) */
+  /** The node's hostname. (versions 1+) */
   host: string;
-  /** The node's port (versions 1+) */
+  /** The node's port. (versions 1+) */
   port: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -201,9 +201,9 @@ export function encodeBeginQuorumEpochRequestLeaderEndpoint(w: Writer, version: 
 export interface BeginQuorumEpochResponse {
   /** The top level error code. (versions 0+) */
   errorCode: number;
-  /** (versions 0+) */
+  /** The topic data. (versions 0+) */
   topics: BeginQuorumEpochResponseTopicData[];
-  /** Endpoints for all leaders enumerated in PartitionData (versions 1+, tagged (tag 0)) */
+  /** Endpoints for all leaders enumerated in PartitionData. (versions 1+, tagged (tag 0)) */
   nodeEndpoints?: BeginQuorumEpochResponseNodeEndpoint[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -211,7 +211,7 @@ export interface BeginQuorumEpochResponse {
 export interface BeginQuorumEpochResponseTopicData {
   /** The topic name. (versions 0+) */
   topicName: string;
-  /** (versions 0+) */
+  /** The partition data. (versions 0+) */
   partitions: BeginQuorumEpochResponsePartitionData[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -219,21 +219,21 @@ export interface BeginQuorumEpochResponseTopicData {
 export interface BeginQuorumEpochResponsePartitionData {
   /** The partition index. (versions 0+) */
   partitionIndex: number;
-  /** (versions 0+) */
+  /** The error code for this partition. (versions 0+) */
   errorCode: number;
   /** The ID of the current leader or -1 if the leader is unknown. (versions 0+) */
   leaderId: number;
-  /** The latest known leader epoch (versions 0+) */
+  /** The latest known leader epoch. (versions 0+) */
   leaderEpoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface BeginQuorumEpochResponseNodeEndpoint {
-  /** The ID of the associated node (versions 1+) */
+  /** The ID of the associated node. (versions 1+) */
   nodeId: number;
-  /** The node's hostname (versions 1+) */
+  /** The node's hostname. (versions 1+) */
   host: string;
-  /** The node's port (versions 1+) */
+  /** The node's port. (versions 1+) */
   port: number;
   _unknownTaggedFields?: TaggedField[];
 }

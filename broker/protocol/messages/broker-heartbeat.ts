@@ -19,13 +19,15 @@ export interface BrokerHeartbeatRequest {
   wantShutDown: boolean;
   /** Log directories that failed and went offline. (versions 1+, tagged (tag 0)) */
   offlineLogDirs?: string[];
+  /** List of log directories that are cordoned. This is null before the broker reaches the RECOVERY state. (versions 2+, tagged (tag 1)) */
+  cordonedLogDirs?: string[] | null;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const BrokerHeartbeatRequestMeta: MessageMeta = {
   apiKey: 63,
   name: 'BrokerHeartbeat',
-  validVersions: { min: 0, max: 1 },
+  validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -39,6 +41,7 @@ export function decodeBrokerHeartbeatRequest(r: Reader, version: number): Broker
     wantFence: r.readBool(),
     wantShutDown: r.readBool(),
     offlineLogDirs: [],
+    cordonedLogDirs: null,
   };
   const n = r.readUVarint();
   for (let i = 0; i < n; i++) {
@@ -46,8 +49,12 @@ export function decodeBrokerHeartbeatRequest(r: Reader, version: number): Broker
     const t = r.sub(r.readUVarint());
     switch (tag) {
       case 0:
-        if (!(version === 1)) unknownTagInVersion(tag, version);
+        if (!(version >= 1)) unknownTagInVersion(tag, version);
         m.offlineLogDirs = t.readCompactArray((e) => e.readUuid());
+        break;
+      case 1:
+        if (!(version === 2)) unknownTagInVersion(tag, version);
+        m.cordonedLogDirs = t.readCompactNullableArray((e) => e.readUuid());
         break;
       default:
         pushUnknownTag(m, tag, t);
@@ -64,7 +71,7 @@ export function encodeBrokerHeartbeatRequest(w: Writer, version: number, m: Brok
   w.writeBool(m.wantFence);
   w.writeBool(m.wantShutDown);
   let tagged: TaggedField[] | null = null;
-  if ((version === 1) && m.offlineLogDirs !== undefined && (m.offlineLogDirs.length !== 0)) {
+  if ((version >= 1) && m.offlineLogDirs !== undefined && (m.offlineLogDirs.length !== 0)) {
     const v = m.offlineLogDirs;
     (tagged ??= []).push(encodeTagged(0, (tw) => {
       {
@@ -72,6 +79,22 @@ export function encodeBrokerHeartbeatRequest(w: Writer, version: number, m: Brok
         tw.writeCompactArrayLength(a.length);
         for (const e of a) {
           tw.writeUuid(e);
+        }
+      }
+    }));
+  }
+  if ((version === 2) && m.cordonedLogDirs != null) {
+    const v = m.cordonedLogDirs;
+    (tagged ??= []).push(encodeTagged(1, (tw) => {
+      {
+        const a = v;
+        if (a === null) {
+          tw.writeCompactArrayLength(-1);
+        } else {
+          tw.writeCompactArrayLength(a.length);
+          for (const e of a) {
+            tw.writeUuid(e);
+          }
         }
       }
     }));
@@ -96,7 +119,7 @@ export interface BrokerHeartbeatResponse {
 export const BrokerHeartbeatResponseMeta: MessageMeta = {
   apiKey: 63,
   name: 'BrokerHeartbeat',
-  validVersions: { min: 0, max: 1 },
+  validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };

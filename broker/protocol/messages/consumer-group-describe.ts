@@ -7,7 +7,7 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface ConsumerGroupDescribeRequest {
-  /** The ids of the groups to describe (versions 0+) */
+  /** The ids of the groups to describe. (versions 0+) */
   groupIds: string[];
   /** Whether to include authorized operations. (versions 0+) */
   includeAuthorizedOperations: boolean;
@@ -17,7 +17,7 @@ export interface ConsumerGroupDescribeRequest {
 export const ConsumerGroupDescribeRequestMeta: MessageMeta = {
   apiKey: 69,
   name: 'ConsumerGroupDescribe',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -112,13 +112,15 @@ export interface ConsumerGroupDescribeResponseMember {
   assignment: ConsumerGroupDescribeResponseAssignment;
   /** The target assignment. (versions 0+) */
   targetAssignment: ConsumerGroupDescribeResponseAssignment;
+  /** -1 for unknown. 0 for classic member. +1 for consumer member. (versions 1+) */
+  memberType: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const ConsumerGroupDescribeResponseMeta: MessageMeta = {
   apiKey: 69,
   name: 'ConsumerGroupDescribe',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -235,6 +237,7 @@ export function decodeConsumerGroupDescribeResponseMember(r: Reader, version: nu
     subscribedTopicRegex: r.readCompactNullableString(),
     assignment: decodeConsumerGroupDescribeResponseAssignment(r, version),
     targetAssignment: decodeConsumerGroupDescribeResponseAssignment(r, version),
+    memberType: (version === 1) ? r.readInt8() : -1,
   };
   readUnknownTaggedFields(r, m);
   return m;
@@ -257,6 +260,9 @@ export function encodeConsumerGroupDescribeResponseMember(w: Writer, version: nu
   w.writeCompactNullableString(m.subscribedTopicRegex);
   encodeConsumerGroupDescribeResponseAssignment(w, version, m.assignment);
   encodeConsumerGroupDescribeResponseAssignment(w, version, m.targetAssignment);
+  if (version === 1) {
+    w.writeInt8(m.memberType);
+  }
   writeTaggedFields(w, null, m._unknownTaggedFields);
 }
 

@@ -13,9 +13,9 @@ export interface ControllerRegistrationRequest {
   incarnationId: string;
   /** Set if the required configurations for ZK migration are present. (versions 0+) */
   zkMigrationReady: boolean;
-  /** The listeners of this controller (versions 0+) */
+  /** The listeners of this controller. (versions 0+) */
   listeners: ControllerRegistrationRequestListener[];
-  /** The features on this controller (versions 0+) */
+  /** The features on this controller. (versions 0+) */
   features: ControllerRegistrationRequestFeature[];
   _unknownTaggedFields?: TaggedField[];
 }

@@ -33,7 +33,7 @@ export interface CreateAclsRequestAclCreation {
 export const CreateAclsRequestMeta: MessageMeta = {
   apiKey: 30,
   name: 'CreateAcls',
-  validVersions: { min: 0, max: 3 },
+  validVersions: { min: 1, max: 3 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -74,7 +74,7 @@ export function decodeCreateAclsRequestAclCreation(r: Reader, version: number): 
   const m: CreateAclsRequestAclCreation = {
     resourceType: r.readInt8(),
     resourceName: flexible ? r.readCompactString() : r.readString(),
-    resourcePatternType: (version >= 1) ? r.readInt8() : 3,
+    resourcePatternType: r.readInt8(),
     principal: flexible ? r.readCompactString() : r.readString(),
     host: flexible ? r.readCompactString() : r.readString(),
     operation: r.readInt8(),
@@ -94,9 +94,7 @@ export function encodeCreateAclsRequestAclCreation(w: Writer, version: number, m
   } else {
     w.writeString(m.resourceName);
   }
-  if (version >= 1) {
-    w.writeInt8(m.resourcePatternType);
-  }
+  w.writeInt8(m.resourcePatternType);
   if (flexible) {
     w.writeCompactString(m.principal);
   } else {
@@ -133,7 +131,7 @@ export interface CreateAclsResponseAclCreationResult {
 export const CreateAclsResponseMeta: MessageMeta = {
   apiKey: 30,
   name: 'CreateAcls',
-  validVersions: { min: 0, max: 3 },
+  validVersions: { min: 1, max: 3 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };

@@ -29,7 +29,7 @@ export interface CreateDelegationTokenRequestCreatableRenewers {
 export const CreateDelegationTokenRequestMeta: MessageMeta = {
   apiKey: 38,
   name: 'CreateDelegationToken',
-  validVersions: { min: 0, max: 3 },
+  validVersions: { min: 1, max: 3 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -133,7 +133,7 @@ export interface CreateDelegationTokenResponse {
 export const CreateDelegationTokenResponseMeta: MessageMeta = {
   apiKey: 38,
   name: 'CreateDelegationToken',
-  validVersions: { min: 0, max: 3 },
+  validVersions: { min: 1, max: 3 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };

@@ -49,7 +49,7 @@ export interface CreateTopicsRequestCreatableTopicConfig {
 export const CreateTopicsRequestMeta: MessageMeta = {
   apiKey: 19,
   name: 'CreateTopics',
-  validVersions: { min: 0, max: 7 },
+  validVersions: { min: 2, max: 7 },
   flexibleVersions: { min: 5, max: null },
   latestVersionUnstable: false,
 };
@@ -60,7 +60,7 @@ export function decodeCreateTopicsRequest(r: Reader, version: number): CreateTop
   const m: CreateTopicsRequest = {
     topics: flexible ? r.readCompactArray((e) => decodeCreateTopicsRequestCreatableTopic(e, version)) : r.readArray((e) => decodeCreateTopicsRequestCreatableTopic(e, version)),
     timeoutMs: r.readInt32(),
-    validateOnly: (version >= 1) ? r.readBool() : false,
+    validateOnly: r.readBool(),
   };
   if (flexible) {
     readUnknownTaggedFields(r, m);
@@ -83,9 +83,7 @@ export function encodeCreateTopicsRequest(w: Writer, version: number, m: CreateT
     }
   }
   w.writeInt32(m.timeoutMs);
-  if (version >= 1) {
-    w.writeBool(m.validateOnly);
-  }
+  w.writeBool(m.validateOnly);
   if (flexible) {
     writeTaggedFields(w, null, m._unknownTaggedFields);
   }
@@ -213,7 +211,7 @@ export interface CreateTopicsResponse {
 export interface CreateTopicsResponseCreatableTopicResult {
   /** The topic name. (versions 0+) */
   name: string;
-  /** The unique topic ID (versions 7+) */
+  /** The unique topic ID. (versions 7+) */
   topicId: string;
   /** The error code, or 0 if there was no error. (versions 0+) */
   errorCode: number;
@@ -247,7 +245,7 @@ export interface CreateTopicsResponseCreatableTopicConfigs {
 export const CreateTopicsResponseMeta: MessageMeta = {
   apiKey: 19,
   name: 'CreateTopics',
-  validVersions: { min: 0, max: 7 },
+  validVersions: { min: 2, max: 7 },
   flexibleVersions: { min: 5, max: null },
   latestVersionUnstable: false,
 };
@@ -256,7 +254,7 @@ export function decodeCreateTopicsResponse(r: Reader, version: number): CreateTo
   checkVersion(CreateTopicsResponseMeta, version, 'decode');
   const flexible = version >= 5;
   const m: CreateTopicsResponse = {
-    throttleTimeMs: (version >= 2) ? r.readInt32() : 0,
+    throttleTimeMs: r.readInt32(),
     topics: flexible ? r.readCompactArray((e) => decodeCreateTopicsResponseCreatableTopicResult(e, version)) : r.readArray((e) => decodeCreateTopicsResponseCreatableTopicResult(e, version)),
   };
   if (flexible) {
@@ -268,9 +266,7 @@ export function decodeCreateTopicsResponse(r: Reader, version: number): CreateTo
 export function encodeCreateTopicsResponse(w: Writer, version: number, m: CreateTopicsResponse): void {
   checkVersion(CreateTopicsResponseMeta, version, 'encode');
   const flexible = version >= 5;
-  if (version >= 2) {
-    w.writeInt32(m.throttleTimeMs);
-  }
+  w.writeInt32(m.throttleTimeMs);
   {
     const a = m.topics;
     if (flexible) {
@@ -293,7 +289,7 @@ export function decodeCreateTopicsResponseCreatableTopicResult(r: Reader, versio
     name: flexible ? r.readCompactString() : r.readString(),
     topicId: (version === 7) ? r.readUuid() : ZERO_UUID,
     errorCode: r.readInt16(),
-    errorMessage: (version >= 1) ? flexible ? r.readCompactNullableString() : r.readNullableString() : "",
+    errorMessage: flexible ? r.readCompactNullableString() : r.readNullableString(),
     topicConfigErrorCode: 0,
     numPartitions: (version >= 5) ? r.readInt32() : -1,
     replicationFactor: (version >= 5) ? r.readInt16() : -1,
@@ -328,12 +324,10 @@ export function encodeCreateTopicsResponseCreatableTopicResult(w: Writer, versio
     w.writeUuid(m.topicId);
   }
   w.writeInt16(m.errorCode);
-  if (version >= 1) {
-    if (flexible) {
-      w.writeCompactNullableString(m.errorMessage);
-    } else {
-      w.writeNullableString(m.errorMessage);
-    }
+  if (flexible) {
+    w.writeCompactNullableString(m.errorMessage);
+  } else {
+    w.writeNullableString(m.errorMessage);
   }
   if (version >= 5) {
     w.writeInt32(m.numPartitions);

@@ -15,7 +15,7 @@ export interface DeleteAclsRequest {
 export interface DeleteAclsRequestDeleteAclsFilter {
   /** The resource type. (versions 0+) */
   resourceTypeFilter: number;
-  /** The resource name. (versions 0+) */
+  /** The resource name, or null to match any resource name. (versions 0+) */
   resourceNameFilter: string | null;
   /** The pattern type. (versions 1+) */
   patternTypeFilter: number;
@@ -33,7 +33,7 @@ export interface DeleteAclsRequestDeleteAclsFilter {
 export const DeleteAclsRequestMeta: MessageMeta = {
   apiKey: 31,
   name: 'DeleteAcls',
-  validVersions: { min: 0, max: 3 },
+  validVersions: { min: 1, max: 3 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -74,7 +74,7 @@ export function decodeDeleteAclsRequestDeleteAclsFilter(r: Reader, version: numb
   const m: DeleteAclsRequestDeleteAclsFilter = {
     resourceTypeFilter: r.readInt8(),
     resourceNameFilter: flexible ? r.readCompactNullableString() : r.readNullableString(),
-    patternTypeFilter: (version >= 1) ? r.readInt8() : 3,
+    patternTypeFilter: r.readInt8(),
     principalFilter: flexible ? r.readCompactNullableString() : r.readNullableString(),
     hostFilter: flexible ? r.readCompactNullableString() : r.readNullableString(),
     operation: r.readInt8(),
@@ -94,9 +94,7 @@ export function encodeDeleteAclsRequestDeleteAclsFilter(w: Writer, version: numb
   } else {
     w.writeNullableString(m.resourceNameFilter);
   }
-  if (version >= 1) {
-    w.writeInt8(m.patternTypeFilter);
-  }
+  w.writeInt8(m.patternTypeFilter);
   if (flexible) {
     w.writeCompactNullableString(m.principalFilter);
   } else {
@@ -157,7 +155,7 @@ export interface DeleteAclsResponseDeleteAclsMatchingAcl {
 export const DeleteAclsResponseMeta: MessageMeta = {
   apiKey: 31,
   name: 'DeleteAcls',
-  validVersions: { min: 0, max: 3 },
+  validVersions: { min: 1, max: 3 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -239,7 +237,7 @@ export function decodeDeleteAclsResponseDeleteAclsMatchingAcl(r: Reader, version
     errorMessage: flexible ? r.readCompactNullableString() : r.readNullableString(),
     resourceType: r.readInt8(),
     resourceName: flexible ? r.readCompactString() : r.readString(),
-    patternType: (version >= 1) ? r.readInt8() : 3,
+    patternType: r.readInt8(),
     principal: flexible ? r.readCompactString() : r.readString(),
     host: flexible ? r.readCompactString() : r.readString(),
     operation: r.readInt8(),
@@ -265,9 +263,7 @@ export function encodeDeleteAclsResponseDeleteAclsMatchingAcl(w: Writer, version
   } else {
     w.writeString(m.resourceName);
   }
-  if (version >= 1) {
-    w.writeInt8(m.patternType);
-  }
+  w.writeInt8(m.patternType);
   if (flexible) {
     w.writeCompactString(m.principal);
   } else {

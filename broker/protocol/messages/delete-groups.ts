@@ -58,13 +58,13 @@ export function encodeDeleteGroupsRequest(w: Writer, version: number, m: DeleteG
 export interface DeleteGroupsResponse {
   /** The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota. (versions 0+) */
   throttleTimeMs: number;
-  /** The deletion results (versions 0+) */
+  /** The deletion results. (versions 0+) */
   results: DeleteGroupsResponseDeletableGroupResult[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface DeleteGroupsResponseDeletableGroupResult {
-  /** The group id (versions 0+) */
+  /** The group id. (versions 0+) */
   groupId: string;
   /** The deletion error, or 0 if the deletion succeeded. (versions 0+) */
   errorCode: number;

@@ -25,7 +25,7 @@ export interface DeleteRecordsRequestDeleteRecordsTopic {
 export interface DeleteRecordsRequestDeleteRecordsPartition {
   /** The partition index. (versions 0+) */
   partitionIndex: number;
-  /** The deletion offset. (versions 0+) */
+  /** The deletion offset. -1 means that records should be truncated to the high watermark. (versions 0+) */
   offset: bigint;
   _unknownTaggedFields?: TaggedField[];
 }

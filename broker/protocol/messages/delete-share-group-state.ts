@@ -33,7 +33,7 @@ export const DeleteShareGroupStateRequestMeta: MessageMeta = {
   name: 'DeleteShareGroupState',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
-  latestVersionUnstable: true,
+  latestVersionUnstable: false,
 };
 
 export function decodeDeleteShareGroupStateRequest(r: Reader, version: number): DeleteShareGroupStateRequest {
@@ -94,13 +94,13 @@ export function encodeDeleteShareGroupStateRequestPartitionData(w: Writer, versi
 }
 
 export interface DeleteShareGroupStateResponse {
-  /** The delete results (versions 0+) */
+  /** The delete results. (versions 0+) */
   results: DeleteShareGroupStateResponseDeleteStateResult[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface DeleteShareGroupStateResponseDeleteStateResult {
-  /** The topic identifier (versions 0+) */
+  /** The topic identifier. (versions 0+) */
   topicId: string;
   /** The results for the partitions. (versions 0+) */
   partitions: DeleteShareGroupStateResponsePartitionResult[];

@@ -7,9 +7,9 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { ZERO_UUID, checkVersion, nonNull, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface DeleteTopicsRequest {
-  /** The name or topic ID of the topic (versions 6+) */
+  /** The name or topic ID of the topic. (versions 6+) */
   topics: DeleteTopicsRequestDeleteTopicState[];
-  /** The names of the topics to delete (versions 0-5) */
+  /** The names of the topics to delete. (versions 0-5) */
   topicNames: string[];
   /** The length of time in milliseconds to wait for the deletions to complete. (versions 0+) */
   timeoutMs: number;
@@ -17,9 +17,9 @@ export interface DeleteTopicsRequest {
 }
 
 export interface DeleteTopicsRequestDeleteTopicState {
-  /** The topic name (versions 6+) */
+  /** The topic name. (versions 6+) */
   name: string | null;
-  /** The unique topic ID (versions 6+) */
+  /** The unique topic ID. (versions 6+) */
   topicId: string;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -27,7 +27,7 @@ export interface DeleteTopicsRequestDeleteTopicState {
 export const DeleteTopicsRequestMeta: MessageMeta = {
   apiKey: 20,
   name: 'DeleteTopics',
-  validVersions: { min: 0, max: 6 },
+  validVersions: { min: 1, max: 6 },
   flexibleVersions: { min: 4, max: null },
   latestVersionUnstable: false,
 };
@@ -115,9 +115,9 @@ export interface DeleteTopicsResponse {
 }
 
 export interface DeleteTopicsResponseDeletableTopicResult {
-  /** The topic name (versions 0+) */
+  /** The topic name. (versions 0+) */
   name: string | null;
-  /** the unique topic ID (versions 6+) */
+  /** The unique topic ID. (versions 6+) */
   topicId: string;
   /** The deletion error, or 0 if the deletion succeeded. (versions 0+) */
   errorCode: number;
@@ -129,7 +129,7 @@ export interface DeleteTopicsResponseDeletableTopicResult {
 export const DeleteTopicsResponseMeta: MessageMeta = {
   apiKey: 20,
   name: 'DeleteTopics',
-  validVersions: { min: 0, max: 6 },
+  validVersions: { min: 1, max: 6 },
   flexibleVersions: { min: 4, max: null },
   latestVersionUnstable: false,
 };
@@ -138,7 +138,7 @@ export function decodeDeleteTopicsResponse(r: Reader, version: number): DeleteTo
   checkVersion(DeleteTopicsResponseMeta, version, 'decode');
   const flexible = version >= 4;
   const m: DeleteTopicsResponse = {
-    throttleTimeMs: (version >= 1) ? r.readInt32() : 0,
+    throttleTimeMs: r.readInt32(),
     responses: flexible ? r.readCompactArray((e) => decodeDeleteTopicsResponseDeletableTopicResult(e, version)) : r.readArray((e) => decodeDeleteTopicsResponseDeletableTopicResult(e, version)),
   };
   if (flexible) {
@@ -150,9 +150,7 @@ export function decodeDeleteTopicsResponse(r: Reader, version: number): DeleteTo
 export function encodeDeleteTopicsResponse(w: Writer, version: number, m: DeleteTopicsResponse): void {
   checkVersion(DeleteTopicsResponseMeta, version, 'encode');
   const flexible = version >= 4;
-  if (version >= 1) {
-    w.writeInt32(m.throttleTimeMs);
-  }
+  w.writeInt32(m.throttleTimeMs);
   {
     const a = m.responses;
     if (flexible) {

@@ -27,7 +27,7 @@ export interface DescribeAclsRequest {
 export const DescribeAclsRequestMeta: MessageMeta = {
   apiKey: 29,
   name: 'DescribeAcls',
-  validVersions: { min: 0, max: 3 },
+  validVersions: { min: 1, max: 3 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -38,7 +38,7 @@ export function decodeDescribeAclsRequest(r: Reader, version: number): DescribeA
   const m: DescribeAclsRequest = {
     resourceTypeFilter: r.readInt8(),
     resourceNameFilter: flexible ? r.readCompactNullableString() : r.readNullableString(),
-    patternTypeFilter: (version >= 1) ? r.readInt8() : 3,
+    patternTypeFilter: r.readInt8(),
     principalFilter: flexible ? r.readCompactNullableString() : r.readNullableString(),
     hostFilter: flexible ? r.readCompactNullableString() : r.readNullableString(),
     operation: r.readInt8(),
@@ -59,9 +59,7 @@ export function encodeDescribeAclsRequest(w: Writer, version: number, m: Describ
   } else {
     w.writeNullableString(m.resourceNameFilter);
   }
-  if (version >= 1) {
-    w.writeInt8(m.patternTypeFilter);
-  }
+  w.writeInt8(m.patternTypeFilter);
   if (flexible) {
     w.writeCompactNullableString(m.principalFilter);
   } else {
@@ -118,7 +116,7 @@ export interface DescribeAclsResponseAclDescription {
 export const DescribeAclsResponseMeta: MessageMeta = {
   apiKey: 29,
   name: 'DescribeAcls',
-  validVersions: { min: 0, max: 3 },
+  validVersions: { min: 1, max: 3 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -169,7 +167,7 @@ export function decodeDescribeAclsResponseDescribeAclsResource(r: Reader, versio
   const m: DescribeAclsResponseDescribeAclsResource = {
     resourceType: r.readInt8(),
     resourceName: flexible ? r.readCompactString() : r.readString(),
-    patternType: (version >= 1) ? r.readInt8() : 3,
+    patternType: r.readInt8(),
     acls: flexible ? r.readCompactArray((e) => decodeDescribeAclsResponseAclDescription(e, version)) : r.readArray((e) => decodeDescribeAclsResponseAclDescription(e, version)),
   };
   if (flexible) {
@@ -186,9 +184,7 @@ export function encodeDescribeAclsResponseDescribeAclsResource(w: Writer, versio
   } else {
     w.writeString(m.resourceName);
   }
-  if (version >= 1) {
-    w.writeInt8(m.patternType);
-  }
+  w.writeInt8(m.patternType);
   {
     const a = m.acls;
     if (flexible) {

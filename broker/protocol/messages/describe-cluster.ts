@@ -11,13 +11,15 @@ export interface DescribeClusterRequest {
   includeClusterAuthorizedOperations: boolean;
   /** The endpoint type to describe. 1=brokers, 2=controllers. (versions 1+) */
   endpointType: number;
+  /** Whether to include fenced brokers when listing brokers. (versions 2+) */
+  includeFencedBrokers: boolean;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const DescribeClusterRequestMeta: MessageMeta = {
   apiKey: 60,
   name: 'DescribeCluster',
-  validVersions: { min: 0, max: 1 },
+  validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -26,7 +28,8 @@ export function decodeDescribeClusterRequest(r: Reader, version: number): Descri
   checkVersion(DescribeClusterRequestMeta, version, 'decode');
   const m: DescribeClusterRequest = {
     includeClusterAuthorizedOperations: r.readBool(),
-    endpointType: (version === 1) ? r.readInt8() : 1,
+    endpointType: (version >= 1) ? r.readInt8() : 1,
+    includeFencedBrokers: (version === 2) ? r.readBool() : false,
   };
   readUnknownTaggedFields(r, m);
   return m;
@@ -35,8 +38,11 @@ export function decodeDescribeClusterRequest(r: Reader, version: number): Descri
 export function encodeDescribeClusterRequest(w: Writer, version: number, m: DescribeClusterRequest): void {
   checkVersion(DescribeClusterRequestMeta, version, 'encode');
   w.writeBool(m.includeClusterAuthorizedOperations);
-  if (version === 1) {
+  if (version >= 1) {
     w.writeInt8(m.endpointType);
+  }
+  if (version === 2) {
+    w.writeBool(m.includeFencedBrokers);
   }
   writeTaggedFields(w, null, m._unknownTaggedFields);
 }
@@ -44,7 +50,7 @@ export function encodeDescribeClusterRequest(w: Writer, version: number, m: Desc
 export interface DescribeClusterResponse {
   /** The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota. (versions 0+) */
   throttleTimeMs: number;
-  /** The top-level error code, or 0 if there was no error (versions 0+) */
+  /** The top-level error code, or 0 if there was no error. (versions 0+) */
   errorCode: number;
   /** The top-level error message, or null if there was no error. (versions 0+) */
   errorMessage: string | null;
@@ -52,7 +58,7 @@ export interface DescribeClusterResponse {
   endpointType: number;
   /** The cluster ID that responding broker belongs to. (versions 0+) */
   clusterId: string;
-  /** The ID of the controller broker. (versions 0+) */
+  /** The ID of the controller. When handled by a controller, returns the current voter leader ID. When handled by a broker, returns a random alive broker ID as a fallback. (versions 0+) */
   controllerId: number;
   /** Each broker in the response. (versions 0+) */
   brokers: DescribeClusterResponseDescribeClusterBroker[];
@@ -70,13 +76,15 @@ export interface DescribeClusterResponseDescribeClusterBroker {
   port: number;
   /** The rack of the broker, or null if it has not been assigned to a rack. (versions 0+) */
   rack: string | null;
+  /** Whether the broker is fenced (versions 2+) */
+  isFenced: boolean;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const DescribeClusterResponseMeta: MessageMeta = {
   apiKey: 60,
   name: 'DescribeCluster',
-  validVersions: { min: 0, max: 1 },
+  validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -87,7 +95,7 @@ export function decodeDescribeClusterResponse(r: Reader, version: number): Descr
     throttleTimeMs: r.readInt32(),
     errorCode: r.readInt16(),
     errorMessage: r.readCompactNullableString(),
-    endpointType: (version === 1) ? r.readInt8() : 1,
+    endpointType: (version >= 1) ? r.readInt8() : 1,
     clusterId: r.readCompactString(),
     controllerId: r.readInt32(),
     brokers: r.readCompactArray((e) => decodeDescribeClusterResponseDescribeClusterBroker(e, version)),
@@ -102,7 +110,7 @@ export function encodeDescribeClusterResponse(w: Writer, version: number, m: Des
   w.writeInt32(m.throttleTimeMs);
   w.writeInt16(m.errorCode);
   w.writeCompactNullableString(m.errorMessage);
-  if (version === 1) {
+  if (version >= 1) {
     w.writeInt8(m.endpointType);
   }
   w.writeCompactString(m.clusterId);
@@ -124,6 +132,7 @@ export function decodeDescribeClusterResponseDescribeClusterBroker(r: Reader, ve
     host: r.readCompactString(),
     port: r.readInt32(),
     rack: r.readCompactNullableString(),
+    isFenced: (version === 2) ? r.readBool() : false,
   };
   readUnknownTaggedFields(r, m);
   return m;
@@ -134,5 +143,8 @@ export function encodeDescribeClusterResponseDescribeClusterBroker(w: Writer, ve
   w.writeCompactString(m.host);
   w.writeInt32(m.port);
   w.writeCompactNullableString(m.rack);
+  if (version === 2) {
+    w.writeBool(m.isFenced);
+  }
   writeTaggedFields(w, null, m._unknownTaggedFields);
 }

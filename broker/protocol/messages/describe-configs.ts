@@ -29,7 +29,7 @@ export interface DescribeConfigsRequestDescribeConfigsResource {
 export const DescribeConfigsRequestMeta: MessageMeta = {
   apiKey: 32,
   name: 'DescribeConfigs',
-  validVersions: { min: 0, max: 4 },
+  validVersions: { min: 1, max: 4 },
   flexibleVersions: { min: 4, max: null },
   latestVersionUnstable: false,
 };
@@ -39,7 +39,7 @@ export function decodeDescribeConfigsRequest(r: Reader, version: number): Descri
   const flexible = version === 4;
   const m: DescribeConfigsRequest = {
     resources: flexible ? r.readCompactArray((e) => decodeDescribeConfigsRequestDescribeConfigsResource(e, version)) : r.readArray((e) => decodeDescribeConfigsRequestDescribeConfigsResource(e, version)),
-    includeSynonyms: (version >= 1) ? r.readBool() : false,
+    includeSynonyms: r.readBool(),
     includeDocumentation: (version >= 3) ? r.readBool() : false,
   };
   if (flexible) {
@@ -62,9 +62,7 @@ export function encodeDescribeConfigsRequest(w: Writer, version: number, m: Desc
       encodeDescribeConfigsRequestDescribeConfigsResource(w, version, e);
     }
   }
-  if (version >= 1) {
-    w.writeBool(m.includeSynonyms);
-  }
+  w.writeBool(m.includeSynonyms);
   if (version >= 3) {
     w.writeBool(m.includeDocumentation);
   }
@@ -151,15 +149,13 @@ export interface DescribeConfigsResponseDescribeConfigsResourceResult {
   value: string | null;
   /** True if the configuration is read-only. (versions 0+) */
   readOnly: boolean;
-  /** True if the configuration is not set. (versions 0) */
-  isDefault: boolean;
   /** The configuration source. (versions 1+) */
   configSource: number;
   /** True if this configuration is sensitive. (versions 0+) */
   isSensitive: boolean;
   /** The synonyms for this configuration key. (versions 1+) */
   synonyms: DescribeConfigsResponseDescribeConfigsSynonym[];
-  /** The configuration data type. Type can be one of the following values - BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD (versions 3+) */
+  /** The configuration data type. Type can be one of the following values - BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD. (versions 3+) */
   configType: number;
   /** The configuration documentation. (versions 3+) */
   documentation: string | null;
@@ -179,7 +175,7 @@ export interface DescribeConfigsResponseDescribeConfigsSynonym {
 export const DescribeConfigsResponseMeta: MessageMeta = {
   apiKey: 32,
   name: 'DescribeConfigs',
-  validVersions: { min: 0, max: 4 },
+  validVersions: { min: 1, max: 4 },
   flexibleVersions: { min: 4, max: null },
   latestVersionUnstable: false,
 };
@@ -268,10 +264,9 @@ export function decodeDescribeConfigsResponseDescribeConfigsResourceResult(r: Re
     name: flexible ? r.readCompactString() : r.readString(),
     value: flexible ? r.readCompactNullableString() : r.readNullableString(),
     readOnly: r.readBool(),
-    isDefault: (version === 0) ? r.readBool() : false,
-    configSource: (version >= 1) ? r.readInt8() : -1,
+    configSource: r.readInt8(),
     isSensitive: r.readBool(),
-    synonyms: (version >= 1) ? flexible ? r.readCompactArray((e) => decodeDescribeConfigsResponseDescribeConfigsSynonym(e, version)) : r.readArray((e) => decodeDescribeConfigsResponseDescribeConfigsSynonym(e, version)) : [],
+    synonyms: flexible ? r.readCompactArray((e) => decodeDescribeConfigsResponseDescribeConfigsSynonym(e, version)) : r.readArray((e) => decodeDescribeConfigsResponseDescribeConfigsSynonym(e, version)),
     configType: (version >= 3) ? r.readInt8() : 0,
     documentation: (version >= 3) ? flexible ? r.readCompactNullableString() : r.readNullableString() : "",
   };
@@ -294,24 +289,17 @@ export function encodeDescribeConfigsResponseDescribeConfigsResourceResult(w: Wr
     w.writeNullableString(m.value);
   }
   w.writeBool(m.readOnly);
-  if (version === 0) {
-    w.writeBool(m.isDefault);
-  }
-  if (version >= 1) {
-    w.writeInt8(m.configSource);
-  }
+  w.writeInt8(m.configSource);
   w.writeBool(m.isSensitive);
-  if (version >= 1) {
-    {
-      const a = m.synonyms;
-      if (flexible) {
-        w.writeCompactArrayLength(a.length);
-      } else {
-        w.writeArrayLength(a.length);
-      }
-      for (const e of a) {
-        encodeDescribeConfigsResponseDescribeConfigsSynonym(w, version, e);
-      }
+  {
+    const a = m.synonyms;
+    if (flexible) {
+      w.writeCompactArrayLength(a.length);
+    } else {
+      w.writeArrayLength(a.length);
+    }
+    for (const e of a) {
+      encodeDescribeConfigsResponseDescribeConfigsSynonym(w, version, e);
     }
   }
   if (version >= 3) {
@@ -332,9 +320,9 @@ export function encodeDescribeConfigsResponseDescribeConfigsResourceResult(w: Wr
 export function decodeDescribeConfigsResponseDescribeConfigsSynonym(r: Reader, version: number): DescribeConfigsResponseDescribeConfigsSynonym {
   const flexible = version === 4;
   const m: DescribeConfigsResponseDescribeConfigsSynonym = {
-    name: (version >= 1) ? flexible ? r.readCompactString() : r.readString() : "",
-    value: (version >= 1) ? flexible ? r.readCompactNullableString() : r.readNullableString() : "",
-    source: (version >= 1) ? r.readInt8() : 0,
+    name: flexible ? r.readCompactString() : r.readString(),
+    value: flexible ? r.readCompactNullableString() : r.readNullableString(),
+    source: r.readInt8(),
   };
   if (flexible) {
     readUnknownTaggedFields(r, m);
@@ -344,23 +332,17 @@ export function decodeDescribeConfigsResponseDescribeConfigsSynonym(r: Reader, v
 
 export function encodeDescribeConfigsResponseDescribeConfigsSynonym(w: Writer, version: number, m: DescribeConfigsResponseDescribeConfigsSynonym): void {
   const flexible = version === 4;
-  if (version >= 1) {
-    if (flexible) {
-      w.writeCompactString(m.name);
-    } else {
-      w.writeString(m.name);
-    }
+  if (flexible) {
+    w.writeCompactString(m.name);
+  } else {
+    w.writeString(m.name);
   }
-  if (version >= 1) {
-    if (flexible) {
-      w.writeCompactNullableString(m.value);
-    } else {
-      w.writeNullableString(m.value);
-    }
+  if (flexible) {
+    w.writeCompactNullableString(m.value);
+  } else {
+    w.writeNullableString(m.value);
   }
-  if (version >= 1) {
-    w.writeInt8(m.source);
-  }
+  w.writeInt8(m.source);
   if (flexible) {
     writeTaggedFields(w, null, m._unknownTaggedFields);
   }

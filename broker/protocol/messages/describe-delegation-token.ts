@@ -23,7 +23,7 @@ export interface DescribeDelegationTokenRequestDescribeDelegationTokenOwner {
 export const DescribeDelegationTokenRequestMeta: MessageMeta = {
   apiKey: 41,
   name: 'DescribeDelegationToken',
-  validVersions: { min: 0, max: 3 },
+  validVersions: { min: 1, max: 3 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -131,9 +131,9 @@ export interface DescribeDelegationTokenResponseDescribedDelegationToken {
 }
 
 export interface DescribeDelegationTokenResponseDescribedDelegationTokenRenewer {
-  /** The renewer principal type (versions 0+) */
+  /** The renewer principal type. (versions 0+) */
   principalType: string;
-  /** The renewer principal name (versions 0+) */
+  /** The renewer principal name. (versions 0+) */
   principalName: string;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -141,7 +141,7 @@ export interface DescribeDelegationTokenResponseDescribedDelegationTokenRenewer 
 export const DescribeDelegationTokenResponseMeta: MessageMeta = {
   apiKey: 41,
   name: 'DescribeDelegationToken',
-  validVersions: { min: 0, max: 3 },
+  validVersions: { min: 1, max: 3 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };

@@ -7,7 +7,7 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface DescribeGroupsRequest {
-  /** The names of the groups to describe (versions 0+) */
+  /** The names of the groups to describe. (versions 0+) */
   groups: string[];
   /** Whether to include authorized operations. (versions 3+) */
   includeAuthorizedOperations: boolean;
@@ -17,14 +17,14 @@ export interface DescribeGroupsRequest {
 export const DescribeGroupsRequestMeta: MessageMeta = {
   apiKey: 15,
   name: 'DescribeGroups',
-  validVersions: { min: 0, max: 5 },
+  validVersions: { min: 0, max: 6 },
   flexibleVersions: { min: 5, max: null },
   latestVersionUnstable: false,
 };
 
 export function decodeDescribeGroupsRequest(r: Reader, version: number): DescribeGroupsRequest {
   checkVersion(DescribeGroupsRequestMeta, version, 'decode');
-  const flexible = version === 5;
+  const flexible = version >= 5;
   const m: DescribeGroupsRequest = {
     groups: flexible ? (r.readCompactArray((e) => flexible ? e.readCompactString() : e.readString())) : (r.readArray((e) => flexible ? e.readCompactString() : e.readString())),
     includeAuthorizedOperations: (version >= 3) ? r.readBool() : false,
@@ -37,7 +37,7 @@ export function decodeDescribeGroupsRequest(r: Reader, version: number): Describ
 
 export function encodeDescribeGroupsRequest(w: Writer, version: number, m: DescribeGroupsRequest): void {
   checkVersion(DescribeGroupsRequestMeta, version, 'encode');
-  const flexible = version === 5;
+  const flexible = version >= 5;
   {
     const a = m.groups;
     if (flexible) {
@@ -72,6 +72,8 @@ export interface DescribeGroupsResponse {
 export interface DescribeGroupsResponseDescribedGroup {
   /** The describe error, or 0 if there was no error. (versions 0+) */
   errorCode: number;
+  /** The describe error message, or null if there was no error. (versions 6+) */
+  errorMessage: string | null;
   /** The group ID string. (versions 0+) */
   groupId: string;
   /** The group state string, or the empty string. (versions 0+) */
@@ -88,7 +90,7 @@ export interface DescribeGroupsResponseDescribedGroup {
 }
 
 export interface DescribeGroupsResponseDescribedGroupMember {
-  /** The member ID assigned by the group coordinator. (versions 0+) */
+  /** The member id. (versions 0+) */
   memberId: string;
   /** The unique identifier of the consumer instance provided by end user. (versions 4+) */
   groupInstanceId: string | null;
@@ -106,14 +108,14 @@ export interface DescribeGroupsResponseDescribedGroupMember {
 export const DescribeGroupsResponseMeta: MessageMeta = {
   apiKey: 15,
   name: 'DescribeGroups',
-  validVersions: { min: 0, max: 5 },
+  validVersions: { min: 0, max: 6 },
   flexibleVersions: { min: 5, max: null },
   latestVersionUnstable: false,
 };
 
 export function decodeDescribeGroupsResponse(r: Reader, version: number): DescribeGroupsResponse {
   checkVersion(DescribeGroupsResponseMeta, version, 'decode');
-  const flexible = version === 5;
+  const flexible = version >= 5;
   const m: DescribeGroupsResponse = {
     throttleTimeMs: (version >= 1) ? r.readInt32() : 0,
     groups: flexible ? r.readCompactArray((e) => decodeDescribeGroupsResponseDescribedGroup(e, version)) : r.readArray((e) => decodeDescribeGroupsResponseDescribedGroup(e, version)),
@@ -126,7 +128,7 @@ export function decodeDescribeGroupsResponse(r: Reader, version: number): Descri
 
 export function encodeDescribeGroupsResponse(w: Writer, version: number, m: DescribeGroupsResponse): void {
   checkVersion(DescribeGroupsResponseMeta, version, 'encode');
-  const flexible = version === 5;
+  const flexible = version >= 5;
   if (version >= 1) {
     w.writeInt32(m.throttleTimeMs);
   }
@@ -147,9 +149,10 @@ export function encodeDescribeGroupsResponse(w: Writer, version: number, m: Desc
 }
 
 export function decodeDescribeGroupsResponseDescribedGroup(r: Reader, version: number): DescribeGroupsResponseDescribedGroup {
-  const flexible = version === 5;
+  const flexible = version >= 5;
   const m: DescribeGroupsResponseDescribedGroup = {
     errorCode: r.readInt16(),
+    errorMessage: (version === 6) ? r.readCompactNullableString() : null,
     groupId: flexible ? r.readCompactString() : r.readString(),
     groupState: flexible ? r.readCompactString() : r.readString(),
     protocolType: flexible ? r.readCompactString() : r.readString(),
@@ -164,8 +167,11 @@ export function decodeDescribeGroupsResponseDescribedGroup(r: Reader, version: n
 }
 
 export function encodeDescribeGroupsResponseDescribedGroup(w: Writer, version: number, m: DescribeGroupsResponseDescribedGroup): void {
-  const flexible = version === 5;
+  const flexible = version >= 5;
   w.writeInt16(m.errorCode);
+  if (version === 6) {
+    w.writeCompactNullableString(m.errorMessage);
+  }
   if (flexible) {
     w.writeCompactString(m.groupId);
   } else {
@@ -206,7 +212,7 @@ export function encodeDescribeGroupsResponseDescribedGroup(w: Writer, version: n
 }
 
 export function decodeDescribeGroupsResponseDescribedGroupMember(r: Reader, version: number): DescribeGroupsResponseDescribedGroupMember {
-  const flexible = version === 5;
+  const flexible = version >= 5;
   const m: DescribeGroupsResponseDescribedGroupMember = {
     memberId: flexible ? r.readCompactString() : r.readString(),
     groupInstanceId: (version >= 4) ? flexible ? r.readCompactNullableString() : r.readNullableString() : null,
@@ -222,7 +228,7 @@ export function decodeDescribeGroupsResponseDescribedGroupMember(r: Reader, vers
 }
 
 export function encodeDescribeGroupsResponseDescribedGroupMember(w: Writer, version: number, m: DescribeGroupsResponseDescribedGroupMember): void {
-  const flexible = version === 5;
+  const flexible = version >= 5;
   if (flexible) {
     w.writeCompactString(m.memberId);
   } else {

@@ -13,7 +13,7 @@ export interface DescribeLogDirsRequest {
 }
 
 export interface DescribeLogDirsRequestDescribableLogDirTopic {
-  /** The topic name (versions 0+) */
+  /** The topic name. (versions 0+) */
   topic: string;
   /** The partition indexes. (versions 0+) */
   partitions: number[];
@@ -23,7 +23,7 @@ export interface DescribeLogDirsRequestDescribableLogDirTopic {
 export const DescribeLogDirsRequestMeta: MessageMeta = {
   apiKey: 35,
   name: 'DescribeLogDirs',
-  validVersions: { min: 0, max: 4 },
+  validVersions: { min: 1, max: 5 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -117,19 +117,21 @@ export interface DescribeLogDirsResponseDescribeLogDirsResult {
   errorCode: number;
   /** The absolute log directory path. (versions 0+) */
   logDir: string;
-  /** Each topic. (versions 0+) */
+  /** The topics. (versions 0+) */
   topics: DescribeLogDirsResponseDescribeLogDirsTopic[];
-  /** The total size in bytes of the volume the log directory is in. (versions 4+) */
+  /** The total size in bytes of the volume the log directory is in. This value does not include the size of data stored in remote storage. (versions 4+) */
   totalBytes: bigint;
-  /** The usable size in bytes of the volume the log directory is in. (versions 4+) */
+  /** The usable size in bytes of the volume the log directory is in. This value does not include the size of data stored in remote storage. (versions 4+) */
   usableBytes: bigint;
+  /** True if this log directory is cordoned. (versions 5+) */
+  isCordoned: boolean;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface DescribeLogDirsResponseDescribeLogDirsTopic {
   /** The topic name. (versions 0+) */
   name: string;
-  /** (versions 0+) */
+  /** The partitions. (versions 0+) */
   partitions: DescribeLogDirsResponseDescribeLogDirsPartition[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -139,7 +141,7 @@ export interface DescribeLogDirsResponseDescribeLogDirsPartition {
   partitionIndex: number;
   /** The size of the log segments in this partition in bytes. (versions 0+) */
   partitionSize: bigint;
-  /** The lag of the log's LEO w.r.t. partition's HW (if it is the current log for the partition) or current replica's LEO (if it is the future log for the partition) (versions 0+) */
+  /** The lag of the log's LEO w.r.t. partition's HW (if it is the current log for the partition) or current replica's LEO (if it is the future log for the partition). (versions 0+) */
   offsetLag: bigint;
   /** True if this log is created by AlterReplicaLogDirsRequest and will replace the current log of the replica in the future. (versions 0+) */
   isFutureKey: boolean;
@@ -149,7 +151,7 @@ export interface DescribeLogDirsResponseDescribeLogDirsPartition {
 export const DescribeLogDirsResponseMeta: MessageMeta = {
   apiKey: 35,
   name: 'DescribeLogDirs',
-  validVersions: { min: 0, max: 4 },
+  validVersions: { min: 1, max: 5 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -197,8 +199,9 @@ export function decodeDescribeLogDirsResponseDescribeLogDirsResult(r: Reader, ve
     errorCode: r.readInt16(),
     logDir: flexible ? r.readCompactString() : r.readString(),
     topics: flexible ? r.readCompactArray((e) => decodeDescribeLogDirsResponseDescribeLogDirsTopic(e, version)) : r.readArray((e) => decodeDescribeLogDirsResponseDescribeLogDirsTopic(e, version)),
-    totalBytes: (version === 4) ? r.readInt64() : -1n,
-    usableBytes: (version === 4) ? r.readInt64() : -1n,
+    totalBytes: (version >= 4) ? r.readInt64() : -1n,
+    usableBytes: (version >= 4) ? r.readInt64() : -1n,
+    isCordoned: (version === 5) ? r.readBool() : false,
   };
   if (flexible) {
     readUnknownTaggedFields(r, m);
@@ -225,11 +228,14 @@ export function encodeDescribeLogDirsResponseDescribeLogDirsResult(w: Writer, ve
       encodeDescribeLogDirsResponseDescribeLogDirsTopic(w, version, e);
     }
   }
-  if (version === 4) {
+  if (version >= 4) {
     w.writeInt64(m.totalBytes);
   }
-  if (version === 4) {
+  if (version >= 4) {
     w.writeInt64(m.usableBytes);
+  }
+  if (version === 5) {
+    w.writeBool(m.isCordoned);
   }
   if (flexible) {
     writeTaggedFields(w, null, m._unknownTaggedFields);

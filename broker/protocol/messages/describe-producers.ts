@@ -7,7 +7,7 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface DescribeProducersRequest {
-  /** (versions 0+) */
+  /** The topics to list producers for. (versions 0+) */
   topics: DescribeProducersRequestTopicRequest[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -79,7 +79,7 @@ export interface DescribeProducersResponse {
 }
 
 export interface DescribeProducersResponseTopicResponse {
-  /** The topic name (versions 0+) */
+  /** The topic name. (versions 0+) */
   name: string;
   /** Each partition in the response. (versions 0+) */
   partitions: DescribeProducersResponsePartitionResponse[];
@@ -91,25 +91,25 @@ export interface DescribeProducersResponsePartitionResponse {
   partitionIndex: number;
   /** The partition error code, or 0 if there was no error. (versions 0+) */
   errorCode: number;
-  /** The partition error message, which may be null if no additional details are available (versions 0+) */
+  /** The partition error message, which may be null if no additional details are available. (versions 0+) */
   errorMessage: string | null;
-  /** (versions 0+) */
+  /** The active producers for the partition. (versions 0+) */
   activeProducers: DescribeProducersResponseProducerState[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface DescribeProducersResponseProducerState {
-  /** (versions 0+) */
+  /** The producer id. (versions 0+) */
   producerId: bigint;
-  /** (versions 0+) */
+  /** The producer epoch. (versions 0+) */
   producerEpoch: number;
-  /** (versions 0+) */
+  /** The last sequence number sent by the producer. (versions 0+) */
   lastSequence: number;
-  /** (versions 0+) */
+  /** The last timestamp sent by the producer. (versions 0+) */
   lastTimestamp: bigint;
-  /** (versions 0+) */
+  /** The current epoch of the producer group. (versions 0+) */
   coordinatorEpoch: number;
-  /** (versions 0+) */
+  /** The current transaction start offset of the producer. (versions 0+) */
   currentTxnStartOffset: bigint;
   _unknownTaggedFields?: TaggedField[];
 }

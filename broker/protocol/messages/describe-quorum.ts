@@ -7,7 +7,7 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { ZERO_UUID, checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface DescribeQuorumRequest {
-  /** (versions 0+) */
+  /** The topics to describe. (versions 0+) */
   topics: DescribeQuorumRequestTopicData[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -15,7 +15,7 @@ export interface DescribeQuorumRequest {
 export interface DescribeQuorumRequestTopicData {
   /** The topic name. (versions 0+) */
   topicName: string;
-  /** (versions 0+) */
+  /** The partitions to describe. (versions 0+) */
   partitions: DescribeQuorumRequestPartitionData[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -94,23 +94,23 @@ export interface DescribeQuorumResponse {
   errorCode: number;
   /** The error message, or null if there was no error. (versions 2+) */
   errorMessage: string | null;
-  /** (versions 0+) */
+  /** The response from the describe quorum API. (versions 0+) */
   topics: DescribeQuorumResponseTopicData[];
-  /** (versions 2+) */
+  /** The nodes in the quorum. (versions 2+) */
   nodes: DescribeQuorumResponseNode[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface DescribeQuorumResponseReplicaState {
-  /** (versions 0+) */
+  /** The ID of the replica. (versions 0+) */
   replicaId: number;
-  /** (versions 2+) */
+  /** The replica directory ID of the replica. (versions 2+) */
   replicaDirectoryId: string;
-  /** The last known log end offset of the follower or -1 if it is unknown (versions 0+) */
+  /** The last known log end offset of the follower or -1 if it is unknown. (versions 0+) */
   logEndOffset: bigint;
-  /** The last known leader wall clock time time when a follower fetched from the leader. This is reported as -1 both for the current leader or if it is unknown for a voter (versions 1+) */
+  /** The last known leader wall clock time time when a follower fetched from the leader. This is reported as -1 both for the current leader or if it is unknown for a voter. (versions 1+) */
   lastFetchTimestamp: bigint;
-  /** The leader wall clock append time of the offset for which the follower made the most recent fetch request. This is reported as the current time for the leader and -1 if unknown for a voter (versions 1+) */
+  /** The leader wall clock append time of the offset for which the follower made the most recent fetch request. This is reported as the current time for the leader and -1 if unknown for a voter. (versions 1+) */
   lastCaughtUpTimestamp: bigint;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -118,7 +118,7 @@ export interface DescribeQuorumResponseReplicaState {
 export interface DescribeQuorumResponseTopicData {
   /** The topic name. (versions 0+) */
   topicName: string;
-  /** (versions 0+) */
+  /** The partition data. (versions 0+) */
   partitions: DescribeQuorumResponsePartitionData[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -126,37 +126,37 @@ export interface DescribeQuorumResponseTopicData {
 export interface DescribeQuorumResponsePartitionData {
   /** The partition index. (versions 0+) */
   partitionIndex: number;
-  /** (versions 0+) */
+  /** The partition error code. (versions 0+) */
   errorCode: number;
   /** The error message, or null if there was no error. (versions 2+) */
   errorMessage: string | null;
   /** The ID of the current leader or -1 if the leader is unknown. (versions 0+) */
   leaderId: number;
-  /** The latest known leader epoch (versions 0+) */
+  /** The latest known leader epoch. (versions 0+) */
   leaderEpoch: number;
-  /** (versions 0+) */
+  /** The high water mark. (versions 0+) */
   highWatermark: bigint;
-  /** (versions 0+) */
+  /** The current voters of the partition. (versions 0+) */
   currentVoters: DescribeQuorumResponseReplicaState[];
-  /** (versions 0+) */
+  /** The observers of the partition. (versions 0+) */
   observers: DescribeQuorumResponseReplicaState[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface DescribeQuorumResponseNode {
-  /** The ID of the associated node (versions 2+) */
+  /** The ID of the associated node. (versions 2+) */
   nodeId: number;
-  /** The listeners of this controller (versions 2+) */
+  /** The listeners of this controller. (versions 2+) */
   listeners: DescribeQuorumResponseListener[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface DescribeQuorumResponseListener {
-  /** The name of the endpoint (versions 2+) */
+  /** The name of the endpoint. (versions 2+) */
   name: string;
-  /** The hostname (versions 2+) */
+  /** The hostname. (versions 2+) */
   host: string;
-  /** The port (versions 2+) */
+  /** The port. (versions 2+) */
   port: number;
   _unknownTaggedFields?: TaggedField[];
 }

@@ -17,15 +17,15 @@ export interface DescribeTopicPartitionsRequest {
 }
 
 export interface DescribeTopicPartitionsRequestTopicRequest {
-  /** The topic name (versions 0+) */
+  /** The topic name. (versions 0+) */
   name: string;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface DescribeTopicPartitionsRequestCursor {
-  /** The name for the first topic to process (versions 0+) */
+  /** The name for the first topic to process. (versions 0+) */
   topicName: string;
-  /** The partition index to start with (versions 0+) */
+  /** The partition index to start with. (versions 0+) */
   partitionIndex: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -145,9 +145,9 @@ export interface DescribeTopicPartitionsResponseDescribeTopicPartitionsResponseP
 }
 
 export interface DescribeTopicPartitionsResponseCursor {
-  /** The name for the first topic to process (versions 0+) */
+  /** The name for the first topic to process. (versions 0+) */
   topicName: string;
-  /** The partition index to start with (versions 0+) */
+  /** The partition index to start with. (versions 0+) */
   partitionIndex: number;
   _unknownTaggedFields?: TaggedField[];
 }

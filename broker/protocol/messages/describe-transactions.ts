@@ -44,25 +44,25 @@ export function encodeDescribeTransactionsRequest(w: Writer, version: number, m:
 export interface DescribeTransactionsResponse {
   /** The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota. (versions 0+) */
   throttleTimeMs: number;
-  /** (versions 0+) */
+  /** The current state of the transaction. (versions 0+) */
   transactionStates: DescribeTransactionsResponseTransactionState[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface DescribeTransactionsResponseTransactionState {
-  /** (versions 0+) */
+  /** The error code. (versions 0+) */
   errorCode: number;
-  /** (versions 0+) */
+  /** The transactional id. (versions 0+) */
   transactionalId: string;
-  /** (versions 0+) */
+  /** The current transaction state of the producer. (versions 0+) */
   transactionState: string;
-  /** (versions 0+) */
+  /** The timeout in milliseconds for the transaction. (versions 0+) */
   transactionTimeoutMs: number;
-  /** (versions 0+) */
+  /** The start time of the transaction in milliseconds. (versions 0+) */
   transactionStartTimeMs: bigint;
-  /** (versions 0+) */
+  /** The current producer id associated with the transaction. (versions 0+) */
   producerId: bigint;
-  /** (versions 0+) */
+  /** The current epoch associated with the producer id. (versions 0+) */
   producerEpoch: number;
   /** The set of partitions included in the current transaction (if active). When a transaction is preparing to commit or abort, this will include only partitions which do not have markers. (versions 0+) */
   topics: DescribeTransactionsResponseTopicData[];
@@ -70,9 +70,9 @@ export interface DescribeTransactionsResponseTransactionState {
 }
 
 export interface DescribeTransactionsResponseTopicData {
-  /** (versions 0+) */
+  /** The topic name. (versions 0+) */
   topic: string;
-  /** (versions 0+) */
+  /** The partition ids included in the current transaction. (versions 0+) */
   partitions: number[];
   _unknownTaggedFields?: TaggedField[];
 }

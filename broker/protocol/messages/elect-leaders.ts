@@ -123,15 +123,15 @@ export interface ElectLeadersResponse {
 }
 
 export interface ElectLeadersResponseReplicaElectionResult {
-  /** The topic name (versions 0+) */
+  /** The topic name. (versions 0+) */
   topic: string;
-  /** The results for each partition (versions 0+) */
+  /** The results for each partition. (versions 0+) */
   partitionResult: ElectLeadersResponsePartitionResult[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface ElectLeadersResponsePartitionResult {
-  /** The partition id (versions 0+) */
+  /** The partition id. (versions 0+) */
   partitionId: number;
   /** The result error, or zero if there was no error. (versions 0+) */
   errorCode: number;

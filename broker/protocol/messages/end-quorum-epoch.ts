@@ -7,11 +7,11 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { ZERO_UUID, checkVersion, encodeTagged, pushUnknownTag, readUnknownTaggedFields, unknownTagInVersion, writeTaggedFields } from './runtime.js';
 
 export interface EndQuorumEpochRequest {
-  /** (versions 0+) */
+  /** The cluster id. (versions 0+) */
   clusterId: string | null;
-  /** (versions 0+) */
+  /** The topics. (versions 0+) */
   topics: EndQuorumEpochRequestTopicData[];
-  /** Endpoints for the leader (versions 1+) */
+  /** Endpoints for the leader. (versions 1+) */
   leaderEndpoints: EndQuorumEpochRequestLeaderEndpoint[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -19,7 +19,7 @@ export interface EndQuorumEpochRequest {
 export interface EndQuorumEpochRequestTopicData {
   /** The topic name. (versions 0+) */
   topicName: string;
-  /** (versions 0+) */
+  /** The partitions. (versions 0+) */
   partitions: EndQuorumEpochRequestPartitionData[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -27,31 +27,31 @@ export interface EndQuorumEpochRequestTopicData {
 export interface EndQuorumEpochRequestPartitionData {
   /** The partition index. (versions 0+) */
   partitionIndex: number;
-  /** The current leader ID that is resigning (versions 0+) */
+  /** The current leader ID that is resigning. (versions 0+) */
   leaderId: number;
-  /** The current epoch (versions 0+) */
+  /** The current epoch. (versions 0+) */
   leaderEpoch: number;
-  /** A sorted list of preferred successors to start the election (versions 0) */
+  /** A sorted list of preferred successors to start the election. (versions 0) */
   preferredSuccessors: number[];
-  /** A sorted list of preferred candidates to start the election (versions 1+) */
+  /** A sorted list of preferred candidates to start the election. (versions 1+) */
   preferredCandidates: EndQuorumEpochRequestReplicaInfo[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface EndQuorumEpochRequestReplicaInfo {
-  /** (versions 1+) */
+  /** The ID of the candidate replica. (versions 1+) */
   candidateId: number;
-  /** (versions 1+) */
+  /** The directory ID of the candidate replica. (versions 1+) */
   candidateDirectoryId: string;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface EndQuorumEpochRequestLeaderEndpoint {
-  /** The name of the endpoint (versions 1+) */
+  /** The name of the endpoint. (versions 1+) */
   name: string;
-  /** The node's hostname (versions 1+) */
+  /** The node's hostname. (versions 1+) */
   host: string;
-  /** The node's port (versions 1+) */
+  /** The node's port. (versions 1+) */
   port: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -246,9 +246,9 @@ export function encodeEndQuorumEpochRequestLeaderEndpoint(w: Writer, version: nu
 export interface EndQuorumEpochResponse {
   /** The top level error code. (versions 0+) */
   errorCode: number;
-  /** (versions 0+) */
+  /** The topic data. (versions 0+) */
   topics: EndQuorumEpochResponseTopicData[];
-  /** Endpoints for all leaders enumerated in PartitionData (versions 1+, tagged (tag 0)) */
+  /** Endpoints for all leaders enumerated in PartitionData. (versions 1+, tagged (tag 0)) */
   nodeEndpoints?: EndQuorumEpochResponseNodeEndpoint[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -256,7 +256,7 @@ export interface EndQuorumEpochResponse {
 export interface EndQuorumEpochResponseTopicData {
   /** The topic name. (versions 0+) */
   topicName: string;
-  /** (versions 0+) */
+  /** The partition data. (versions 0+) */
   partitions: EndQuorumEpochResponsePartitionData[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -264,21 +264,21 @@ export interface EndQuorumEpochResponseTopicData {
 export interface EndQuorumEpochResponsePartitionData {
   /** The partition index. (versions 0+) */
   partitionIndex: number;
-  /** (versions 0+) */
+  /** The partition level error code. (versions 0+) */
   errorCode: number;
   /** The ID of the current leader or -1 if the leader is unknown. (versions 0+) */
   leaderId: number;
-  /** The latest known leader epoch (versions 0+) */
+  /** The latest known leader epoch. (versions 0+) */
   leaderEpoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface EndQuorumEpochResponseNodeEndpoint {
-  /** The ID of the associated node (versions 1+) */
+  /** The ID of the associated node. (versions 1+) */
   nodeId: number;
-  /** The node's hostname (versions 1+) */
+  /** The node's hostname. (versions 1+) */
   host: string;
-  /** The node's port (versions 1+) */
+  /** The node's port. (versions 1+) */
   port: number;
   _unknownTaggedFields?: TaggedField[];
 }

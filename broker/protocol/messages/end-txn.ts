@@ -23,7 +23,7 @@ export const EndTxnRequestMeta: MessageMeta = {
   name: 'EndTxn',
   validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 3, max: null },
-  latestVersionUnstable: true,
+  latestVersionUnstable: false,
 };
 
 export function decodeEndTxnRequest(r: Reader, version: number): EndTxnRequest {

@@ -17,7 +17,7 @@ export interface ExpireDelegationTokenRequest {
 export const ExpireDelegationTokenRequestMeta: MessageMeta = {
   apiKey: 40,
   name: 'ExpireDelegationToken',
-  validVersions: { min: 0, max: 2 },
+  validVersions: { min: 1, max: 2 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -62,7 +62,7 @@ export interface ExpireDelegationTokenResponse {
 export const ExpireDelegationTokenResponseMeta: MessageMeta = {
   apiKey: 40,
   name: 'ExpireDelegationToken',
-  validVersions: { min: 0, max: 2 },
+  validVersions: { min: 1, max: 2 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };

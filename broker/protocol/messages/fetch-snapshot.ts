@@ -7,43 +7,43 @@ import type { MessageMeta, Records, TaggedField } from './runtime.js';
 import { ZERO_UUID, checkVersion, encodeTagged, isDeepStrictEqual, pushUnknownTag, readUnknownTaggedFields, unknownTagInVersion, writeTaggedFields } from './runtime.js';
 
 export interface FetchSnapshotRequest {
-  /** The clusterId if known, this is used to validate metadata fetches prior to broker registration (versions 0+, tagged (tag 0)) */
+  /** The clusterId if known, this is used to validate metadata fetches prior to broker registration. (versions 0+, tagged (tag 0)) */
   clusterId?: string | null;
-  /** The broker ID of the follower (versions 0+) */
+  /** The broker ID of the follower. (versions 0+) */
   replicaId: number;
-  /** The maximum bytes to fetch from all of the snapshots (versions 0+) */
+  /** The maximum bytes to fetch from all of the snapshots. (versions 0+) */
   maxBytes: number;
-  /** The topics to fetch (versions 0+) */
+  /** The topics to fetch. (versions 0+) */
   topics: FetchSnapshotRequestTopicSnapshot[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface FetchSnapshotRequestTopicSnapshot {
-  /** The name of the topic to fetch (versions 0+) */
+  /** The name of the topic to fetch. (versions 0+) */
   name: string;
-  /** The partitions to fetch (versions 0+) */
+  /** The partitions to fetch. (versions 0+) */
   partitions: FetchSnapshotRequestPartitionSnapshot[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface FetchSnapshotRequestPartitionSnapshot {
-  /** The partition index (versions 0+) */
+  /** The partition index. (versions 0+) */
   partition: number;
-  /** The current leader epoch of the partition, -1 for unknown leader epoch (versions 0+) */
+  /** The current leader epoch of the partition, -1 for unknown leader epoch. (versions 0+) */
   currentLeaderEpoch: number;
-  /** The snapshot endOffset and epoch to fetch (versions 0+) */
+  /** The snapshot endOffset and epoch to fetch. (versions 0+) */
   snapshotId: FetchSnapshotRequestSnapshotId;
-  /** The byte position within the snapshot to start fetching from (versions 0+) */
+  /** The byte position within the snapshot to start fetching from. (versions 0+) */
   position: bigint;
-  /** The directory id of the follower fetching (versions 1+, tagged (tag 0)) */
+  /** The directory id of the follower fetching. (versions 1+, tagged (tag 0)) */
   replicaDirectoryId?: string;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface FetchSnapshotRequestSnapshotId {
-  /** (versions 0+) */
+  /** The end offset of the snapshot. (versions 0+) */
   endOffset: bigint;
-  /** (versions 0+) */
+  /** The epoch of the snapshot. (versions 0+) */
   epoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -190,7 +190,7 @@ export interface FetchSnapshotResponse {
   errorCode: number;
   /** The topics to fetch. (versions 0+) */
   topics: FetchSnapshotResponseTopicSnapshot[];
-  /** Endpoints for all current-leaders enumerated in PartitionSnapshot (versions 1+, tagged (tag 0)) */
+  /** Endpoints for all current-leaders enumerated in PartitionSnapshot. (versions 1+, tagged (tag 0)) */
   nodeEndpoints?: FetchSnapshotResponseNodeEndpoint[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -208,23 +208,23 @@ export interface FetchSnapshotResponsePartitionSnapshot {
   index: number;
   /** The error code, or 0 if there was no fetch error. (versions 0+) */
   errorCode: number;
-  /** The snapshot endOffset and epoch fetched (versions 0+) */
+  /** The snapshot endOffset and epoch fetched. (versions 0+) */
   snapshotId: FetchSnapshotResponseSnapshotId;
-  /** (versions 0+, tagged (tag 0)) */
+  /** The leader of the partition at the time of the snapshot. (versions 0+, tagged (tag 0)) */
   currentLeader?: FetchSnapshotResponseLeaderIdAndEpoch;
   /** The total size of the snapshot. (versions 0+) */
   size: bigint;
   /** The starting byte position within the snapshot included in the Bytes field. (versions 0+) */
   position: bigint;
-  /** Snapshot data in records format which may not be aligned on an offset boundary (versions 0+) */
+  /** Snapshot data in records format which may not be aligned on an offset boundary. (versions 0+) */
   unalignedRecords: Records | null;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface FetchSnapshotResponseSnapshotId {
-  /** (versions 0+) */
+  /** The snapshot end offset. (versions 0+) */
   endOffset: bigint;
-  /** (versions 0+) */
+  /** The snapshot epoch. (versions 0+) */
   epoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -232,17 +232,17 @@ export interface FetchSnapshotResponseSnapshotId {
 export interface FetchSnapshotResponseLeaderIdAndEpoch {
   /** The ID of the current leader or -1 if the leader is unknown. (versions 0+) */
   leaderId: number;
-  /** The latest known leader epoch (versions 0+) */
+  /** The latest known leader epoch. (versions 0+) */
   leaderEpoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface FetchSnapshotResponseNodeEndpoint {
-  /** The ID of the associated node (versions 1+) */
+  /** The ID of the associated node. (versions 1+) */
   nodeId: number;
-  /** The node's hostname (versions 1+) */
+  /** The node's hostname. (versions 1+) */
   host: string;
-  /** The node's port (versions 1+) */
+  /** The node's port. (versions 1+) */
   port: number;
   _unknownTaggedFields?: TaggedField[];
 }

@@ -11,7 +11,7 @@ export interface FetchRequest {
   clusterId?: string | null;
   /** The broker ID of the follower, of -1 if this request is from a consumer. (versions 0-14) */
   replicaId: number;
-  /** (versions 15+, tagged (tag 1)) */
+  /** The state of the replica in the follower. (versions 15+, tagged (tag 1)) */
   replicaState?: FetchRequestReplicaState;
   /** The maximum time in milliseconds to wait for the response. (versions 0+) */
   maxWaitMs: number;
@@ -19,7 +19,7 @@ export interface FetchRequest {
   minBytes: number;
   /** The maximum bytes to fetch.  See KIP-74 for cases where this limit may not be honored. (versions 3+) */
   maxBytes: number;
-  /** This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records (versions 4+) */
+  /** This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records. (versions 4+) */
   isolationLevel: number;
   /** The fetch session ID. (versions 7+) */
   sessionId: number;
@@ -29,7 +29,7 @@ export interface FetchRequest {
   topics: FetchRequestFetchTopic[];
   /** In an incremental fetch request, the partitions to remove. (versions 7+) */
   forgottenTopicsData: FetchRequestForgottenTopic[];
-  /** Rack ID of the consumer making this request (versions 11+) */
+  /** Rack ID of the consumer making this request. (versions 11+) */
   rackId: string;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -45,7 +45,7 @@ export interface FetchRequestReplicaState {
 export interface FetchRequestFetchTopic {
   /** The name of the topic to fetch. (versions 0-12) */
   topic: string;
-  /** The unique topic ID (versions 13+) */
+  /** The unique topic ID. (versions 13+) */
   topicId: string;
   /** The partitions to fetch. (versions 0+) */
   partitions: FetchRequestFetchPartition[];
@@ -59,21 +59,23 @@ export interface FetchRequestFetchPartition {
   currentLeaderEpoch: number;
   /** The message offset. (versions 0+) */
   fetchOffset: bigint;
-  /** The epoch of the last fetched record or -1 if there is none (versions 12+) */
+  /** The epoch of the last fetched record or -1 if there is none. (versions 12+) */
   lastFetchedEpoch: number;
   /** The earliest available offset of the follower replica.  The field is only used when the request is sent by the follower. (versions 5+) */
   logStartOffset: bigint;
   /** The maximum bytes to fetch from this partition.  See KIP-74 for cases where this limit may not be honored. (versions 0+) */
   partitionMaxBytes: number;
-  /** The directory id of the follower fetching (versions 17+, tagged (tag 0)) */
+  /** The directory id of the follower fetching. (versions 17+, tagged (tag 0)) */
   replicaDirectoryId?: string;
+  /** The high-watermark known by the replica. -1 if the high-watermark is not known and 9223372036854775807 if the feature is not supported. (versions 18+, tagged (tag 1)) */
+  highWatermark?: bigint;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface FetchRequestForgottenTopic {
   /** The topic name. (versions 7-12) */
   topic: string;
-  /** The unique topic ID (versions 13+) */
+  /** The unique topic ID. (versions 13+) */
   topicId: string;
   /** The partitions indexes to forget. (versions 7+) */
   partitions: number[];
@@ -83,7 +85,7 @@ export interface FetchRequestForgottenTopic {
 export const FetchRequestMeta: MessageMeta = {
   apiKey: 1,
   name: 'Fetch',
-  validVersions: { min: 0, max: 17 },
+  validVersions: { min: 4, max: 18 },
   flexibleVersions: { min: 12, max: null },
   latestVersionUnstable: false,
 };
@@ -97,8 +99,8 @@ export function decodeFetchRequest(r: Reader, version: number): FetchRequest {
     replicaState: defaultFetchRequestReplicaState(),
     maxWaitMs: r.readInt32(),
     minBytes: r.readInt32(),
-    maxBytes: (version >= 3) ? r.readInt32() : 2147483647,
-    isolationLevel: (version >= 4) ? r.readInt8() : 0,
+    maxBytes: r.readInt32(),
+    isolationLevel: r.readInt8(),
     sessionId: (version >= 7) ? r.readInt32() : 0,
     sessionEpoch: (version >= 7) ? r.readInt32() : -1,
     topics: flexible ? r.readCompactArray((e) => decodeFetchRequestFetchTopic(e, version)) : r.readArray((e) => decodeFetchRequestFetchTopic(e, version)),
@@ -135,12 +137,8 @@ export function encodeFetchRequest(w: Writer, version: number, m: FetchRequest):
   }
   w.writeInt32(m.maxWaitMs);
   w.writeInt32(m.minBytes);
-  if (version >= 3) {
-    w.writeInt32(m.maxBytes);
-  }
-  if (version >= 4) {
-    w.writeInt8(m.isolationLevel);
-  }
+  w.writeInt32(m.maxBytes);
+  w.writeInt8(m.isolationLevel);
   if (version >= 7) {
     w.writeInt32(m.sessionId);
   }
@@ -272,6 +270,7 @@ export function decodeFetchRequestFetchPartition(r: Reader, version: number): Fe
     logStartOffset: (version >= 5) ? r.readInt64() : -1n,
     partitionMaxBytes: r.readInt32(),
     replicaDirectoryId: ZERO_UUID,
+    highWatermark: 9223372036854775807n,
   };
   if (flexible) {
     const n = r.readUVarint();
@@ -280,8 +279,12 @@ export function decodeFetchRequestFetchPartition(r: Reader, version: number): Fe
       const t = r.sub(r.readUVarint());
       switch (tag) {
         case 0:
-          if (!(version === 17)) unknownTagInVersion(tag, version);
+          if (!(version >= 17)) unknownTagInVersion(tag, version);
           m.replicaDirectoryId = t.readUuid();
+          break;
+        case 1:
+          if (!(version === 18)) unknownTagInVersion(tag, version);
+          m.highWatermark = t.readInt64();
           break;
         default:
           pushUnknownTag(m, tag, t);
@@ -307,10 +310,16 @@ export function encodeFetchRequestFetchPartition(w: Writer, version: number, m: 
   w.writeInt32(m.partitionMaxBytes);
   if (flexible) {
     let tagged: TaggedField[] | null = null;
-    if ((version === 17) && m.replicaDirectoryId !== undefined && m.replicaDirectoryId !== ZERO_UUID) {
+    if ((version >= 17) && m.replicaDirectoryId !== undefined && m.replicaDirectoryId !== ZERO_UUID) {
       const v = m.replicaDirectoryId;
       (tagged ??= []).push(encodeTagged(0, (tw) => {
         tw.writeUuid(v);
+      }));
+    }
+    if ((version === 18) && m.highWatermark !== undefined && m.highWatermark !== 9223372036854775807n) {
+      const v = m.highWatermark;
+      (tagged ??= []).push(encodeTagged(1, (tw) => {
+        tw.writeInt64(v);
       }));
     }
     writeTaggedFields(w, tagged, m._unknownTaggedFields);
@@ -385,7 +394,7 @@ export interface FetchResponse {
 export interface FetchResponseFetchableTopicResponse {
   /** The topic name. (versions 0-12) */
   topic: string;
-  /** The unique topic ID (versions 13+) */
+  /** The unique topic ID. (versions 13+) */
   topicId: string;
   /** The topic partitions. (versions 0+) */
   partitions: FetchResponsePartitionData[];
@@ -399,19 +408,19 @@ export interface FetchResponsePartitionData {
   errorCode: number;
   /** The current high water mark. (versions 0+) */
   highWatermark: bigint;
-  /** The last stable offset (or LSO) of the partition. This is the last offset such that the state of all transactional records prior to this offset have been decided (ABORTED or COMMITTED) (versions 4+) */
+  /** The last stable offset (or LSO) of the partition. This is the last offset such that the state of all transactional records prior to this offset have been decided (ABORTED or COMMITTED). (versions 4+) */
   lastStableOffset: bigint;
   /** The current log start offset. (versions 5+) */
   logStartOffset: bigint;
-  /** In case divergence is detected based on the `LastFetchedEpoch` and `FetchOffset` in the request, this field indicates the largest epoch and its end offset such that subsequent records are known to diverge (versions 12+, tagged (tag 0)) */
+  /** In case divergence is detected based on the `LastFetchedEpoch` and `FetchOffset` in the request, this field indicates the largest epoch and its end offset such that subsequent records are known to diverge. (versions 12+, tagged (tag 0)) */
   divergingEpoch?: FetchResponseEpochEndOffset;
-  /** (versions 12+, tagged (tag 1)) */
+  /** The current leader of the partition. (versions 12+, tagged (tag 1)) */
   currentLeader?: FetchResponseLeaderIdAndEpoch;
   /** In the case of fetching an offset less than the LogStartOffset, this is the end offset and epoch that should be used in the FetchSnapshot request. (versions 12+, tagged (tag 2)) */
   snapshotId?: FetchResponseSnapshotId;
   /** The aborted transactions. (versions 4+) */
   abortedTransactions: FetchResponseAbortedTransaction[] | null;
-  /** The preferred read replica for the consumer to use on its next fetch request (versions 11+) */
+  /** The preferred read replica for the consumer to use on its next fetch request. (versions 11+) */
   preferredReadReplica: number;
   /** The record data. (versions 0+) */
   records: Records | null;
@@ -419,9 +428,9 @@ export interface FetchResponsePartitionData {
 }
 
 export interface FetchResponseEpochEndOffset {
-  /** (versions 12+) */
+  /** The largest epoch. (versions 12+) */
   epoch: number;
-  /** (versions 12+) */
+  /** The end offset of the epoch. (versions 12+) */
   endOffset: bigint;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -429,15 +438,15 @@ export interface FetchResponseEpochEndOffset {
 export interface FetchResponseLeaderIdAndEpoch {
   /** The ID of the current leader or -1 if the leader is unknown. (versions 12+) */
   leaderId: number;
-  /** The latest known leader epoch (versions 12+) */
+  /** The latest known leader epoch. (versions 12+) */
   leaderEpoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface FetchResponseSnapshotId {
-  /** (versions 0+) */
+  /** The end offset of the epoch. (versions 0+) */
   endOffset: bigint;
-  /** (versions 0+) */
+  /** The largest epoch. (versions 0+) */
   epoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -465,7 +474,7 @@ export interface FetchResponseNodeEndpoint {
 export const FetchResponseMeta: MessageMeta = {
   apiKey: 1,
   name: 'Fetch',
-  validVersions: { min: 0, max: 17 },
+  validVersions: { min: 4, max: 18 },
   flexibleVersions: { min: 12, max: null },
   latestVersionUnstable: false,
 };
@@ -474,7 +483,7 @@ export function decodeFetchResponse(r: Reader, version: number): FetchResponse {
   checkVersion(FetchResponseMeta, version, 'decode');
   const flexible = version >= 12;
   const m: FetchResponse = {
-    throttleTimeMs: (version >= 1) ? r.readInt32() : 0,
+    throttleTimeMs: r.readInt32(),
     errorCode: (version >= 7) ? r.readInt16() : 0,
     sessionId: (version >= 7) ? r.readInt32() : 0,
     responses: flexible ? r.readCompactArray((e) => decodeFetchResponseFetchableTopicResponse(e, version)) : r.readArray((e) => decodeFetchResponseFetchableTopicResponse(e, version)),
@@ -501,9 +510,7 @@ export function decodeFetchResponse(r: Reader, version: number): FetchResponse {
 export function encodeFetchResponse(w: Writer, version: number, m: FetchResponse): void {
   checkVersion(FetchResponseMeta, version, 'encode');
   const flexible = version >= 12;
-  if (version >= 1) {
-    w.writeInt32(m.throttleTimeMs);
-  }
+  w.writeInt32(m.throttleTimeMs);
   if (version >= 7) {
     w.writeInt16(m.errorCode);
   }
@@ -586,12 +593,12 @@ export function decodeFetchResponsePartitionData(r: Reader, version: number): Fe
     partitionIndex: r.readInt32(),
     errorCode: r.readInt16(),
     highWatermark: r.readInt64(),
-    lastStableOffset: (version >= 4) ? r.readInt64() : -1n,
+    lastStableOffset: r.readInt64(),
     logStartOffset: (version >= 5) ? r.readInt64() : -1n,
     divergingEpoch: defaultFetchResponseEpochEndOffset(),
     currentLeader: defaultFetchResponseLeaderIdAndEpoch(),
     snapshotId: defaultFetchResponseSnapshotId(),
-    abortedTransactions: (version >= 4) ? flexible ? r.readCompactNullableArray((e) => decodeFetchResponseAbortedTransaction(e, version)) : r.readNullableArray((e) => decodeFetchResponseAbortedTransaction(e, version)) : [],
+    abortedTransactions: flexible ? r.readCompactNullableArray((e) => decodeFetchResponseAbortedTransaction(e, version)) : r.readNullableArray((e) => decodeFetchResponseAbortedTransaction(e, version)),
     preferredReadReplica: (version >= 11) ? r.readInt32() : -1,
     records: flexible ? r.readCompactNullableBytes() : r.readNullableBytes(),
   };
@@ -626,30 +633,26 @@ export function encodeFetchResponsePartitionData(w: Writer, version: number, m: 
   w.writeInt32(m.partitionIndex);
   w.writeInt16(m.errorCode);
   w.writeInt64(m.highWatermark);
-  if (version >= 4) {
-    w.writeInt64(m.lastStableOffset);
-  }
+  w.writeInt64(m.lastStableOffset);
   if (version >= 5) {
     w.writeInt64(m.logStartOffset);
   }
-  if (version >= 4) {
-    {
-      const a = m.abortedTransactions;
-      if (a === null) {
-        if (flexible) {
-          w.writeCompactArrayLength(-1);
-        } else {
-          w.writeArrayLength(-1);
-        }
+  {
+    const a = m.abortedTransactions;
+    if (a === null) {
+      if (flexible) {
+        w.writeCompactArrayLength(-1);
       } else {
-        if (flexible) {
-          w.writeCompactArrayLength(a.length);
-        } else {
-          w.writeArrayLength(a.length);
-        }
-        for (const e of a) {
-          encodeFetchResponseAbortedTransaction(w, version, e);
-        }
+        w.writeArrayLength(-1);
+      }
+    } else {
+      if (flexible) {
+        w.writeCompactArrayLength(a.length);
+      } else {
+        w.writeArrayLength(a.length);
+      }
+      for (const e of a) {
+        encodeFetchResponseAbortedTransaction(w, version, e);
       }
     }
   }
@@ -759,8 +762,8 @@ export function encodeFetchResponseSnapshotId(w: Writer, version: number, m: Fet
 export function decodeFetchResponseAbortedTransaction(r: Reader, version: number): FetchResponseAbortedTransaction {
   const flexible = version >= 12;
   const m: FetchResponseAbortedTransaction = {
-    producerId: (version >= 4) ? r.readInt64() : 0n,
-    firstOffset: (version >= 4) ? r.readInt64() : 0n,
+    producerId: r.readInt64(),
+    firstOffset: r.readInt64(),
   };
   if (flexible) {
     readUnknownTaggedFields(r, m);
@@ -770,12 +773,8 @@ export function decodeFetchResponseAbortedTransaction(r: Reader, version: number
 
 export function encodeFetchResponseAbortedTransaction(w: Writer, version: number, m: FetchResponseAbortedTransaction): void {
   const flexible = version >= 12;
-  if (version >= 4) {
-    w.writeInt64(m.producerId);
-  }
-  if (version >= 4) {
-    w.writeInt64(m.firstOffset);
-  }
+  w.writeInt64(m.producerId);
+  w.writeInt64(m.firstOffset);
   if (flexible) {
     writeTaggedFields(w, null, m._unknownTaggedFields);
   }

@@ -9,7 +9,7 @@ import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runt
 export interface FindCoordinatorRequest {
   /** The coordinator key. (versions 0-3) */
   key: string;
-  /** The coordinator key type. (Group, transaction, etc.) (versions 1+) */
+  /** The coordinator key type. (group, transaction, share). (versions 1+) */
   keyType: number;
   /** The coordinator keys. (versions 4+) */
   coordinatorKeys: string[];
@@ -78,7 +78,7 @@ export interface FindCoordinatorResponse {
   host: string;
   /** The port. (versions 0-3) */
   port: number;
-  /** Each coordinator result in the response (versions 4+) */
+  /** Each coordinator result in the response. (versions 4+) */
   coordinators: FindCoordinatorResponseCoordinator[];
   _unknownTaggedFields?: TaggedField[];
 }

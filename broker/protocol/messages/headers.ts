@@ -21,7 +21,7 @@ export interface RequestHeader {
 export const RequestHeaderMeta: MessageMeta = {
   apiKey: -1,
   name: 'RequestHeader',
-  validVersions: { min: 0, max: 2 },
+  validVersions: { min: 1, max: 2 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -33,7 +33,7 @@ export function decodeRequestHeader(r: Reader, version: number): RequestHeader {
     requestApiKey: r.readInt16(),
     requestApiVersion: r.readInt16(),
     correlationId: r.readInt32(),
-    clientId: (version >= 1) ? r.readNullableString() : "",
+    clientId: r.readNullableString(),
   };
   if (flexible) {
     readUnknownTaggedFields(r, m);
@@ -47,9 +47,7 @@ export function encodeRequestHeader(w: Writer, version: number, m: RequestHeader
   w.writeInt16(m.requestApiKey);
   w.writeInt16(m.requestApiVersion);
   w.writeInt32(m.correlationId);
-  if (version >= 1) {
-    w.writeNullableString(m.clientId);
-  }
+  w.writeNullableString(m.clientId);
   if (flexible) {
     writeTaggedFields(w, null, m._unknownTaggedFields);
   }

@@ -2,7 +2,7 @@
 // The registry of every API: key, name, versions and codecs. Header versions follow
 // Kafka's rules: flexible requests use request header v2 (else v1) and flexible
 // responses response header v1 (else v0), except that ApiVersions responses always
-// use header v0 and ControlledShutdown v0 requests use header v0.
+// use header v0.
 import type { Reader } from '../reader.js';
 import type { Writer } from '../writer.js';
 import type { FlexibleVersions, MessageMeta, VersionRange } from './runtime.js';
@@ -14,14 +14,6 @@ import { ListOffsetsRequestMeta, decodeListOffsetsRequest, encodeListOffsetsRequ
 import type { ListOffsetsRequest, ListOffsetsResponse } from './list-offsets.js';
 import { MetadataRequestMeta, decodeMetadataRequest, encodeMetadataRequest, decodeMetadataResponse, encodeMetadataResponse } from './metadata.js';
 import type { MetadataRequest, MetadataResponse } from './metadata.js';
-import { LeaderAndIsrRequestMeta, decodeLeaderAndIsrRequest, encodeLeaderAndIsrRequest, decodeLeaderAndIsrResponse, encodeLeaderAndIsrResponse } from './leader-and-isr.js';
-import type { LeaderAndIsrRequest, LeaderAndIsrResponse } from './leader-and-isr.js';
-import { StopReplicaRequestMeta, decodeStopReplicaRequest, encodeStopReplicaRequest, decodeStopReplicaResponse, encodeStopReplicaResponse } from './stop-replica.js';
-import type { StopReplicaRequest, StopReplicaResponse } from './stop-replica.js';
-import { UpdateMetadataRequestMeta, decodeUpdateMetadataRequest, encodeUpdateMetadataRequest, decodeUpdateMetadataResponse, encodeUpdateMetadataResponse } from './update-metadata.js';
-import type { UpdateMetadataRequest, UpdateMetadataResponse } from './update-metadata.js';
-import { ControlledShutdownRequestMeta, decodeControlledShutdownRequest, encodeControlledShutdownRequest, decodeControlledShutdownResponse, encodeControlledShutdownResponse } from './controlled-shutdown.js';
-import type { ControlledShutdownRequest, ControlledShutdownResponse } from './controlled-shutdown.js';
 import { OffsetCommitRequestMeta, decodeOffsetCommitRequest, encodeOffsetCommitRequest, decodeOffsetCommitResponse, encodeOffsetCommitResponse } from './offset-commit.js';
 import type { OffsetCommitRequest, OffsetCommitResponse } from './offset-commit.js';
 import { OffsetFetchRequestMeta, decodeOffsetFetchRequest, encodeOffsetFetchRequest, decodeOffsetFetchResponse, encodeOffsetFetchResponse } from './offset-fetch.js';
@@ -154,8 +146,8 @@ import { PushTelemetryRequestMeta, decodePushTelemetryRequest, encodePushTelemet
 import type { PushTelemetryRequest, PushTelemetryResponse } from './push-telemetry.js';
 import { AssignReplicasToDirsRequestMeta, decodeAssignReplicasToDirsRequest, encodeAssignReplicasToDirsRequest, decodeAssignReplicasToDirsResponse, encodeAssignReplicasToDirsResponse } from './assign-replicas-to-dirs.js';
 import type { AssignReplicasToDirsRequest, AssignReplicasToDirsResponse } from './assign-replicas-to-dirs.js';
-import { ListClientMetricsResourcesRequestMeta, decodeListClientMetricsResourcesRequest, encodeListClientMetricsResourcesRequest, decodeListClientMetricsResourcesResponse, encodeListClientMetricsResourcesResponse } from './list-client-metrics-resources.js';
-import type { ListClientMetricsResourcesRequest, ListClientMetricsResourcesResponse } from './list-client-metrics-resources.js';
+import { ListConfigResourcesRequestMeta, decodeListConfigResourcesRequest, encodeListConfigResourcesRequest, decodeListConfigResourcesResponse, encodeListConfigResourcesResponse } from './list-config-resources.js';
+import type { ListConfigResourcesRequest, ListConfigResourcesResponse } from './list-config-resources.js';
 import { DescribeTopicPartitionsRequestMeta, decodeDescribeTopicPartitionsRequest, encodeDescribeTopicPartitionsRequest, decodeDescribeTopicPartitionsResponse, encodeDescribeTopicPartitionsResponse } from './describe-topic-partitions.js';
 import type { DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse } from './describe-topic-partitions.js';
 import { ShareGroupHeartbeatRequestMeta, decodeShareGroupHeartbeatRequest, encodeShareGroupHeartbeatRequest, decodeShareGroupHeartbeatResponse, encodeShareGroupHeartbeatResponse } from './share-group-heartbeat.js';
@@ -182,6 +174,16 @@ import { DeleteShareGroupStateRequestMeta, decodeDeleteShareGroupStateRequest, e
 import type { DeleteShareGroupStateRequest, DeleteShareGroupStateResponse } from './delete-share-group-state.js';
 import { ReadShareGroupStateSummaryRequestMeta, decodeReadShareGroupStateSummaryRequest, encodeReadShareGroupStateSummaryRequest, decodeReadShareGroupStateSummaryResponse, encodeReadShareGroupStateSummaryResponse } from './read-share-group-state-summary.js';
 import type { ReadShareGroupStateSummaryRequest, ReadShareGroupStateSummaryResponse } from './read-share-group-state-summary.js';
+import { StreamsGroupHeartbeatRequestMeta, decodeStreamsGroupHeartbeatRequest, encodeStreamsGroupHeartbeatRequest, decodeStreamsGroupHeartbeatResponse, encodeStreamsGroupHeartbeatResponse } from './streams-group-heartbeat.js';
+import type { StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse } from './streams-group-heartbeat.js';
+import { StreamsGroupDescribeRequestMeta, decodeStreamsGroupDescribeRequest, encodeStreamsGroupDescribeRequest, decodeStreamsGroupDescribeResponse, encodeStreamsGroupDescribeResponse } from './streams-group-describe.js';
+import type { StreamsGroupDescribeRequest, StreamsGroupDescribeResponse } from './streams-group-describe.js';
+import { DescribeShareGroupOffsetsRequestMeta, decodeDescribeShareGroupOffsetsRequest, encodeDescribeShareGroupOffsetsRequest, decodeDescribeShareGroupOffsetsResponse, encodeDescribeShareGroupOffsetsResponse } from './describe-share-group-offsets.js';
+import type { DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse } from './describe-share-group-offsets.js';
+import { AlterShareGroupOffsetsRequestMeta, decodeAlterShareGroupOffsetsRequest, encodeAlterShareGroupOffsetsRequest, decodeAlterShareGroupOffsetsResponse, encodeAlterShareGroupOffsetsResponse } from './alter-share-group-offsets.js';
+import type { AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse } from './alter-share-group-offsets.js';
+import { DeleteShareGroupOffsetsRequestMeta, decodeDeleteShareGroupOffsetsRequest, encodeDeleteShareGroupOffsetsRequest, decodeDeleteShareGroupOffsetsResponse, encodeDeleteShareGroupOffsetsResponse } from './delete-share-group-offsets.js';
+import type { DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse } from './delete-share-group-offsets.js';
 
 export * from './runtime.js';
 export * from './headers.js';
@@ -189,10 +191,6 @@ export * from './produce.js';
 export * from './fetch.js';
 export * from './list-offsets.js';
 export * from './metadata.js';
-export * from './leader-and-isr.js';
-export * from './stop-replica.js';
-export * from './update-metadata.js';
-export * from './controlled-shutdown.js';
 export * from './offset-commit.js';
 export * from './offset-fetch.js';
 export * from './find-coordinator.js';
@@ -259,7 +257,7 @@ export * from './controller-registration.js';
 export * from './get-telemetry-subscriptions.js';
 export * from './push-telemetry.js';
 export * from './assign-replicas-to-dirs.js';
-export * from './list-client-metrics-resources.js';
+export * from './list-config-resources.js';
 export * from './describe-topic-partitions.js';
 export * from './share-group-heartbeat.js';
 export * from './share-group-describe.js';
@@ -273,6 +271,11 @@ export * from './read-share-group-state.js';
 export * from './write-share-group-state.js';
 export * from './delete-share-group-state.js';
 export * from './read-share-group-state-summary.js';
+export * from './streams-group-heartbeat.js';
+export * from './streams-group-describe.js';
+export * from './describe-share-group-offsets.js';
+export * from './alter-share-group-offsets.js';
+export * from './delete-share-group-offsets.js';
 
 /** Everything needed to read and write one API. Methods (not function properties) so that
  * a descriptor of specific message types is assignable to ApiDescriptor<unknown, unknown>. */
@@ -295,10 +298,6 @@ export const ApiKey = {
   Fetch: 1,
   ListOffsets: 2,
   Metadata: 3,
-  LeaderAndIsr: 4,
-  StopReplica: 5,
-  UpdateMetadata: 6,
-  ControlledShutdown: 7,
   OffsetCommit: 8,
   OffsetFetch: 9,
   FindCoordinator: 10,
@@ -365,7 +364,7 @@ export const ApiKey = {
   GetTelemetrySubscriptions: 71,
   PushTelemetry: 72,
   AssignReplicasToDirs: 73,
-  ListClientMetricsResources: 74,
+  ListConfigResources: 74,
   DescribeTopicPartitions: 75,
   ShareGroupHeartbeat: 76,
   ShareGroupDescribe: 77,
@@ -379,6 +378,11 @@ export const ApiKey = {
   WriteShareGroupState: 85,
   DeleteShareGroupState: 86,
   ReadShareGroupStateSummary: 87,
+  StreamsGroupHeartbeat: 88,
+  StreamsGroupDescribe: 89,
+  DescribeShareGroupOffsets: 90,
+  AlterShareGroupOffsets: 91,
+  DeleteShareGroupOffsets: 92,
 } as const;
 export type ApiName = keyof typeof ApiKey;
 
@@ -408,10 +412,6 @@ export const apis = {
   Fetch: api<FetchRequest, FetchResponse>(FetchRequestMeta, decodeFetchRequest, encodeFetchRequest, decodeFetchResponse, encodeFetchResponse),
   ListOffsets: api<ListOffsetsRequest, ListOffsetsResponse>(ListOffsetsRequestMeta, decodeListOffsetsRequest, encodeListOffsetsRequest, decodeListOffsetsResponse, encodeListOffsetsResponse),
   Metadata: api<MetadataRequest, MetadataResponse>(MetadataRequestMeta, decodeMetadataRequest, encodeMetadataRequest, decodeMetadataResponse, encodeMetadataResponse),
-  LeaderAndIsr: api<LeaderAndIsrRequest, LeaderAndIsrResponse>(LeaderAndIsrRequestMeta, decodeLeaderAndIsrRequest, encodeLeaderAndIsrRequest, decodeLeaderAndIsrResponse, encodeLeaderAndIsrResponse),
-  StopReplica: api<StopReplicaRequest, StopReplicaResponse>(StopReplicaRequestMeta, decodeStopReplicaRequest, encodeStopReplicaRequest, decodeStopReplicaResponse, encodeStopReplicaResponse),
-  UpdateMetadata: api<UpdateMetadataRequest, UpdateMetadataResponse>(UpdateMetadataRequestMeta, decodeUpdateMetadataRequest, encodeUpdateMetadataRequest, decodeUpdateMetadataResponse, encodeUpdateMetadataResponse),
-  ControlledShutdown: api<ControlledShutdownRequest, ControlledShutdownResponse>(ControlledShutdownRequestMeta, decodeControlledShutdownRequest, encodeControlledShutdownRequest, decodeControlledShutdownResponse, encodeControlledShutdownResponse),
   OffsetCommit: api<OffsetCommitRequest, OffsetCommitResponse>(OffsetCommitRequestMeta, decodeOffsetCommitRequest, encodeOffsetCommitRequest, decodeOffsetCommitResponse, encodeOffsetCommitResponse),
   OffsetFetch: api<OffsetFetchRequest, OffsetFetchResponse>(OffsetFetchRequestMeta, decodeOffsetFetchRequest, encodeOffsetFetchRequest, decodeOffsetFetchResponse, encodeOffsetFetchResponse),
   FindCoordinator: api<FindCoordinatorRequest, FindCoordinatorResponse>(FindCoordinatorRequestMeta, decodeFindCoordinatorRequest, encodeFindCoordinatorRequest, decodeFindCoordinatorResponse, encodeFindCoordinatorResponse),
@@ -478,7 +478,7 @@ export const apis = {
   GetTelemetrySubscriptions: api<GetTelemetrySubscriptionsRequest, GetTelemetrySubscriptionsResponse>(GetTelemetrySubscriptionsRequestMeta, decodeGetTelemetrySubscriptionsRequest, encodeGetTelemetrySubscriptionsRequest, decodeGetTelemetrySubscriptionsResponse, encodeGetTelemetrySubscriptionsResponse),
   PushTelemetry: api<PushTelemetryRequest, PushTelemetryResponse>(PushTelemetryRequestMeta, decodePushTelemetryRequest, encodePushTelemetryRequest, decodePushTelemetryResponse, encodePushTelemetryResponse),
   AssignReplicasToDirs: api<AssignReplicasToDirsRequest, AssignReplicasToDirsResponse>(AssignReplicasToDirsRequestMeta, decodeAssignReplicasToDirsRequest, encodeAssignReplicasToDirsRequest, decodeAssignReplicasToDirsResponse, encodeAssignReplicasToDirsResponse),
-  ListClientMetricsResources: api<ListClientMetricsResourcesRequest, ListClientMetricsResourcesResponse>(ListClientMetricsResourcesRequestMeta, decodeListClientMetricsResourcesRequest, encodeListClientMetricsResourcesRequest, decodeListClientMetricsResourcesResponse, encodeListClientMetricsResourcesResponse),
+  ListConfigResources: api<ListConfigResourcesRequest, ListConfigResourcesResponse>(ListConfigResourcesRequestMeta, decodeListConfigResourcesRequest, encodeListConfigResourcesRequest, decodeListConfigResourcesResponse, encodeListConfigResourcesResponse),
   DescribeTopicPartitions: api<DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse>(DescribeTopicPartitionsRequestMeta, decodeDescribeTopicPartitionsRequest, encodeDescribeTopicPartitionsRequest, decodeDescribeTopicPartitionsResponse, encodeDescribeTopicPartitionsResponse),
   ShareGroupHeartbeat: api<ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse>(ShareGroupHeartbeatRequestMeta, decodeShareGroupHeartbeatRequest, encodeShareGroupHeartbeatRequest, decodeShareGroupHeartbeatResponse, encodeShareGroupHeartbeatResponse),
   ShareGroupDescribe: api<ShareGroupDescribeRequest, ShareGroupDescribeResponse>(ShareGroupDescribeRequestMeta, decodeShareGroupDescribeRequest, encodeShareGroupDescribeRequest, decodeShareGroupDescribeResponse, encodeShareGroupDescribeResponse),
@@ -492,6 +492,11 @@ export const apis = {
   WriteShareGroupState: api<WriteShareGroupStateRequest, WriteShareGroupStateResponse>(WriteShareGroupStateRequestMeta, decodeWriteShareGroupStateRequest, encodeWriteShareGroupStateRequest, decodeWriteShareGroupStateResponse, encodeWriteShareGroupStateResponse),
   DeleteShareGroupState: api<DeleteShareGroupStateRequest, DeleteShareGroupStateResponse>(DeleteShareGroupStateRequestMeta, decodeDeleteShareGroupStateRequest, encodeDeleteShareGroupStateRequest, decodeDeleteShareGroupStateResponse, encodeDeleteShareGroupStateResponse),
   ReadShareGroupStateSummary: api<ReadShareGroupStateSummaryRequest, ReadShareGroupStateSummaryResponse>(ReadShareGroupStateSummaryRequestMeta, decodeReadShareGroupStateSummaryRequest, encodeReadShareGroupStateSummaryRequest, decodeReadShareGroupStateSummaryResponse, encodeReadShareGroupStateSummaryResponse),
+  StreamsGroupHeartbeat: api<StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse>(StreamsGroupHeartbeatRequestMeta, decodeStreamsGroupHeartbeatRequest, encodeStreamsGroupHeartbeatRequest, decodeStreamsGroupHeartbeatResponse, encodeStreamsGroupHeartbeatResponse),
+  StreamsGroupDescribe: api<StreamsGroupDescribeRequest, StreamsGroupDescribeResponse>(StreamsGroupDescribeRequestMeta, decodeStreamsGroupDescribeRequest, encodeStreamsGroupDescribeRequest, decodeStreamsGroupDescribeResponse, encodeStreamsGroupDescribeResponse),
+  DescribeShareGroupOffsets: api<DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse>(DescribeShareGroupOffsetsRequestMeta, decodeDescribeShareGroupOffsetsRequest, encodeDescribeShareGroupOffsetsRequest, decodeDescribeShareGroupOffsetsResponse, encodeDescribeShareGroupOffsetsResponse),
+  AlterShareGroupOffsets: api<AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse>(AlterShareGroupOffsetsRequestMeta, decodeAlterShareGroupOffsetsRequest, encodeAlterShareGroupOffsetsRequest, decodeAlterShareGroupOffsetsResponse, encodeAlterShareGroupOffsetsResponse),
+  DeleteShareGroupOffsets: api<DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse>(DeleteShareGroupOffsetsRequestMeta, decodeDeleteShareGroupOffsetsRequest, encodeDeleteShareGroupOffsetsRequest, decodeDeleteShareGroupOffsetsResponse, encodeDeleteShareGroupOffsetsResponse),
 } as const;
 
 /** Every API by key. */
@@ -512,7 +517,6 @@ export function isFlexibleVersion(apiKey: number, version: number): boolean {
 
 /** Request header version (0, 1 or 2) for an API version. Unknown APIs get v1. */
 export function requestHeaderVersion(apiKey: number, version: number): number {
-  if (apiKey === ApiKey.ControlledShutdown && version === 0) return 0;
   return isFlexibleVersion(apiKey, version) ? 2 : 1;
 }
 

@@ -15,15 +15,19 @@ export interface InitProducerIdRequest {
   producerId: bigint;
   /** The producer's current epoch. This will be checked against the producer epoch on the broker, and the request will return an error if they do not match. (versions 3+) */
   producerEpoch: number;
+  /** True if the client wants to enable two-phase commit (2PC) protocol for transactions. (versions 6+) */
+  enable2Pc: boolean;
+  /** True if the client wants to keep the currently ongoing transaction instead of aborting it. (versions 6+) */
+  keepPreparedTxn: boolean;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const InitProducerIdRequestMeta: MessageMeta = {
   apiKey: 22,
   name: 'InitProducerId',
-  validVersions: { min: 0, max: 5 },
+  validVersions: { min: 0, max: 6 },
   flexibleVersions: { min: 2, max: null },
-  latestVersionUnstable: false,
+  latestVersionUnstable: true,
 };
 
 export function decodeInitProducerIdRequest(r: Reader, version: number): InitProducerIdRequest {
@@ -34,6 +38,8 @@ export function decodeInitProducerIdRequest(r: Reader, version: number): InitPro
     transactionTimeoutMs: r.readInt32(),
     producerId: (version >= 3) ? r.readInt64() : -1n,
     producerEpoch: (version >= 3) ? r.readInt16() : -1,
+    enable2Pc: (version === 6) ? r.readBool() : false,
+    keepPreparedTxn: (version === 6) ? r.readBool() : false,
   };
   if (flexible) {
     readUnknownTaggedFields(r, m);
@@ -56,6 +62,12 @@ export function encodeInitProducerIdRequest(w: Writer, version: number, m: InitP
   if (version >= 3) {
     w.writeInt16(m.producerEpoch);
   }
+  if (version === 6) {
+    w.writeBool(m.enable2Pc);
+  }
+  if (version === 6) {
+    w.writeBool(m.keepPreparedTxn);
+  }
   if (flexible) {
     writeTaggedFields(w, null, m._unknownTaggedFields);
   }
@@ -70,13 +82,17 @@ export interface InitProducerIdResponse {
   producerId: bigint;
   /** The current epoch associated with the producer id. (versions 0+) */
   producerEpoch: number;
+  /** The producer id for ongoing transaction when KeepPreparedTxn is used, -1 if there is no transaction ongoing. (versions 6+) */
+  ongoingTxnProducerId: bigint;
+  /** The epoch associated with the  producer id for ongoing transaction when KeepPreparedTxn is used, -1 if there is no transaction ongoing. (versions 6+) */
+  ongoingTxnProducerEpoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const InitProducerIdResponseMeta: MessageMeta = {
   apiKey: 22,
   name: 'InitProducerId',
-  validVersions: { min: 0, max: 5 },
+  validVersions: { min: 0, max: 6 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -89,6 +105,8 @@ export function decodeInitProducerIdResponse(r: Reader, version: number): InitPr
     errorCode: r.readInt16(),
     producerId: r.readInt64(),
     producerEpoch: r.readInt16(),
+    ongoingTxnProducerId: (version === 6) ? r.readInt64() : -1n,
+    ongoingTxnProducerEpoch: (version === 6) ? r.readInt16() : -1,
   };
   if (flexible) {
     readUnknownTaggedFields(r, m);
@@ -103,6 +121,12 @@ export function encodeInitProducerIdResponse(w: Writer, version: number, m: Init
   w.writeInt16(m.errorCode);
   w.writeInt64(m.producerId);
   w.writeInt16(m.producerEpoch);
+  if (version === 6) {
+    w.writeInt64(m.ongoingTxnProducerId);
+  }
+  if (version === 6) {
+    w.writeInt16(m.ongoingTxnProducerEpoch);
+  }
   if (flexible) {
     writeTaggedFields(w, null, m._unknownTaggedFields);
   }

@@ -37,7 +37,7 @@ export const InitializeShareGroupStateRequestMeta: MessageMeta = {
   name: 'InitializeShareGroupState',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
-  latestVersionUnstable: true,
+  latestVersionUnstable: false,
 };
 
 export function decodeInitializeShareGroupStateRequest(r: Reader, version: number): InitializeShareGroupStateRequest {
@@ -102,13 +102,13 @@ export function encodeInitializeShareGroupStateRequestPartitionData(w: Writer, v
 }
 
 export interface InitializeShareGroupStateResponse {
-  /** The initialization results (versions 0+) */
+  /** The initialization results. (versions 0+) */
   results: InitializeShareGroupStateResponseInitializeStateResult[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface InitializeShareGroupStateResponseInitializeStateResult {
-  /** The topic identifier (versions 0+) */
+  /** The topic identifier. (versions 0+) */
   topicId: string;
   /** The results for the partitions. (versions 0+) */
   partitions: InitializeShareGroupStateResponsePartitionResult[];

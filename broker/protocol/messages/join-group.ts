@@ -155,7 +155,7 @@ export interface JoinGroupResponse {
   skipAssignment: boolean;
   /** The member ID assigned by the group coordinator. (versions 0+) */
   memberId: string;
-  /** (versions 0+) */
+  /** The group members. (versions 0+) */
   members: JoinGroupResponseJoinGroupResponseMember[];
   _unknownTaggedFields?: TaggedField[];
 }

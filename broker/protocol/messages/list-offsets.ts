@@ -9,7 +9,7 @@ import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runt
 export interface ListOffsetsRequest {
   /** The broker ID of the requester, or -1 if this request is being made by a normal consumer. (versions 0+) */
   replicaId: number;
-  /** This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records (versions 2+) */
+  /** This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records. (versions 2+) */
   isolationLevel: number;
   /** Each topic in the request. (versions 0+) */
   topics: ListOffsetsRequestListOffsetsTopic[];
@@ -33,15 +33,13 @@ export interface ListOffsetsRequestListOffsetsPartition {
   currentLeaderEpoch: number;
   /** The current timestamp. (versions 0+) */
   timestamp: bigint;
-  /** The maximum number of offsets to report. (versions 0) */
-  maxNumOffsets: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const ListOffsetsRequestMeta: MessageMeta = {
   apiKey: 2,
   name: 'ListOffsets',
-  validVersions: { min: 0, max: 10 },
+  validVersions: { min: 1, max: 11 },
   flexibleVersions: { min: 6, max: null },
   latestVersionUnstable: false,
 };
@@ -53,7 +51,7 @@ export function decodeListOffsetsRequest(r: Reader, version: number): ListOffset
     replicaId: r.readInt32(),
     isolationLevel: (version >= 2) ? r.readInt8() : 0,
     topics: flexible ? r.readCompactArray((e) => decodeListOffsetsRequestListOffsetsTopic(e, version)) : r.readArray((e) => decodeListOffsetsRequestListOffsetsTopic(e, version)),
-    timeoutMs: (version === 10) ? r.readInt32() : 0,
+    timeoutMs: (version >= 10) ? r.readInt32() : 0,
   };
   if (flexible) {
     readUnknownTaggedFields(r, m);
@@ -79,7 +77,7 @@ export function encodeListOffsetsRequest(w: Writer, version: number, m: ListOffs
       encodeListOffsetsRequestListOffsetsTopic(w, version, e);
     }
   }
-  if (version === 10) {
+  if (version >= 10) {
     w.writeInt32(m.timeoutMs);
   }
   if (flexible) {
@@ -128,7 +126,6 @@ export function decodeListOffsetsRequestListOffsetsPartition(r: Reader, version:
     partitionIndex: r.readInt32(),
     currentLeaderEpoch: (version >= 4) ? r.readInt32() : -1,
     timestamp: r.readInt64(),
-    maxNumOffsets: (version === 0) ? r.readInt32() : 1,
   };
   if (flexible) {
     readUnknownTaggedFields(r, m);
@@ -143,9 +140,6 @@ export function encodeListOffsetsRequestListOffsetsPartition(w: Writer, version:
     w.writeInt32(m.currentLeaderEpoch);
   }
   w.writeInt64(m.timestamp);
-  if (version === 0) {
-    w.writeInt32(m.maxNumOffsets);
-  }
   if (flexible) {
     writeTaggedFields(w, null, m._unknownTaggedFields);
   }
@@ -160,7 +154,7 @@ export interface ListOffsetsResponse {
 }
 
 export interface ListOffsetsResponseListOffsetsTopicResponse {
-  /** The topic name (versions 0+) */
+  /** The topic name. (versions 0+) */
   name: string;
   /** Each partition in the response. (versions 0+) */
   partitions: ListOffsetsResponseListOffsetsPartitionResponse[];
@@ -172,13 +166,11 @@ export interface ListOffsetsResponseListOffsetsPartitionResponse {
   partitionIndex: number;
   /** The partition error code, or 0 if there was no error. (versions 0+) */
   errorCode: number;
-  /** The result offsets. (versions 0) */
-  oldStyleOffsets: bigint[];
   /** The timestamp associated with the returned offset. (versions 1+) */
   timestamp: bigint;
   /** The returned offset. (versions 1+) */
   offset: bigint;
-  /** (versions 4+) */
+  /** The leader epoch associated with the returned offset. (versions 4+) */
   leaderEpoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -186,7 +178,7 @@ export interface ListOffsetsResponseListOffsetsPartitionResponse {
 export const ListOffsetsResponseMeta: MessageMeta = {
   apiKey: 2,
   name: 'ListOffsets',
-  validVersions: { min: 0, max: 10 },
+  validVersions: { min: 1, max: 11 },
   flexibleVersions: { min: 6, max: null },
   latestVersionUnstable: false,
 };
@@ -266,9 +258,8 @@ export function decodeListOffsetsResponseListOffsetsPartitionResponse(r: Reader,
   const m: ListOffsetsResponseListOffsetsPartitionResponse = {
     partitionIndex: r.readInt32(),
     errorCode: r.readInt16(),
-    oldStyleOffsets: (version === 0) ? r.readArray((e) => e.readInt64()) : [],
-    timestamp: (version >= 1) ? r.readInt64() : -1n,
-    offset: (version >= 1) ? r.readInt64() : -1n,
+    timestamp: r.readInt64(),
+    offset: r.readInt64(),
     leaderEpoch: (version >= 4) ? r.readInt32() : -1,
   };
   if (flexible) {
@@ -281,21 +272,8 @@ export function encodeListOffsetsResponseListOffsetsPartitionResponse(w: Writer,
   const flexible = version >= 6;
   w.writeInt32(m.partitionIndex);
   w.writeInt16(m.errorCode);
-  if (version === 0) {
-    {
-      const a = m.oldStyleOffsets;
-      w.writeArrayLength(a.length);
-      for (const e of a) {
-        w.writeInt64(e);
-      }
-    }
-  }
-  if (version >= 1) {
-    w.writeInt64(m.timestamp);
-  }
-  if (version >= 1) {
-    w.writeInt64(m.offset);
-  }
+  w.writeInt64(m.timestamp);
+  w.writeInt64(m.offset);
   if (version >= 4) {
     w.writeInt32(m.leaderEpoch);
   }

@@ -15,7 +15,7 @@ export interface ListPartitionReassignmentsRequest {
 }
 
 export interface ListPartitionReassignmentsRequestListPartitionReassignmentsTopics {
-  /** The topic name (versions 0+) */
+  /** The topic name. (versions 0+) */
   name: string;
   /** The partitions to list partition reassignments for. (versions 0+) */
   partitionIndexes: number[];
@@ -81,7 +81,7 @@ export function encodeListPartitionReassignmentsRequestListPartitionReassignment
 export interface ListPartitionReassignmentsResponse {
   /** The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota. (versions 0+) */
   throttleTimeMs: number;
-  /** The top-level error code, or 0 if there was no error (versions 0+) */
+  /** The top-level error code, or 0 if there was no error. (versions 0+) */
   errorCode: number;
   /** The top-level error message, or null if there was no error. (versions 0+) */
   errorMessage: string | null;

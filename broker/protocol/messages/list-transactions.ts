@@ -7,19 +7,21 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface ListTransactionsRequest {
-  /** The transaction states to filter by: if empty, all transactions are returned; if non-empty, then only transactions matching one of the filtered states will be returned (versions 0+) */
+  /** The transaction states to filter by: if empty, all transactions are returned; if non-empty, then only transactions matching one of the filtered states will be returned. (versions 0+) */
   stateFilters: string[];
-  /** The producerIds to filter by: if empty, all transactions will be returned; if non-empty, only transactions which match one of the filtered producerIds will be returned (versions 0+) */
+  /** The producerIds to filter by: if empty, all transactions will be returned; if non-empty, only transactions which match one of the filtered producerIds will be returned. (versions 0+) */
   producerIdFilters: bigint[];
-  /** Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise, only transactions running longer than this duration will be returned (versions 1+) */
+  /** Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise, only transactions running longer than this duration will be returned. (versions 1+) */
   durationFilter: bigint;
+  /** The transactional ID regular expression pattern to filter by: if it is empty or null, all transactions are returned; Otherwise then only the transactions matching the given regular expression will be returned. (versions 2+) */
+  transactionalIdPattern: string | null;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const ListTransactionsRequestMeta: MessageMeta = {
   apiKey: 66,
   name: 'ListTransactions',
-  validVersions: { min: 0, max: 1 },
+  validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -29,7 +31,8 @@ export function decodeListTransactionsRequest(r: Reader, version: number): ListT
   const m: ListTransactionsRequest = {
     stateFilters: r.readCompactArray((e) => e.readCompactString()),
     producerIdFilters: r.readCompactArray((e) => e.readInt64()),
-    durationFilter: (version === 1) ? r.readInt64() : -1n,
+    durationFilter: (version >= 1) ? r.readInt64() : -1n,
+    transactionalIdPattern: (version === 2) ? r.readCompactNullableString() : null,
   };
   readUnknownTaggedFields(r, m);
   return m;
@@ -51,8 +54,11 @@ export function encodeListTransactionsRequest(w: Writer, version: number, m: Lis
       w.writeInt64(e);
     }
   }
-  if (version === 1) {
+  if (version >= 1) {
     w.writeInt64(m.durationFilter);
+  }
+  if (version === 2) {
+    w.writeCompactNullableString(m.transactionalIdPattern);
   }
   writeTaggedFields(w, null, m._unknownTaggedFields);
 }
@@ -60,21 +66,21 @@ export function encodeListTransactionsRequest(w: Writer, version: number, m: Lis
 export interface ListTransactionsResponse {
   /** The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota. (versions 0+) */
   throttleTimeMs: number;
-  /** (versions 0+) */
+  /** The error code, or 0 if there was no error. (versions 0+) */
   errorCode: number;
-  /** Set of state filters provided in the request which were unknown to the transaction coordinator (versions 0+) */
+  /** Set of state filters provided in the request which were unknown to the transaction coordinator. (versions 0+) */
   unknownStateFilters: string[];
-  /** (versions 0+) */
+  /** The current state of the transaction for the transactional id. (versions 0+) */
   transactionStates: ListTransactionsResponseTransactionState[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface ListTransactionsResponseTransactionState {
-  /** (versions 0+) */
+  /** The transactional id. (versions 0+) */
   transactionalId: string;
-  /** (versions 0+) */
+  /** The producer id. (versions 0+) */
   producerId: bigint;
-  /** The current transaction state of the producer (versions 0+) */
+  /** The current transaction state of the producer. (versions 0+) */
   transactionState: string;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -82,7 +88,7 @@ export interface ListTransactionsResponseTransactionState {
 export const ListTransactionsResponseMeta: MessageMeta = {
   apiKey: 66,
   name: 'ListTransactions',
-  validVersions: { min: 0, max: 1 },
+  validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };

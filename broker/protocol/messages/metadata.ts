@@ -29,7 +29,7 @@ export interface MetadataRequestMetadataRequestTopic {
 export const MetadataRequestMeta: MessageMeta = {
   apiKey: 3,
   name: 'Metadata',
-  validVersions: { min: 0, max: 12 },
+  validVersions: { min: 0, max: 13 },
   flexibleVersions: { min: 9, max: null },
   latestVersionUnstable: false,
 };
@@ -134,6 +134,8 @@ export interface MetadataResponse {
   topics: MetadataResponseMetadataResponseTopic[];
   /** 32-bit bitfield to represent authorized operations for this cluster. (versions 8-10) */
   clusterAuthorizedOperations: number;
+  /** The top-level error code, or 0 if there was no error. (versions 13+) */
+  errorCode: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
@@ -186,7 +188,7 @@ export interface MetadataResponseMetadataResponsePartition {
 export const MetadataResponseMeta: MessageMeta = {
   apiKey: 3,
   name: 'Metadata',
-  validVersions: { min: 0, max: 12 },
+  validVersions: { min: 0, max: 13 },
   flexibleVersions: { min: 9, max: null },
   latestVersionUnstable: false,
 };
@@ -201,6 +203,7 @@ export function decodeMetadataResponse(r: Reader, version: number): MetadataResp
     controllerId: (version >= 1) ? r.readInt32() : -1,
     topics: flexible ? r.readCompactArray((e) => decodeMetadataResponseMetadataResponseTopic(e, version)) : r.readArray((e) => decodeMetadataResponseMetadataResponseTopic(e, version)),
     clusterAuthorizedOperations: (version >= 8 && version <= 10) ? r.readInt32() : -2147483648,
+    errorCode: (version === 13) ? r.readInt16() : 0,
   };
   if (flexible) {
     readUnknownTaggedFields(r, m);
@@ -249,6 +252,9 @@ export function encodeMetadataResponse(w: Writer, version: number, m: MetadataRe
   if (version >= 8 && version <= 10) {
     w.writeInt32(m.clusterAuthorizedOperations);
   }
+  if (version === 13) {
+    w.writeInt16(m.errorCode);
+  }
   if (flexible) {
     writeTaggedFields(w, null, m._unknownTaggedFields);
   }
@@ -293,7 +299,7 @@ export function decodeMetadataResponseMetadataResponseTopic(r: Reader, version: 
   const flexible = version >= 9;
   const m: MetadataResponseMetadataResponseTopic = {
     errorCode: r.readInt16(),
-    name: flexible ? ((version === 12) ? r.readCompactNullableString() : r.readCompactString()) : ((version === 12) ? r.readNullableString() : r.readString()),
+    name: flexible ? ((version >= 12) ? r.readCompactNullableString() : r.readCompactString()) : ((version >= 12) ? r.readNullableString() : r.readString()),
     topicId: (version >= 10) ? r.readUuid() : ZERO_UUID,
     isInternal: (version >= 1) ? r.readBool() : false,
     partitions: flexible ? r.readCompactArray((e) => decodeMetadataResponseMetadataResponsePartition(e, version)) : r.readArray((e) => decodeMetadataResponseMetadataResponsePartition(e, version)),
@@ -309,13 +315,13 @@ export function encodeMetadataResponseMetadataResponseTopic(w: Writer, version: 
   const flexible = version >= 9;
   w.writeInt16(m.errorCode);
   if (flexible) {
-    if (version === 12) {
+    if (version >= 12) {
       w.writeCompactNullableString(m.name);
     } else {
       w.writeCompactString(nonNull(m.name, 'MetadataResponseTopic.Name'));
     }
   } else {
-    if (version === 12) {
+    if (version >= 12) {
       w.writeNullableString(m.name);
     } else {
       w.writeString(nonNull(m.name, 'MetadataResponseTopic.Name'));

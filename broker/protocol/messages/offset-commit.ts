@@ -4,7 +4,7 @@
 import type { Reader } from '../reader.js';
 import type { Writer } from '../writer.js';
 import type { MessageMeta, TaggedField } from './runtime.js';
-import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
+import { ZERO_UUID, checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface OffsetCommitRequest {
   /** The unique group identifier. (versions 0+) */
@@ -23,8 +23,10 @@ export interface OffsetCommitRequest {
 }
 
 export interface OffsetCommitRequestOffsetCommitRequestTopic {
-  /** The topic name. (versions 0+) */
+  /** The topic name. (versions 0-9) */
   name: string;
+  /** The topic ID. (versions 10+) */
+  topicId: string;
   /** Each partition to commit offsets for. (versions 0+) */
   partitions: OffsetCommitRequestOffsetCommitRequestPartition[];
   _unknownTaggedFields?: TaggedField[];
@@ -37,8 +39,6 @@ export interface OffsetCommitRequestOffsetCommitRequestPartition {
   committedOffset: bigint;
   /** The leader epoch of this partition. (versions 6+) */
   committedLeaderEpoch: number;
-  /** The timestamp of the commit. (versions 1) */
-  commitTimestamp: bigint;
   /** Any associated metadata the client wants to keep. (versions 0+) */
   committedMetadata: string | null;
   _unknownTaggedFields?: TaggedField[];
@@ -47,7 +47,7 @@ export interface OffsetCommitRequestOffsetCommitRequestPartition {
 export const OffsetCommitRequestMeta: MessageMeta = {
   apiKey: 8,
   name: 'OffsetCommit',
-  validVersions: { min: 0, max: 9 },
+  validVersions: { min: 2, max: 10 },
   flexibleVersions: { min: 8, max: null },
   latestVersionUnstable: false,
 };
@@ -57,10 +57,10 @@ export function decodeOffsetCommitRequest(r: Reader, version: number): OffsetCom
   const flexible = version >= 8;
   const m: OffsetCommitRequest = {
     groupId: flexible ? r.readCompactString() : r.readString(),
-    generationIdOrMemberEpoch: (version >= 1) ? r.readInt32() : -1,
-    memberId: (version >= 1) ? flexible ? r.readCompactString() : r.readString() : "",
+    generationIdOrMemberEpoch: r.readInt32(),
+    memberId: flexible ? r.readCompactString() : r.readString(),
     groupInstanceId: (version >= 7) ? flexible ? r.readCompactNullableString() : r.readNullableString() : null,
-    retentionTimeMs: (version >= 2 && version <= 4) ? r.readInt64() : -1n,
+    retentionTimeMs: (version <= 4) ? r.readInt64() : -1n,
     topics: flexible ? r.readCompactArray((e) => decodeOffsetCommitRequestOffsetCommitRequestTopic(e, version)) : r.readArray((e) => decodeOffsetCommitRequestOffsetCommitRequestTopic(e, version)),
   };
   if (flexible) {
@@ -77,15 +77,11 @@ export function encodeOffsetCommitRequest(w: Writer, version: number, m: OffsetC
   } else {
     w.writeString(m.groupId);
   }
-  if (version >= 1) {
-    w.writeInt32(m.generationIdOrMemberEpoch);
-  }
-  if (version >= 1) {
-    if (flexible) {
-      w.writeCompactString(m.memberId);
-    } else {
-      w.writeString(m.memberId);
-    }
+  w.writeInt32(m.generationIdOrMemberEpoch);
+  if (flexible) {
+    w.writeCompactString(m.memberId);
+  } else {
+    w.writeString(m.memberId);
   }
   if (version >= 7) {
     if (flexible) {
@@ -94,7 +90,7 @@ export function encodeOffsetCommitRequest(w: Writer, version: number, m: OffsetC
       w.writeNullableString(m.groupInstanceId);
     }
   }
-  if (version >= 2 && version <= 4) {
+  if (version <= 4) {
     w.writeInt64(m.retentionTimeMs);
   }
   {
@@ -116,7 +112,8 @@ export function encodeOffsetCommitRequest(w: Writer, version: number, m: OffsetC
 export function decodeOffsetCommitRequestOffsetCommitRequestTopic(r: Reader, version: number): OffsetCommitRequestOffsetCommitRequestTopic {
   const flexible = version >= 8;
   const m: OffsetCommitRequestOffsetCommitRequestTopic = {
-    name: flexible ? r.readCompactString() : r.readString(),
+    name: (version <= 9) ? flexible ? r.readCompactString() : r.readString() : "",
+    topicId: (version === 10) ? r.readUuid() : ZERO_UUID,
     partitions: flexible ? r.readCompactArray((e) => decodeOffsetCommitRequestOffsetCommitRequestPartition(e, version)) : r.readArray((e) => decodeOffsetCommitRequestOffsetCommitRequestPartition(e, version)),
   };
   if (flexible) {
@@ -127,10 +124,15 @@ export function decodeOffsetCommitRequestOffsetCommitRequestTopic(r: Reader, ver
 
 export function encodeOffsetCommitRequestOffsetCommitRequestTopic(w: Writer, version: number, m: OffsetCommitRequestOffsetCommitRequestTopic): void {
   const flexible = version >= 8;
-  if (flexible) {
-    w.writeCompactString(m.name);
-  } else {
-    w.writeString(m.name);
+  if (version <= 9) {
+    if (flexible) {
+      w.writeCompactString(m.name);
+    } else {
+      w.writeString(m.name);
+    }
+  }
+  if (version === 10) {
+    w.writeUuid(m.topicId);
   }
   {
     const a = m.partitions;
@@ -154,7 +156,6 @@ export function decodeOffsetCommitRequestOffsetCommitRequestPartition(r: Reader,
     partitionIndex: r.readInt32(),
     committedOffset: r.readInt64(),
     committedLeaderEpoch: (version >= 6) ? r.readInt32() : -1,
-    commitTimestamp: (version === 1) ? r.readInt64() : -1n,
     committedMetadata: flexible ? r.readCompactNullableString() : r.readNullableString(),
   };
   if (flexible) {
@@ -169,9 +170,6 @@ export function encodeOffsetCommitRequestOffsetCommitRequestPartition(w: Writer,
   w.writeInt64(m.committedOffset);
   if (version >= 6) {
     w.writeInt32(m.committedLeaderEpoch);
-  }
-  if (version === 1) {
-    w.writeInt64(m.commitTimestamp);
   }
   if (flexible) {
     w.writeCompactNullableString(m.committedMetadata);
@@ -192,8 +190,10 @@ export interface OffsetCommitResponse {
 }
 
 export interface OffsetCommitResponseOffsetCommitResponseTopic {
-  /** The topic name. (versions 0+) */
+  /** The topic name. (versions 0-9) */
   name: string;
+  /** The topic ID. (versions 10+) */
+  topicId: string;
   /** The responses for each partition in the topic. (versions 0+) */
   partitions: OffsetCommitResponseOffsetCommitResponsePartition[];
   _unknownTaggedFields?: TaggedField[];
@@ -210,7 +210,7 @@ export interface OffsetCommitResponseOffsetCommitResponsePartition {
 export const OffsetCommitResponseMeta: MessageMeta = {
   apiKey: 8,
   name: 'OffsetCommit',
-  validVersions: { min: 0, max: 9 },
+  validVersions: { min: 2, max: 10 },
   flexibleVersions: { min: 8, max: null },
   latestVersionUnstable: false,
 };
@@ -253,7 +253,8 @@ export function encodeOffsetCommitResponse(w: Writer, version: number, m: Offset
 export function decodeOffsetCommitResponseOffsetCommitResponseTopic(r: Reader, version: number): OffsetCommitResponseOffsetCommitResponseTopic {
   const flexible = version >= 8;
   const m: OffsetCommitResponseOffsetCommitResponseTopic = {
-    name: flexible ? r.readCompactString() : r.readString(),
+    name: (version <= 9) ? flexible ? r.readCompactString() : r.readString() : "",
+    topicId: (version === 10) ? r.readUuid() : ZERO_UUID,
     partitions: flexible ? r.readCompactArray((e) => decodeOffsetCommitResponseOffsetCommitResponsePartition(e, version)) : r.readArray((e) => decodeOffsetCommitResponseOffsetCommitResponsePartition(e, version)),
   };
   if (flexible) {
@@ -264,10 +265,15 @@ export function decodeOffsetCommitResponseOffsetCommitResponseTopic(r: Reader, v
 
 export function encodeOffsetCommitResponseOffsetCommitResponseTopic(w: Writer, version: number, m: OffsetCommitResponseOffsetCommitResponseTopic): void {
   const flexible = version >= 8;
-  if (flexible) {
-    w.writeCompactString(m.name);
-  } else {
-    w.writeString(m.name);
+  if (version <= 9) {
+    if (flexible) {
+      w.writeCompactString(m.name);
+    } else {
+      w.writeString(m.name);
+    }
+  }
+  if (version === 10) {
+    w.writeUuid(m.topicId);
   }
   {
     const a = m.partitions;

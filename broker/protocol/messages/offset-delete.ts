@@ -9,7 +9,7 @@ import { checkVersion } from './runtime.js';
 export interface OffsetDeleteRequest {
   /** The unique group identifier. (versions 0+) */
   groupId: string;
-  /** The topics to delete offsets for (versions 0+) */
+  /** The topics to delete offsets for. (versions 0+) */
   topics: OffsetDeleteRequestOffsetDeleteRequestTopic[];
 }
 

@@ -4,14 +4,14 @@
 import type { Reader } from '../reader.js';
 import type { Writer } from '../writer.js';
 import type { MessageMeta, TaggedField } from './runtime.js';
-import { checkVersion, nonNull, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
+import { ZERO_UUID, checkVersion, nonNull, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface OffsetFetchRequest {
   /** The group to fetch offsets for. (versions 0-7) */
   groupId: string;
   /** Each topic we would like to fetch offsets for, or null to fetch offsets for all topics. (versions 0-7) */
   topics: OffsetFetchRequestOffsetFetchRequestTopic[] | null;
-  /** Each group we would like to fetch offsets for (versions 8+) */
+  /** Each group we would like to fetch offsets for. (versions 8+) */
   groups: OffsetFetchRequestOffsetFetchRequestGroup[];
   /** Whether broker should hold on returning unstable offsets but set a retriable error code for the partitions. (versions 7+) */
   requireStable: boolean;
@@ -29,7 +29,7 @@ export interface OffsetFetchRequestOffsetFetchRequestTopic {
 export interface OffsetFetchRequestOffsetFetchRequestGroup {
   /** The group ID. (versions 8+) */
   groupId: string;
-  /** The member ID assigned by the group coordinator if using the new consumer protocol (KIP-848). (versions 9+) */
+  /** The member id. (versions 9+) */
   memberId: string | null;
   /** The member epoch if using the new consumer protocol (KIP-848). (versions 9+) */
   memberEpoch: number;
@@ -39,8 +39,10 @@ export interface OffsetFetchRequestOffsetFetchRequestGroup {
 }
 
 export interface OffsetFetchRequestOffsetFetchRequestTopics {
-  /** The topic name. (versions 8+) */
+  /** The topic name. (versions 8-9) */
   name: string;
+  /** The topic ID. (versions 10+) */
+  topicId: string;
   /** The partition indexes we would like to fetch offsets for. (versions 8+) */
   partitionIndexes: number[];
   _unknownTaggedFields?: TaggedField[];
@@ -49,7 +51,7 @@ export interface OffsetFetchRequestOffsetFetchRequestTopics {
 export const OffsetFetchRequestMeta: MessageMeta = {
   apiKey: 9,
   name: 'OffsetFetch',
-  validVersions: { min: 0, max: 9 },
+  validVersions: { min: 1, max: 10 },
   flexibleVersions: { min: 6, max: null },
   latestVersionUnstable: false,
 };
@@ -161,8 +163,8 @@ export function decodeOffsetFetchRequestOffsetFetchRequestGroup(r: Reader, versi
   const flexible = version >= 6;
   const m: OffsetFetchRequestOffsetFetchRequestGroup = {
     groupId: (version >= 8) ? r.readCompactString() : "",
-    memberId: (version === 9) ? r.readCompactNullableString() : null,
-    memberEpoch: (version === 9) ? r.readInt32() : -1,
+    memberId: (version >= 9) ? r.readCompactNullableString() : null,
+    memberEpoch: (version >= 9) ? r.readInt32() : -1,
     topics: (version >= 8) ? r.readCompactNullableArray((e) => decodeOffsetFetchRequestOffsetFetchRequestTopics(e, version)) : [],
   };
   if (flexible) {
@@ -176,10 +178,10 @@ export function encodeOffsetFetchRequestOffsetFetchRequestGroup(w: Writer, versi
   if (version >= 8) {
     w.writeCompactString(m.groupId);
   }
-  if (version === 9) {
+  if (version >= 9) {
     w.writeCompactNullableString(m.memberId);
   }
-  if (version === 9) {
+  if (version >= 9) {
     w.writeInt32(m.memberEpoch);
   }
   if (version >= 8) {
@@ -203,7 +205,8 @@ export function encodeOffsetFetchRequestOffsetFetchRequestGroup(w: Writer, versi
 export function decodeOffsetFetchRequestOffsetFetchRequestTopics(r: Reader, version: number): OffsetFetchRequestOffsetFetchRequestTopics {
   const flexible = version >= 6;
   const m: OffsetFetchRequestOffsetFetchRequestTopics = {
-    name: (version >= 8) ? r.readCompactString() : "",
+    name: (version >= 8 && version <= 9) ? r.readCompactString() : "",
+    topicId: (version === 10) ? r.readUuid() : ZERO_UUID,
     partitionIndexes: (version >= 8) ? r.readCompactArray((e) => e.readInt32()) : [],
   };
   if (flexible) {
@@ -214,8 +217,11 @@ export function decodeOffsetFetchRequestOffsetFetchRequestTopics(r: Reader, vers
 
 export function encodeOffsetFetchRequestOffsetFetchRequestTopics(w: Writer, version: number, m: OffsetFetchRequestOffsetFetchRequestTopics): void {
   const flexible = version >= 6;
-  if (version >= 8) {
+  if (version >= 8 && version <= 9) {
     w.writeCompactString(m.name);
+  }
+  if (version === 10) {
+    w.writeUuid(m.topicId);
   }
   if (version >= 8) {
     {
@@ -246,7 +252,7 @@ export interface OffsetFetchResponse {
 export interface OffsetFetchResponseOffsetFetchResponseTopic {
   /** The topic name. (versions 0-7) */
   name: string;
-  /** The responses per partition (versions 0-7) */
+  /** The responses per partition. (versions 0-7) */
   partitions: OffsetFetchResponseOffsetFetchResponsePartition[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -276,9 +282,11 @@ export interface OffsetFetchResponseOffsetFetchResponseGroup {
 }
 
 export interface OffsetFetchResponseOffsetFetchResponseTopics {
-  /** The topic name. (versions 8+) */
+  /** The topic name. (versions 8-9) */
   name: string;
-  /** The responses per partition (versions 8+) */
+  /** The topic ID. (versions 10+) */
+  topicId: string;
+  /** The responses per partition. (versions 8+) */
   partitions: OffsetFetchResponseOffsetFetchResponsePartitions[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -300,7 +308,7 @@ export interface OffsetFetchResponseOffsetFetchResponsePartitions {
 export const OffsetFetchResponseMeta: MessageMeta = {
   apiKey: 9,
   name: 'OffsetFetch',
-  validVersions: { min: 0, max: 9 },
+  validVersions: { min: 1, max: 10 },
   flexibleVersions: { min: 6, max: null },
   latestVersionUnstable: false,
 };
@@ -474,7 +482,8 @@ export function encodeOffsetFetchResponseOffsetFetchResponseGroup(w: Writer, ver
 export function decodeOffsetFetchResponseOffsetFetchResponseTopics(r: Reader, version: number): OffsetFetchResponseOffsetFetchResponseTopics {
   const flexible = version >= 6;
   const m: OffsetFetchResponseOffsetFetchResponseTopics = {
-    name: (version >= 8) ? r.readCompactString() : "",
+    name: (version >= 8 && version <= 9) ? r.readCompactString() : "",
+    topicId: (version === 10) ? r.readUuid() : ZERO_UUID,
     partitions: (version >= 8) ? r.readCompactArray((e) => decodeOffsetFetchResponseOffsetFetchResponsePartitions(e, version)) : [],
   };
   if (flexible) {
@@ -485,8 +494,11 @@ export function decodeOffsetFetchResponseOffsetFetchResponseTopics(r: Reader, ve
 
 export function encodeOffsetFetchResponseOffsetFetchResponseTopics(w: Writer, version: number, m: OffsetFetchResponseOffsetFetchResponseTopics): void {
   const flexible = version >= 6;
-  if (version >= 8) {
+  if (version >= 8 && version <= 9) {
     w.writeCompactString(m.name);
+  }
+  if (version === 10) {
+    w.writeUuid(m.topicId);
   }
   if (version >= 8) {
     {

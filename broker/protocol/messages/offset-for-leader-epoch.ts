@@ -35,7 +35,7 @@ export interface OffsetForLeaderEpochRequestOffsetForLeaderPartition {
 export const OffsetForLeaderEpochRequestMeta: MessageMeta = {
   apiKey: 23,
   name: 'OffsetForLeaderEpoch',
-  validVersions: { min: 0, max: 4 },
+  validVersions: { min: 2, max: 4 },
   flexibleVersions: { min: 4, max: null },
   latestVersionUnstable: false,
 };
@@ -114,7 +114,7 @@ export function decodeOffsetForLeaderEpochRequestOffsetForLeaderPartition(r: Rea
   const flexible = version === 4;
   const m: OffsetForLeaderEpochRequestOffsetForLeaderPartition = {
     partition: r.readInt32(),
-    currentLeaderEpoch: (version >= 2) ? r.readInt32() : -1,
+    currentLeaderEpoch: r.readInt32(),
     leaderEpoch: r.readInt32(),
   };
   if (flexible) {
@@ -126,9 +126,7 @@ export function decodeOffsetForLeaderEpochRequestOffsetForLeaderPartition(r: Rea
 export function encodeOffsetForLeaderEpochRequestOffsetForLeaderPartition(w: Writer, version: number, m: OffsetForLeaderEpochRequestOffsetForLeaderPartition): void {
   const flexible = version === 4;
   w.writeInt32(m.partition);
-  if (version >= 2) {
-    w.writeInt32(m.currentLeaderEpoch);
-  }
+  w.writeInt32(m.currentLeaderEpoch);
   w.writeInt32(m.leaderEpoch);
   if (flexible) {
     writeTaggedFields(w, null, m._unknownTaggedFields);
@@ -166,7 +164,7 @@ export interface OffsetForLeaderEpochResponseEpochEndOffset {
 export const OffsetForLeaderEpochResponseMeta: MessageMeta = {
   apiKey: 23,
   name: 'OffsetForLeaderEpoch',
-  validVersions: { min: 0, max: 4 },
+  validVersions: { min: 2, max: 4 },
   flexibleVersions: { min: 4, max: null },
   latestVersionUnstable: false,
 };
@@ -175,7 +173,7 @@ export function decodeOffsetForLeaderEpochResponse(r: Reader, version: number): 
   checkVersion(OffsetForLeaderEpochResponseMeta, version, 'decode');
   const flexible = version === 4;
   const m: OffsetForLeaderEpochResponse = {
-    throttleTimeMs: (version >= 2) ? r.readInt32() : 0,
+    throttleTimeMs: r.readInt32(),
     topics: flexible ? r.readCompactArray((e) => decodeOffsetForLeaderEpochResponseOffsetForLeaderTopicResult(e, version)) : r.readArray((e) => decodeOffsetForLeaderEpochResponseOffsetForLeaderTopicResult(e, version)),
   };
   if (flexible) {
@@ -187,9 +185,7 @@ export function decodeOffsetForLeaderEpochResponse(r: Reader, version: number): 
 export function encodeOffsetForLeaderEpochResponse(w: Writer, version: number, m: OffsetForLeaderEpochResponse): void {
   checkVersion(OffsetForLeaderEpochResponseMeta, version, 'encode');
   const flexible = version === 4;
-  if (version >= 2) {
-    w.writeInt32(m.throttleTimeMs);
-  }
+  w.writeInt32(m.throttleTimeMs);
   {
     const a = m.topics;
     if (flexible) {
@@ -246,7 +242,7 @@ export function decodeOffsetForLeaderEpochResponseEpochEndOffset(r: Reader, vers
   const m: OffsetForLeaderEpochResponseEpochEndOffset = {
     errorCode: r.readInt16(),
     partition: r.readInt32(),
-    leaderEpoch: (version >= 1) ? r.readInt32() : -1,
+    leaderEpoch: r.readInt32(),
     endOffset: r.readInt64(),
   };
   if (flexible) {
@@ -259,9 +255,7 @@ export function encodeOffsetForLeaderEpochResponseEpochEndOffset(w: Writer, vers
   const flexible = version === 4;
   w.writeInt16(m.errorCode);
   w.writeInt32(m.partition);
-  if (version >= 1) {
-    w.writeInt32(m.leaderEpoch);
-  }
+  w.writeInt32(m.leaderEpoch);
   w.writeInt64(m.endOffset);
   if (flexible) {
     writeTaggedFields(w, null, m._unknownTaggedFields);

@@ -4,7 +4,7 @@
 import type { Reader } from '../reader.js';
 import type { Writer } from '../writer.js';
 import type { MessageMeta, Records, TaggedField } from './runtime.js';
-import { checkVersion, encodeTagged, isDeepStrictEqual, pushUnknownTag, readUnknownTaggedFields, unknownTagInVersion, writeTaggedFields } from './runtime.js';
+import { ZERO_UUID, checkVersion, encodeTagged, isDeepStrictEqual, pushUnknownTag, readUnknownTaggedFields, unknownTagInVersion, writeTaggedFields } from './runtime.js';
 
 export interface ProduceRequest {
   /** The transactional ID, or null if the producer is not transactional. (versions 3+) */
@@ -19,8 +19,10 @@ export interface ProduceRequest {
 }
 
 export interface ProduceRequestTopicProduceData {
-  /** The topic name. (versions 0+) */
+  /** The topic name. (versions 0-12) */
   name: string;
+  /** The unique topic ID (versions 13+) */
+  topicId: string;
   /** Each partition to produce to. (versions 0+) */
   partitionData: ProduceRequestPartitionProduceData[];
   _unknownTaggedFields?: TaggedField[];
@@ -37,7 +39,7 @@ export interface ProduceRequestPartitionProduceData {
 export const ProduceRequestMeta: MessageMeta = {
   apiKey: 0,
   name: 'Produce',
-  validVersions: { min: 0, max: 11 },
+  validVersions: { min: 0, max: 13 },
   flexibleVersions: { min: 9, max: null },
   latestVersionUnstable: false,
 };
@@ -88,7 +90,8 @@ export function encodeProduceRequest(w: Writer, version: number, m: ProduceReque
 export function decodeProduceRequestTopicProduceData(r: Reader, version: number): ProduceRequestTopicProduceData {
   const flexible = version >= 9;
   const m: ProduceRequestTopicProduceData = {
-    name: flexible ? r.readCompactString() : r.readString(),
+    name: (version <= 12) ? flexible ? r.readCompactString() : r.readString() : "",
+    topicId: (version === 13) ? r.readUuid() : ZERO_UUID,
     partitionData: flexible ? r.readCompactArray((e) => decodeProduceRequestPartitionProduceData(e, version)) : r.readArray((e) => decodeProduceRequestPartitionProduceData(e, version)),
   };
   if (flexible) {
@@ -99,10 +102,15 @@ export function decodeProduceRequestTopicProduceData(r: Reader, version: number)
 
 export function encodeProduceRequestTopicProduceData(w: Writer, version: number, m: ProduceRequestTopicProduceData): void {
   const flexible = version >= 9;
-  if (flexible) {
-    w.writeCompactString(m.name);
-  } else {
-    w.writeString(m.name);
+  if (version <= 12) {
+    if (flexible) {
+      w.writeCompactString(m.name);
+    } else {
+      w.writeString(m.name);
+    }
+  }
+  if (version === 13) {
+    w.writeUuid(m.topicId);
   }
   {
     const a = m.partitionData;
@@ -146,7 +154,7 @@ export function encodeProduceRequestPartitionProduceData(w: Writer, version: num
 }
 
 export interface ProduceResponse {
-  /** Each produce response (versions 0+) */
+  /** Each produce response. (versions 0+) */
   responses: ProduceResponseTopicProduceResponse[];
   /** The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota. (versions 1+) */
   throttleTimeMs: number;
@@ -156,8 +164,10 @@ export interface ProduceResponse {
 }
 
 export interface ProduceResponseTopicProduceResponse {
-  /** The topic name (versions 0+) */
+  /** The topic name. (versions 0-12) */
   name: string;
+  /** The unique topic ID (versions 13+) */
+  topicId: string;
   /** Each partition that we produced to within the topic. (versions 0+) */
   partitionResponses: ProduceResponsePartitionProduceResponse[];
   _unknownTaggedFields?: TaggedField[];
@@ -174,19 +184,19 @@ export interface ProduceResponsePartitionProduceResponse {
   logAppendTimeMs: bigint;
   /** The log start offset. (versions 5+) */
   logStartOffset: bigint;
-  /** The batch indices of records that caused the batch to be dropped (versions 8+) */
+  /** The batch indices of records that caused the batch to be dropped. (versions 8+) */
   recordErrors: ProduceResponseBatchIndexAndErrorMessage[];
-  /** The global error message summarizing the common root cause of the records that caused the batch to be dropped (versions 8+) */
+  /** The global error message summarizing the common root cause of the records that caused the batch to be dropped. (versions 8+) */
   errorMessage: string | null;
-  /** (versions 10+, tagged (tag 0)) */
+  /** The leader broker that the producer should use for future requests. (versions 10+, tagged (tag 0)) */
   currentLeader?: ProduceResponseLeaderIdAndEpoch;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface ProduceResponseBatchIndexAndErrorMessage {
-  /** The batch index of the record that cause the batch to be dropped (versions 8+) */
+  /** The batch index of the record that caused the batch to be dropped. (versions 8+) */
   batchIndex: number;
-  /** The error message of the record that caused the batch to be dropped (versions 8+) */
+  /** The error message of the record that caused the batch to be dropped. (versions 8+) */
   batchIndexErrorMessage: string | null;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -194,7 +204,7 @@ export interface ProduceResponseBatchIndexAndErrorMessage {
 export interface ProduceResponseLeaderIdAndEpoch {
   /** The ID of the current leader or -1 if the leader is unknown. (versions 10+) */
   leaderId: number;
-  /** The latest known leader epoch (versions 10+) */
+  /** The latest known leader epoch. (versions 10+) */
   leaderEpoch: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -214,7 +224,7 @@ export interface ProduceResponseNodeEndpoint {
 export const ProduceResponseMeta: MessageMeta = {
   apiKey: 0,
   name: 'Produce',
-  validVersions: { min: 0, max: 11 },
+  validVersions: { min: 0, max: 13 },
   flexibleVersions: { min: 9, max: null },
   latestVersionUnstable: false,
 };
@@ -283,7 +293,8 @@ export function encodeProduceResponse(w: Writer, version: number, m: ProduceResp
 export function decodeProduceResponseTopicProduceResponse(r: Reader, version: number): ProduceResponseTopicProduceResponse {
   const flexible = version >= 9;
   const m: ProduceResponseTopicProduceResponse = {
-    name: flexible ? r.readCompactString() : r.readString(),
+    name: (version <= 12) ? flexible ? r.readCompactString() : r.readString() : "",
+    topicId: (version === 13) ? r.readUuid() : ZERO_UUID,
     partitionResponses: flexible ? r.readCompactArray((e) => decodeProduceResponsePartitionProduceResponse(e, version)) : r.readArray((e) => decodeProduceResponsePartitionProduceResponse(e, version)),
   };
   if (flexible) {
@@ -294,10 +305,15 @@ export function decodeProduceResponseTopicProduceResponse(r: Reader, version: nu
 
 export function encodeProduceResponseTopicProduceResponse(w: Writer, version: number, m: ProduceResponseTopicProduceResponse): void {
   const flexible = version >= 9;
-  if (flexible) {
-    w.writeCompactString(m.name);
-  } else {
-    w.writeString(m.name);
+  if (version <= 12) {
+    if (flexible) {
+      w.writeCompactString(m.name);
+    } else {
+      w.writeString(m.name);
+    }
+  }
+  if (version === 13) {
+    w.writeUuid(m.topicId);
   }
   {
     const a = m.partitionResponses;

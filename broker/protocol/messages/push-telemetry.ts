@@ -47,7 +47,7 @@ export function encodePushTelemetryRequest(w: Writer, version: number, m: PushTe
   w.writeInt32(m.subscriptionId);
   w.writeBool(m.terminating);
   w.writeInt8(m.compressionType);
-  w.writeCompactBytes(m.metrics);
+  w.writeCompactNullableBytesRef(m.metrics);
   writeTaggedFields(w, null, m._unknownTaggedFields);
 }
 

@@ -33,9 +33,9 @@ export interface ReadShareGroupStateSummaryRequestPartitionData {
 export const ReadShareGroupStateSummaryRequestMeta: MessageMeta = {
   apiKey: 87,
   name: 'ReadShareGroupStateSummary',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
-  latestVersionUnstable: true,
+  latestVersionUnstable: false,
 };
 
 export function decodeReadShareGroupStateSummaryRequest(r: Reader, version: number): ReadShareGroupStateSummaryRequest {
@@ -98,13 +98,13 @@ export function encodeReadShareGroupStateSummaryRequestPartitionData(w: Writer, 
 }
 
 export interface ReadShareGroupStateSummaryResponse {
-  /** The read results (versions 0+) */
+  /** The read results. (versions 0+) */
   results: ReadShareGroupStateSummaryResponseReadStateSummaryResult[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface ReadShareGroupStateSummaryResponseReadStateSummaryResult {
-  /** The topic identifier (versions 0+) */
+  /** The topic identifier. (versions 0+) */
   topicId: string;
   /** The results for the partitions. (versions 0+) */
   partitions: ReadShareGroupStateSummaryResponsePartitionResult[];
@@ -120,15 +120,19 @@ export interface ReadShareGroupStateSummaryResponsePartitionResult {
   errorMessage: string | null;
   /** The state epoch of the share-partition. (versions 0+) */
   stateEpoch: number;
+  /** The leader epoch of the share-partition. (versions 0+) */
+  leaderEpoch: number;
   /** The share-partition start offset. (versions 0+) */
   startOffset: bigint;
+  /** The number of offsets greater than or equal to share-partition start offset for which delivery has been completed. (versions 1+) */
+  deliveryCompleteCount: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const ReadShareGroupStateSummaryResponseMeta: MessageMeta = {
   apiKey: 87,
   name: 'ReadShareGroupStateSummary',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -181,7 +185,9 @@ export function decodeReadShareGroupStateSummaryResponsePartitionResult(r: Reade
     errorCode: r.readInt16(),
     errorMessage: r.readCompactNullableString(),
     stateEpoch: r.readInt32(),
+    leaderEpoch: r.readInt32(),
     startOffset: r.readInt64(),
+    deliveryCompleteCount: (version === 1) ? r.readInt32() : -1,
   };
   readUnknownTaggedFields(r, m);
   return m;
@@ -192,6 +198,10 @@ export function encodeReadShareGroupStateSummaryResponsePartitionResult(w: Write
   w.writeInt16(m.errorCode);
   w.writeCompactNullableString(m.errorMessage);
   w.writeInt32(m.stateEpoch);
+  w.writeInt32(m.leaderEpoch);
   w.writeInt64(m.startOffset);
+  if (version === 1) {
+    w.writeInt32(m.deliveryCompleteCount);
+  }
   writeTaggedFields(w, null, m._unknownTaggedFields);
 }

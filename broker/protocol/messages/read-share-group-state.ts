@@ -35,7 +35,7 @@ export const ReadShareGroupStateRequestMeta: MessageMeta = {
   name: 'ReadShareGroupState',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
-  latestVersionUnstable: true,
+  latestVersionUnstable: false,
 };
 
 export function decodeReadShareGroupStateRequest(r: Reader, version: number): ReadShareGroupStateRequest {
@@ -98,13 +98,13 @@ export function encodeReadShareGroupStateRequestPartitionData(w: Writer, version
 }
 
 export interface ReadShareGroupStateResponse {
-  /** The read results (versions 0+) */
+  /** The read results. (versions 0+) */
   results: ReadShareGroupStateResponseReadStateResult[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface ReadShareGroupStateResponseReadStateResult {
-  /** The topic identifier (versions 0+) */
+  /** The topic identifier. (versions 0+) */
   topicId: string;
   /** The results for the partitions. (versions 0+) */
   partitions: ReadShareGroupStateResponsePartitionResult[];
@@ -118,21 +118,21 @@ export interface ReadShareGroupStateResponsePartitionResult {
   errorCode: number;
   /** The error message, or null if there was no error. (versions 0+) */
   errorMessage: string | null;
-  /** The state epoch for this share-partition. (versions 0+) */
+  /** The state epoch of the share-partition. (versions 0+) */
   stateEpoch: number;
   /** The share-partition start offset, which can be -1 if it is not yet initialized. (versions 0+) */
   startOffset: bigint;
-  /** (versions 0+) */
+  /** The state batches for this share-partition. (versions 0+) */
   stateBatches: ReadShareGroupStateResponseStateBatch[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface ReadShareGroupStateResponseStateBatch {
-  /** The base offset of this state batch. (versions 0+) */
+  /** The first offset of this state batch. (versions 0+) */
   firstOffset: bigint;
   /** The last offset of this state batch. (versions 0+) */
   lastOffset: bigint;
-  /** The state - 0:Available,2:Acked,4:Archived. (versions 0+) */
+  /** The delivery state - 0:Available,2:Acked,4:Archived. (versions 0+) */
   deliveryState: number;
   /** The delivery count. (versions 0+) */
   deliveryCount: number;

@@ -7,11 +7,11 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface RemoveRaftVoterRequest {
-  /** (versions 0+) */
+  /** The cluster id of the request. (versions 0+) */
   clusterId: string | null;
-  /** The replica id of the voter getting removed from the topic partition (versions 0+) */
+  /** The replica id of the voter getting removed from the topic partition. (versions 0+) */
   voterId: number;
-  /** The directory id of the voter getting removed from the topic partition (versions 0+) */
+  /** The directory id of the voter getting removed from the topic partition. (versions 0+) */
   voterDirectoryId: string;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -46,7 +46,7 @@ export function encodeRemoveRaftVoterRequest(w: Writer, version: number, m: Remo
 export interface RemoveRaftVoterResponse {
   /** The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota. (versions 0+) */
   throttleTimeMs: number;
-  /** The error code, or 0 if there was no error (versions 0+) */
+  /** The error code, or 0 if there was no error. (versions 0+) */
   errorCode: number;
   /** The error message, or null if there was no error. (versions 0+) */
   errorMessage: string | null;

@@ -17,7 +17,7 @@ export interface RenewDelegationTokenRequest {
 export const RenewDelegationTokenRequestMeta: MessageMeta = {
   apiKey: 39,
   name: 'RenewDelegationToken',
-  validVersions: { min: 0, max: 2 },
+  validVersions: { min: 1, max: 2 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };
@@ -62,7 +62,7 @@ export interface RenewDelegationTokenResponse {
 export const RenewDelegationTokenResponseMeta: MessageMeta = {
   apiKey: 39,
   name: 'RenewDelegationToken',
-  validVersions: { min: 0, max: 2 },
+  validVersions: { min: 1, max: 2 },
   flexibleVersions: { min: 2, max: null },
   latestVersionUnstable: false,
 };

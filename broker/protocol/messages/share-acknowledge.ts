@@ -13,6 +13,8 @@ export interface ShareAcknowledgeRequest {
   memberId: string | null;
   /** The current share session epoch: 0 to open a share session; -1 to close it; otherwise increments for consecutive requests. (versions 0+) */
   shareSessionEpoch: number;
+  /** Whether Renew type acknowledgements present in AcknowledgementBatches. (versions 2+) */
+  isRenewAck: boolean;
   /** The topics containing records to acknowledge. (versions 0+) */
   topics: ShareAcknowledgeRequestAcknowledgeTopic[];
   _unknownTaggedFields?: TaggedField[];
@@ -39,7 +41,7 @@ export interface ShareAcknowledgeRequestAcknowledgementBatch {
   firstOffset: bigint;
   /** Last offset (inclusive) of batch of records to acknowledge. (versions 0+) */
   lastOffset: bigint;
-  /** Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject. (versions 0+) */
+  /** Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject,4:Renew. (versions 0+) */
   acknowledgeTypes: number[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -47,9 +49,9 @@ export interface ShareAcknowledgeRequestAcknowledgementBatch {
 export const ShareAcknowledgeRequestMeta: MessageMeta = {
   apiKey: 79,
   name: 'ShareAcknowledge',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 1, max: 2 },
   flexibleVersions: { min: 0, max: null },
-  latestVersionUnstable: true,
+  latestVersionUnstable: false,
 };
 
 export function decodeShareAcknowledgeRequest(r: Reader, version: number): ShareAcknowledgeRequest {
@@ -58,6 +60,7 @@ export function decodeShareAcknowledgeRequest(r: Reader, version: number): Share
     groupId: r.readCompactNullableString(),
     memberId: r.readCompactNullableString(),
     shareSessionEpoch: r.readInt32(),
+    isRenewAck: (version === 2) ? r.readBool() : false,
     topics: r.readCompactArray((e) => decodeShareAcknowledgeRequestAcknowledgeTopic(e, version)),
   };
   readUnknownTaggedFields(r, m);
@@ -69,6 +72,9 @@ export function encodeShareAcknowledgeRequest(w: Writer, version: number, m: Sha
   w.writeCompactNullableString(m.groupId);
   w.writeCompactNullableString(m.memberId);
   w.writeInt32(m.shareSessionEpoch);
+  if (version === 2) {
+    w.writeBool(m.isRenewAck);
+  }
   {
     const a = m.topics;
     w.writeCompactArrayLength(a.length);
@@ -151,6 +157,8 @@ export interface ShareAcknowledgeResponse {
   errorCode: number;
   /** The top-level error message, or null if there was no error. (versions 0+) */
   errorMessage: string | null;
+  /** The time in milliseconds for which the acquired records are locked. (versions 2+) */
+  acquisitionLockTimeoutMs: number;
   /** The response topics. (versions 0+) */
   responses: ShareAcknowledgeResponseShareAcknowledgeTopicResponse[];
   /** Endpoints for all current leaders enumerated in PartitionData with error NOT_LEADER_OR_FOLLOWER. (versions 0+) */
@@ -173,7 +181,7 @@ export interface ShareAcknowledgeResponsePartitionData {
   errorCode: number;
   /** The error message, or null if there was no error. (versions 0+) */
   errorMessage: string | null;
-  /** (versions 0+) */
+  /** The current leader of the partition. (versions 0+) */
   currentLeader: ShareAcknowledgeResponseLeaderIdAndEpoch;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -201,7 +209,7 @@ export interface ShareAcknowledgeResponseNodeEndpoint {
 export const ShareAcknowledgeResponseMeta: MessageMeta = {
   apiKey: 79,
   name: 'ShareAcknowledge',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 1, max: 2 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -212,6 +220,7 @@ export function decodeShareAcknowledgeResponse(r: Reader, version: number): Shar
     throttleTimeMs: r.readInt32(),
     errorCode: r.readInt16(),
     errorMessage: r.readCompactNullableString(),
+    acquisitionLockTimeoutMs: (version === 2) ? r.readInt32() : 0,
     responses: r.readCompactArray((e) => decodeShareAcknowledgeResponseShareAcknowledgeTopicResponse(e, version)),
     nodeEndpoints: r.readCompactArray((e) => decodeShareAcknowledgeResponseNodeEndpoint(e, version)),
   };
@@ -224,6 +233,9 @@ export function encodeShareAcknowledgeResponse(w: Writer, version: number, m: Sh
   w.writeInt32(m.throttleTimeMs);
   w.writeInt16(m.errorCode);
   w.writeCompactNullableString(m.errorMessage);
+  if (version === 2) {
+    w.writeInt32(m.acquisitionLockTimeoutMs);
+  }
   {
     const a = m.responses;
     w.writeCompactArrayLength(a.length);

@@ -17,8 +17,16 @@ export interface ShareFetchRequest {
   maxWaitMs: number;
   /** The minimum bytes to accumulate in the response. (versions 0+) */
   minBytes: number;
-  /** The maximum bytes to fetch.  See KIP-74 for cases where this limit may not be honored. (versions 0+) */
+  /** The maximum bytes to fetch. See KIP-74 for cases where this limit may not be honored. (versions 0+) */
   maxBytes: number;
+  /** The maximum number of records to fetch. This limit can be exceeded for alignment of batch boundaries. (versions 1+) */
+  maxRecords: number;
+  /** The optimal number of records for batches of acquired records and acknowledgements. (versions 1+) */
+  batchSize: number;
+  /** The acquire mode to control the fetch behavior - 0:batch-optimized,1:record-limit. (versions 2+) */
+  shareAcquireMode: number;
+  /** Whether Renew type acknowledgements present in AcknowledgementBatches. (versions 2+) */
+  isRenewAck: boolean;
   /** The topics to fetch. (versions 0+) */
   topics: ShareFetchRequestFetchTopic[];
   /** The partitions to remove from this share session. (versions 0+) */
@@ -37,7 +45,7 @@ export interface ShareFetchRequestFetchTopic {
 export interface ShareFetchRequestFetchPartition {
   /** The partition index. (versions 0+) */
   partitionIndex: number;
-  /** The maximum bytes to fetch from this partition. 0 when only acknowledgement with no fetching is required. See KIP-74 for cases where this limit may not be honored. (versions 0+) */
+  /** The maximum bytes to fetch from this partition. 0 when only acknowledgement with no fetching is required. See KIP-74 for cases where this limit may not be honored. (versions 0) */
   partitionMaxBytes: number;
   /** Record batches to acknowledge. (versions 0+) */
   acknowledgementBatches: ShareFetchRequestAcknowledgementBatch[];
@@ -49,7 +57,7 @@ export interface ShareFetchRequestAcknowledgementBatch {
   firstOffset: bigint;
   /** Last offset (inclusive) of batch of records to acknowledge. (versions 0+) */
   lastOffset: bigint;
-  /** Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject. (versions 0+) */
+  /** Array of acknowledge types - 0:Gap,1:Accept,2:Release,3:Reject,4:Renew. (versions 0+) */
   acknowledgeTypes: number[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -65,9 +73,9 @@ export interface ShareFetchRequestForgottenTopic {
 export const ShareFetchRequestMeta: MessageMeta = {
   apiKey: 78,
   name: 'ShareFetch',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 1, max: 2 },
   flexibleVersions: { min: 0, max: null },
-  latestVersionUnstable: true,
+  latestVersionUnstable: false,
 };
 
 export function decodeShareFetchRequest(r: Reader, version: number): ShareFetchRequest {
@@ -79,6 +87,10 @@ export function decodeShareFetchRequest(r: Reader, version: number): ShareFetchR
     maxWaitMs: r.readInt32(),
     minBytes: r.readInt32(),
     maxBytes: r.readInt32(),
+    maxRecords: r.readInt32(),
+    batchSize: r.readInt32(),
+    shareAcquireMode: (version === 2) ? r.readInt8() : 0,
+    isRenewAck: (version === 2) ? r.readBool() : false,
     topics: r.readCompactArray((e) => decodeShareFetchRequestFetchTopic(e, version)),
     forgottenTopicsData: r.readCompactArray((e) => decodeShareFetchRequestForgottenTopic(e, version)),
   };
@@ -94,6 +106,14 @@ export function encodeShareFetchRequest(w: Writer, version: number, m: ShareFetc
   w.writeInt32(m.maxWaitMs);
   w.writeInt32(m.minBytes);
   w.writeInt32(m.maxBytes);
+  w.writeInt32(m.maxRecords);
+  w.writeInt32(m.batchSize);
+  if (version === 2) {
+    w.writeInt8(m.shareAcquireMode);
+  }
+  if (version === 2) {
+    w.writeBool(m.isRenewAck);
+  }
   {
     const a = m.topics;
     w.writeCompactArrayLength(a.length);
@@ -135,7 +155,7 @@ export function encodeShareFetchRequestFetchTopic(w: Writer, version: number, m:
 export function decodeShareFetchRequestFetchPartition(r: Reader, version: number): ShareFetchRequestFetchPartition {
   const m: ShareFetchRequestFetchPartition = {
     partitionIndex: r.readInt32(),
-    partitionMaxBytes: r.readInt32(),
+    partitionMaxBytes: 0,
     acknowledgementBatches: r.readCompactArray((e) => decodeShareFetchRequestAcknowledgementBatch(e, version)),
   };
   readUnknownTaggedFields(r, m);
@@ -144,7 +164,6 @@ export function decodeShareFetchRequestFetchPartition(r: Reader, version: number
 
 export function encodeShareFetchRequestFetchPartition(w: Writer, version: number, m: ShareFetchRequestFetchPartition): void {
   w.writeInt32(m.partitionIndex);
-  w.writeInt32(m.partitionMaxBytes);
   {
     const a = m.acknowledgementBatches;
     w.writeCompactArrayLength(a.length);
@@ -206,6 +225,8 @@ export interface ShareFetchResponse {
   errorCode: number;
   /** The top-level error message, or null if there was no error. (versions 0+) */
   errorMessage: string | null;
+  /** The time in milliseconds for which the acquired records are locked. (versions 1+) */
+  acquisitionLockTimeoutMs: number;
   /** The response topics. (versions 0+) */
   responses: ShareFetchResponseShareFetchableTopicResponse[];
   /** Endpoints for all current leaders enumerated in PartitionData with error NOT_LEADER_OR_FOLLOWER. (versions 0+) */
@@ -232,7 +253,7 @@ export interface ShareFetchResponsePartitionData {
   acknowledgeErrorCode: number;
   /** The acknowledge error message, or null if there was no acknowledge error. (versions 0+) */
   acknowledgeErrorMessage: string | null;
-  /** (versions 0+) */
+  /** The current leader of the partition. (versions 0+) */
   currentLeader: ShareFetchResponseLeaderIdAndEpoch;
   /** The record data. (versions 0+) */
   records: Records | null;
@@ -274,7 +295,7 @@ export interface ShareFetchResponseNodeEndpoint {
 export const ShareFetchResponseMeta: MessageMeta = {
   apiKey: 78,
   name: 'ShareFetch',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 1, max: 2 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -285,6 +306,7 @@ export function decodeShareFetchResponse(r: Reader, version: number): ShareFetch
     throttleTimeMs: r.readInt32(),
     errorCode: r.readInt16(),
     errorMessage: r.readCompactNullableString(),
+    acquisitionLockTimeoutMs: r.readInt32(),
     responses: r.readCompactArray((e) => decodeShareFetchResponseShareFetchableTopicResponse(e, version)),
     nodeEndpoints: r.readCompactArray((e) => decodeShareFetchResponseNodeEndpoint(e, version)),
   };
@@ -297,6 +319,7 @@ export function encodeShareFetchResponse(w: Writer, version: number, m: ShareFet
   w.writeInt32(m.throttleTimeMs);
   w.writeInt16(m.errorCode);
   w.writeCompactNullableString(m.errorMessage);
+  w.writeInt32(m.acquisitionLockTimeoutMs);
   {
     const a = m.responses;
     w.writeCompactArrayLength(a.length);

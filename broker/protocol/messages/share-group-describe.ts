@@ -7,7 +7,7 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface ShareGroupDescribeRequest {
-  /** The ids of the groups to describe (versions 0+) */
+  /** The ids of the groups to describe. (versions 0+) */
   groupIds: string[];
   /** Whether to include authorized operations. (versions 0+) */
   includeAuthorizedOperations: boolean;
@@ -17,9 +17,9 @@ export interface ShareGroupDescribeRequest {
 export const ShareGroupDescribeRequestMeta: MessageMeta = {
   apiKey: 77,
   name: 'ShareGroupDescribe',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 1, max: 1 },
   flexibleVersions: { min: 0, max: null },
-  latestVersionUnstable: true,
+  latestVersionUnstable: false,
 };
 
 export function decodeShareGroupDescribeRequest(r: Reader, version: number): ShareGroupDescribeRequest {
@@ -112,7 +112,7 @@ export interface ShareGroupDescribeResponseMember {
 export const ShareGroupDescribeResponseMeta: MessageMeta = {
   apiKey: 77,
   name: 'ShareGroupDescribe',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 1, max: 1 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };

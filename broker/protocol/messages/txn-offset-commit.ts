@@ -49,7 +49,7 @@ export interface TxnOffsetCommitRequestTxnOffsetCommitRequestPartition {
 export const TxnOffsetCommitRequestMeta: MessageMeta = {
   apiKey: 28,
   name: 'TxnOffsetCommit',
-  validVersions: { min: 0, max: 4 },
+  validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 3, max: null },
   latestVersionUnstable: false,
 };
@@ -206,7 +206,7 @@ export interface TxnOffsetCommitResponseTxnOffsetCommitResponsePartition {
 export const TxnOffsetCommitResponseMeta: MessageMeta = {
   apiKey: 28,
   name: 'TxnOffsetCommit',
-  validVersions: { min: 0, max: 4 },
+  validVersions: { min: 0, max: 5 },
   flexibleVersions: { min: 3, max: null },
   latestVersionUnstable: false,
 };

@@ -7,35 +7,35 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { checkVersion, encodeTagged, isDeepStrictEqual, pushUnknownTag, readUnknownTaggedFields, writeTaggedFields } from './runtime.js';
 
 export interface UpdateRaftVoterRequest {
-  /** (versions 0+) */
+  /** The cluster id. (versions 0+) */
   clusterId: string | null;
-  /** The current leader epoch of the partition, -1 for unknown leader epoch (versions 0+) */
+  /** The current leader epoch of the partition, -1 for unknown leader epoch. (versions 0+) */
   currentLeaderEpoch: number;
-  /** The replica id of the voter getting updated in the topic partition (versions 0+) */
+  /** The replica id of the voter getting updated in the topic partition. (versions 0+) */
   voterId: number;
-  /** The directory id of the voter getting updated in the topic partition (versions 0+) */
+  /** The directory id of the voter getting updated in the topic partition. (versions 0+) */
   voterDirectoryId: string;
-  /** The endpoint that can be used to communicate with the leader (versions 0+) */
+  /** The endpoint that can be used to communicate with the leader. (versions 0+) */
   listeners: UpdateRaftVoterRequestListener[];
-  /** The range of versions of the protocol that the replica supports (versions 0+) */
+  /** The range of versions of the protocol that the replica supports. (versions 0+) */
   kRaftVersionFeature: UpdateRaftVoterRequestKRaftVersionFeature;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface UpdateRaftVoterRequestListener {
-  /** The name of the endpoint (versions 0+) */
+  /** The name of the endpoint. (versions 0+) */
   name: string;
-  /** The hostname (versions 0+) */
+  /** The hostname. (versions 0+) */
   host: string;
-  /** The port (versions 0+) */
+  /** The port. (versions 0+) */
   port: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface UpdateRaftVoterRequestKRaftVersionFeature {
-  /** The minimum supported KRaft protocol version (versions 0+) */
+  /** The minimum supported KRaft protocol version. (versions 0+) */
   minSupportedVersion: number;
-  /** The maximum supported KRaft protocol version (versions 0+) */
+  /** The maximum supported KRaft protocol version. (versions 0+) */
   maxSupportedVersion: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -122,21 +122,21 @@ export function defaultUpdateRaftVoterRequestKRaftVersionFeature(): UpdateRaftVo
 export interface UpdateRaftVoterResponse {
   /** The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota. (versions 0+) */
   throttleTimeMs: number;
-  /** The error code, or 0 if there was no error (versions 0+) */
+  /** The error code, or 0 if there was no error. (versions 0+) */
   errorCode: number;
-  /** (versions 0+, tagged (tag 0)) */
+  /** Details of the current Raft cluster leader. (versions 0+, tagged (tag 0)) */
   currentLeader?: UpdateRaftVoterResponseCurrentLeader;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface UpdateRaftVoterResponseCurrentLeader {
-  /** The replica id of the current leader or -1 if the leader is unknown (versions 0+) */
+  /** The replica id of the current leader or -1 if the leader is unknown. (versions 0+) */
   leaderId: number;
-  /** The latest known leader epoch (versions 0+) */
+  /** The latest known leader epoch. (versions 0+) */
   leaderEpoch: number;
-  /** The node's hostname (versions 0+) */
+  /** The node's hostname. (versions 0+) */
   host: string;
-  /** The node's port (versions 0+) */
+  /** The node's port. (versions 0+) */
   port: number;
   _unknownTaggedFields?: TaggedField[];
 }

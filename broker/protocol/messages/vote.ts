@@ -7,11 +7,11 @@ import type { MessageMeta, TaggedField } from './runtime.js';
 import { ZERO_UUID, checkVersion, encodeTagged, pushUnknownTag, readUnknownTaggedFields, unknownTagInVersion, writeTaggedFields } from './runtime.js';
 
 export interface VoteRequest {
-  /** (versions 0+) */
+  /** The cluster id. (versions 0+) */
   clusterId: string | null;
-  /** The replica id of the voter receiving the request (versions 1+) */
+  /** The replica id of the voter receiving the request. (versions 1+) */
   voterId: number;
-  /** (versions 0+) */
+  /** The topic data. (versions 0+) */
   topics: VoteRequestTopicData[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -19,7 +19,7 @@ export interface VoteRequest {
 export interface VoteRequestTopicData {
   /** The topic name. (versions 0+) */
   topicName: string;
-  /** (versions 0+) */
+  /** The partition data. (versions 0+) */
   partitions: VoteRequestPartitionData[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -27,25 +27,27 @@ export interface VoteRequestTopicData {
 export interface VoteRequestPartitionData {
   /** The partition index. (versions 0+) */
   partitionIndex: number;
-  /** The bumped epoch of the candidate sending the request (versions 0+) */
-  candidateEpoch: number;
+  /** The epoch of the voter sending the request (versions 0+) */
+  replicaEpoch: number;
   /** The replica id of the voter sending the request (versions 0+) */
-  candidateId: number;
+  replicaId: number;
   /** The directory id of the voter sending the request (versions 1+) */
-  candidateDirectoryId: string;
-  /** The ID of the voter sending the request (versions 1+) */
+  replicaDirectoryId: string;
+  /** The directory id of the voter receiving the request (versions 1+) */
   voterDirectoryId: string;
-  /** The epoch of the last record written to the metadata log (versions 0+) */
+  /** The epoch of the last record written to the metadata log. (versions 0+) */
   lastOffsetEpoch: number;
-  /** The offset of the last record written to the metadata log (versions 0+) */
+  /** The log end offset of the metadata log of the voter sending the request. (versions 0+) */
   lastOffset: bigint;
+  /** Whether the request is a PreVote request (not persisted) or not. (versions 2+) */
+  preVote: boolean;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const VoteRequestMeta: MessageMeta = {
   apiKey: 52,
   name: 'Vote',
-  validVersions: { min: 0, max: 1 },
+  validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -54,7 +56,7 @@ export function decodeVoteRequest(r: Reader, version: number): VoteRequest {
   checkVersion(VoteRequestMeta, version, 'decode');
   const m: VoteRequest = {
     clusterId: r.readCompactNullableString(),
-    voterId: (version === 1) ? r.readInt32() : -1,
+    voterId: (version >= 1) ? r.readInt32() : -1,
     topics: r.readCompactArray((e) => decodeVoteRequestTopicData(e, version)),
   };
   readUnknownTaggedFields(r, m);
@@ -64,7 +66,7 @@ export function decodeVoteRequest(r: Reader, version: number): VoteRequest {
 export function encodeVoteRequest(w: Writer, version: number, m: VoteRequest): void {
   checkVersion(VoteRequestMeta, version, 'encode');
   w.writeCompactNullableString(m.clusterId);
-  if (version === 1) {
+  if (version >= 1) {
     w.writeInt32(m.voterId);
   }
   {
@@ -101,12 +103,13 @@ export function encodeVoteRequestTopicData(w: Writer, version: number, m: VoteRe
 export function decodeVoteRequestPartitionData(r: Reader, version: number): VoteRequestPartitionData {
   const m: VoteRequestPartitionData = {
     partitionIndex: r.readInt32(),
-    candidateEpoch: r.readInt32(),
-    candidateId: r.readInt32(),
-    candidateDirectoryId: (version === 1) ? r.readUuid() : ZERO_UUID,
-    voterDirectoryId: (version === 1) ? r.readUuid() : ZERO_UUID,
+    replicaEpoch: r.readInt32(),
+    replicaId: r.readInt32(),
+    replicaDirectoryId: (version >= 1) ? r.readUuid() : ZERO_UUID,
+    voterDirectoryId: (version >= 1) ? r.readUuid() : ZERO_UUID,
     lastOffsetEpoch: r.readInt32(),
     lastOffset: r.readInt64(),
+    preVote: (version === 2) ? r.readBool() : false,
   };
   readUnknownTaggedFields(r, m);
   return m;
@@ -114,25 +117,28 @@ export function decodeVoteRequestPartitionData(r: Reader, version: number): Vote
 
 export function encodeVoteRequestPartitionData(w: Writer, version: number, m: VoteRequestPartitionData): void {
   w.writeInt32(m.partitionIndex);
-  w.writeInt32(m.candidateEpoch);
-  w.writeInt32(m.candidateId);
-  if (version === 1) {
-    w.writeUuid(m.candidateDirectoryId);
+  w.writeInt32(m.replicaEpoch);
+  w.writeInt32(m.replicaId);
+  if (version >= 1) {
+    w.writeUuid(m.replicaDirectoryId);
   }
-  if (version === 1) {
+  if (version >= 1) {
     w.writeUuid(m.voterDirectoryId);
   }
   w.writeInt32(m.lastOffsetEpoch);
   w.writeInt64(m.lastOffset);
+  if (version === 2) {
+    w.writeBool(m.preVote);
+  }
   writeTaggedFields(w, null, m._unknownTaggedFields);
 }
 
 export interface VoteResponse {
   /** The top level error code. (versions 0+) */
   errorCode: number;
-  /** (versions 0+) */
+  /** The results for each topic. (versions 0+) */
   topics: VoteResponseTopicData[];
-  /** Endpoints for all current-leaders enumerated in PartitionData (versions 1+, tagged (tag 0)) */
+  /** Endpoints for all current-leaders enumerated in PartitionData. (versions 1+, tagged (tag 0)) */
   nodeEndpoints?: VoteResponseNodeEndpoint[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -140,7 +146,7 @@ export interface VoteResponse {
 export interface VoteResponseTopicData {
   /** The topic name. (versions 0+) */
   topicName: string;
-  /** (versions 0+) */
+  /** The results for each partition. (versions 0+) */
   partitions: VoteResponsePartitionData[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -148,23 +154,23 @@ export interface VoteResponseTopicData {
 export interface VoteResponsePartitionData {
   /** The partition index. (versions 0+) */
   partitionIndex: number;
-  /** (versions 0+) */
+  /** The partition level error code. (versions 0+) */
   errorCode: number;
   /** The ID of the current leader or -1 if the leader is unknown. (versions 0+) */
   leaderId: number;
-  /** The latest known leader epoch (versions 0+) */
+  /** The latest known leader epoch. (versions 0+) */
   leaderEpoch: number;
-  /** True if the vote was granted and false otherwise (versions 0+) */
+  /** True if the vote was granted and false otherwise. (versions 0+) */
   voteGranted: boolean;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface VoteResponseNodeEndpoint {
-  /** The ID of the associated node (versions 1+) */
+  /** The ID of the associated node. (versions 1+) */
   nodeId: number;
-  /** The node's hostname (versions 1+) */
+  /** The node's hostname. (versions 1+) */
   host: string;
-  /** The node's port (versions 1+) */
+  /** The node's port. (versions 1+) */
   port: number;
   _unknownTaggedFields?: TaggedField[];
 }
@@ -172,7 +178,7 @@ export interface VoteResponseNodeEndpoint {
 export const VoteResponseMeta: MessageMeta = {
   apiKey: 52,
   name: 'Vote',
-  validVersions: { min: 0, max: 1 },
+  validVersions: { min: 0, max: 2 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };
@@ -190,7 +196,7 @@ export function decodeVoteResponse(r: Reader, version: number): VoteResponse {
     const t = r.sub(r.readUVarint());
     switch (tag) {
       case 0:
-        if (!(version === 1)) unknownTagInVersion(tag, version);
+        if (!(version >= 1)) unknownTagInVersion(tag, version);
         m.nodeEndpoints = t.readCompactArray((e) => decodeVoteResponseNodeEndpoint(e, version));
         break;
       default:
@@ -211,7 +217,7 @@ export function encodeVoteResponse(w: Writer, version: number, m: VoteResponse):
     }
   }
   let tagged: TaggedField[] | null = null;
-  if ((version === 1) && m.nodeEndpoints !== undefined && (m.nodeEndpoints.length !== 0)) {
+  if ((version >= 1) && m.nodeEndpoints !== undefined && (m.nodeEndpoints.length !== 0)) {
     const v = m.nodeEndpoints;
     (tagged ??= []).push(encodeTagged(0, (tw) => {
       {
@@ -270,22 +276,22 @@ export function encodeVoteResponsePartitionData(w: Writer, version: number, m: V
 
 export function decodeVoteResponseNodeEndpoint(r: Reader, version: number): VoteResponseNodeEndpoint {
   const m: VoteResponseNodeEndpoint = {
-    nodeId: (version === 1) ? r.readInt32() : 0,
-    host: (version === 1) ? r.readCompactString() : "",
-    port: (version === 1) ? r.readUInt16() : 0,
+    nodeId: (version >= 1) ? r.readInt32() : 0,
+    host: (version >= 1) ? r.readCompactString() : "",
+    port: (version >= 1) ? r.readUInt16() : 0,
   };
   readUnknownTaggedFields(r, m);
   return m;
 }
 
 export function encodeVoteResponseNodeEndpoint(w: Writer, version: number, m: VoteResponseNodeEndpoint): void {
-  if (version === 1) {
+  if (version >= 1) {
     w.writeInt32(m.nodeId);
   }
-  if (version === 1) {
+  if (version >= 1) {
     w.writeCompactString(m.host);
   }
-  if (version === 1) {
+  if (version >= 1) {
     w.writeUInt16(m.port);
   }
   writeTaggedFields(w, null, m._unknownTaggedFields);

@@ -25,23 +25,25 @@ export interface WriteShareGroupStateRequestWriteStateData {
 export interface WriteShareGroupStateRequestPartitionData {
   /** The partition index. (versions 0+) */
   partition: number;
-  /** The state epoch for this share-partition. (versions 0+) */
+  /** The state epoch of the share-partition. (versions 0+) */
   stateEpoch: number;
   /** The leader epoch of the share-partition. (versions 0+) */
   leaderEpoch: number;
   /** The share-partition start offset, or -1 if the start offset is not being written. (versions 0+) */
   startOffset: bigint;
-  /** (versions 0+) */
+  /** The number of offsets greater than or equal to share-partition start offset for which delivery has been completed. (versions 1+) */
+  deliveryCompleteCount: number;
+  /** The state batches for the share-partition. (versions 0+) */
   stateBatches: WriteShareGroupStateRequestStateBatch[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface WriteShareGroupStateRequestStateBatch {
-  /** The base offset of this state batch. (versions 0+) */
+  /** The first offset of this state batch. (versions 0+) */
   firstOffset: bigint;
   /** The last offset of this state batch. (versions 0+) */
   lastOffset: bigint;
-  /** The state - 0:Available,2:Acked,4:Archived (versions 0+) */
+  /** The delivery state - 0:Available,2:Acked,4:Archived. (versions 0+) */
   deliveryState: number;
   /** The delivery count. (versions 0+) */
   deliveryCount: number;
@@ -51,9 +53,9 @@ export interface WriteShareGroupStateRequestStateBatch {
 export const WriteShareGroupStateRequestMeta: MessageMeta = {
   apiKey: 85,
   name: 'WriteShareGroupState',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
-  latestVersionUnstable: true,
+  latestVersionUnstable: false,
 };
 
 export function decodeWriteShareGroupStateRequest(r: Reader, version: number): WriteShareGroupStateRequest {
@@ -106,6 +108,7 @@ export function decodeWriteShareGroupStateRequestPartitionData(r: Reader, versio
     stateEpoch: r.readInt32(),
     leaderEpoch: r.readInt32(),
     startOffset: r.readInt64(),
+    deliveryCompleteCount: (version === 1) ? r.readInt32() : -1,
     stateBatches: r.readCompactArray((e) => decodeWriteShareGroupStateRequestStateBatch(e, version)),
   };
   readUnknownTaggedFields(r, m);
@@ -117,6 +120,9 @@ export function encodeWriteShareGroupStateRequestPartitionData(w: Writer, versio
   w.writeInt32(m.stateEpoch);
   w.writeInt32(m.leaderEpoch);
   w.writeInt64(m.startOffset);
+  if (version === 1) {
+    w.writeInt32(m.deliveryCompleteCount);
+  }
   {
     const a = m.stateBatches;
     w.writeCompactArrayLength(a.length);
@@ -147,13 +153,13 @@ export function encodeWriteShareGroupStateRequestStateBatch(w: Writer, version: 
 }
 
 export interface WriteShareGroupStateResponse {
-  /** The write results (versions 0+) */
+  /** The write results. (versions 0+) */
   results: WriteShareGroupStateResponseWriteStateResult[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface WriteShareGroupStateResponseWriteStateResult {
-  /** The topic identifier (versions 0+) */
+  /** The topic identifier. (versions 0+) */
   topicId: string;
   /** The results for the partitions. (versions 0+) */
   partitions: WriteShareGroupStateResponsePartitionResult[];
@@ -173,7 +179,7 @@ export interface WriteShareGroupStateResponsePartitionResult {
 export const WriteShareGroupStateResponseMeta: MessageMeta = {
   apiKey: 85,
   name: 'WriteShareGroupState',
-  validVersions: { min: 0, max: 0 },
+  validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 0, max: null },
   latestVersionUnstable: false,
 };

@@ -21,8 +21,10 @@ export interface WriteTxnMarkersRequestWritableTxnMarker {
   transactionResult: boolean;
   /** Each topic that we want to write transaction marker(s) for. (versions 0+) */
   topics: WriteTxnMarkersRequestWritableTxnMarkerTopic[];
-  /** Epoch associated with the transaction state partition hosted by this transaction coordinator (versions 0+) */
+  /** Epoch associated with the transaction state partition hosted by this transaction coordinator. (versions 0+) */
   coordinatorEpoch: number;
+  /** Transaction version of the marker. Ex: 0/1 = legacy (TV0/TV1), 2 = TV2 etc. (versions 2+) */
+  transactionVersion: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
@@ -37,112 +39,82 @@ export interface WriteTxnMarkersRequestWritableTxnMarkerTopic {
 export const WriteTxnMarkersRequestMeta: MessageMeta = {
   apiKey: 27,
   name: 'WriteTxnMarkers',
-  validVersions: { min: 0, max: 1 },
+  validVersions: { min: 1, max: 2 },
   flexibleVersions: { min: 1, max: null },
   latestVersionUnstable: false,
 };
 
 export function decodeWriteTxnMarkersRequest(r: Reader, version: number): WriteTxnMarkersRequest {
   checkVersion(WriteTxnMarkersRequestMeta, version, 'decode');
-  const flexible = version === 1;
   const m: WriteTxnMarkersRequest = {
-    markers: flexible ? r.readCompactArray((e) => decodeWriteTxnMarkersRequestWritableTxnMarker(e, version)) : r.readArray((e) => decodeWriteTxnMarkersRequestWritableTxnMarker(e, version)),
+    markers: r.readCompactArray((e) => decodeWriteTxnMarkersRequestWritableTxnMarker(e, version)),
   };
-  if (flexible) {
-    readUnknownTaggedFields(r, m);
-  }
+  readUnknownTaggedFields(r, m);
   return m;
 }
 
 export function encodeWriteTxnMarkersRequest(w: Writer, version: number, m: WriteTxnMarkersRequest): void {
   checkVersion(WriteTxnMarkersRequestMeta, version, 'encode');
-  const flexible = version === 1;
   {
     const a = m.markers;
-    if (flexible) {
-      w.writeCompactArrayLength(a.length);
-    } else {
-      w.writeArrayLength(a.length);
-    }
+    w.writeCompactArrayLength(a.length);
     for (const e of a) {
       encodeWriteTxnMarkersRequestWritableTxnMarker(w, version, e);
     }
   }
-  if (flexible) {
-    writeTaggedFields(w, null, m._unknownTaggedFields);
-  }
+  writeTaggedFields(w, null, m._unknownTaggedFields);
 }
 
 export function decodeWriteTxnMarkersRequestWritableTxnMarker(r: Reader, version: number): WriteTxnMarkersRequestWritableTxnMarker {
-  const flexible = version === 1;
   const m: WriteTxnMarkersRequestWritableTxnMarker = {
     producerId: r.readInt64(),
     producerEpoch: r.readInt16(),
     transactionResult: r.readBool(),
-    topics: flexible ? r.readCompactArray((e) => decodeWriteTxnMarkersRequestWritableTxnMarkerTopic(e, version)) : r.readArray((e) => decodeWriteTxnMarkersRequestWritableTxnMarkerTopic(e, version)),
+    topics: r.readCompactArray((e) => decodeWriteTxnMarkersRequestWritableTxnMarkerTopic(e, version)),
     coordinatorEpoch: r.readInt32(),
+    transactionVersion: (version === 2) ? r.readInt8() : 0,
   };
-  if (flexible) {
-    readUnknownTaggedFields(r, m);
-  }
+  readUnknownTaggedFields(r, m);
   return m;
 }
 
 export function encodeWriteTxnMarkersRequestWritableTxnMarker(w: Writer, version: number, m: WriteTxnMarkersRequestWritableTxnMarker): void {
-  const flexible = version === 1;
   w.writeInt64(m.producerId);
   w.writeInt16(m.producerEpoch);
   w.writeBool(m.transactionResult);
   {
     const a = m.topics;
-    if (flexible) {
-      w.writeCompactArrayLength(a.length);
-    } else {
-      w.writeArrayLength(a.length);
-    }
+    w.writeCompactArrayLength(a.length);
     for (const e of a) {
       encodeWriteTxnMarkersRequestWritableTxnMarkerTopic(w, version, e);
     }
   }
   w.writeInt32(m.coordinatorEpoch);
-  if (flexible) {
-    writeTaggedFields(w, null, m._unknownTaggedFields);
+  if (version === 2) {
+    w.writeInt8(m.transactionVersion);
   }
+  writeTaggedFields(w, null, m._unknownTaggedFields);
 }
 
 export function decodeWriteTxnMarkersRequestWritableTxnMarkerTopic(r: Reader, version: number): WriteTxnMarkersRequestWritableTxnMarkerTopic {
-  const flexible = version === 1;
   const m: WriteTxnMarkersRequestWritableTxnMarkerTopic = {
-    name: flexible ? r.readCompactString() : r.readString(),
-    partitionIndexes: flexible ? r.readCompactArray((e) => e.readInt32()) : r.readArray((e) => e.readInt32()),
+    name: r.readCompactString(),
+    partitionIndexes: r.readCompactArray((e) => e.readInt32()),
   };
-  if (flexible) {
-    readUnknownTaggedFields(r, m);
-  }
+  readUnknownTaggedFields(r, m);
   return m;
 }
 
 export function encodeWriteTxnMarkersRequestWritableTxnMarkerTopic(w: Writer, version: number, m: WriteTxnMarkersRequestWritableTxnMarkerTopic): void {
-  const flexible = version === 1;
-  if (flexible) {
-    w.writeCompactString(m.name);
-  } else {
-    w.writeString(m.name);
-  }
+  w.writeCompactString(m.name);
   {
     const a = m.partitionIndexes;
-    if (flexible) {
-      w.writeCompactArrayLength(a.length);
-    } else {
-      w.writeArrayLength(a.length);
-    }
+    w.writeCompactArrayLength(a.length);
     for (const e of a) {
       w.writeInt32(e);
     }
   }
-  if (flexible) {
-    writeTaggedFields(w, null, m._unknownTaggedFields);
-  }
+  writeTaggedFields(w, null, m._unknownTaggedFields);
 }
 
 export interface WriteTxnMarkersResponse {
@@ -178,125 +150,85 @@ export interface WriteTxnMarkersResponseWritableTxnMarkerPartitionResult {
 export const WriteTxnMarkersResponseMeta: MessageMeta = {
   apiKey: 27,
   name: 'WriteTxnMarkers',
-  validVersions: { min: 0, max: 1 },
+  validVersions: { min: 1, max: 2 },
   flexibleVersions: { min: 1, max: null },
   latestVersionUnstable: false,
 };
 
 export function decodeWriteTxnMarkersResponse(r: Reader, version: number): WriteTxnMarkersResponse {
   checkVersion(WriteTxnMarkersResponseMeta, version, 'decode');
-  const flexible = version === 1;
   const m: WriteTxnMarkersResponse = {
-    markers: flexible ? r.readCompactArray((e) => decodeWriteTxnMarkersResponseWritableTxnMarkerResult(e, version)) : r.readArray((e) => decodeWriteTxnMarkersResponseWritableTxnMarkerResult(e, version)),
+    markers: r.readCompactArray((e) => decodeWriteTxnMarkersResponseWritableTxnMarkerResult(e, version)),
   };
-  if (flexible) {
-    readUnknownTaggedFields(r, m);
-  }
+  readUnknownTaggedFields(r, m);
   return m;
 }
 
 export function encodeWriteTxnMarkersResponse(w: Writer, version: number, m: WriteTxnMarkersResponse): void {
   checkVersion(WriteTxnMarkersResponseMeta, version, 'encode');
-  const flexible = version === 1;
   {
     const a = m.markers;
-    if (flexible) {
-      w.writeCompactArrayLength(a.length);
-    } else {
-      w.writeArrayLength(a.length);
-    }
+    w.writeCompactArrayLength(a.length);
     for (const e of a) {
       encodeWriteTxnMarkersResponseWritableTxnMarkerResult(w, version, e);
     }
   }
-  if (flexible) {
-    writeTaggedFields(w, null, m._unknownTaggedFields);
-  }
+  writeTaggedFields(w, null, m._unknownTaggedFields);
 }
 
 export function decodeWriteTxnMarkersResponseWritableTxnMarkerResult(r: Reader, version: number): WriteTxnMarkersResponseWritableTxnMarkerResult {
-  const flexible = version === 1;
   const m: WriteTxnMarkersResponseWritableTxnMarkerResult = {
     producerId: r.readInt64(),
-    topics: flexible ? r.readCompactArray((e) => decodeWriteTxnMarkersResponseWritableTxnMarkerTopicResult(e, version)) : r.readArray((e) => decodeWriteTxnMarkersResponseWritableTxnMarkerTopicResult(e, version)),
+    topics: r.readCompactArray((e) => decodeWriteTxnMarkersResponseWritableTxnMarkerTopicResult(e, version)),
   };
-  if (flexible) {
-    readUnknownTaggedFields(r, m);
-  }
+  readUnknownTaggedFields(r, m);
   return m;
 }
 
 export function encodeWriteTxnMarkersResponseWritableTxnMarkerResult(w: Writer, version: number, m: WriteTxnMarkersResponseWritableTxnMarkerResult): void {
-  const flexible = version === 1;
   w.writeInt64(m.producerId);
   {
     const a = m.topics;
-    if (flexible) {
-      w.writeCompactArrayLength(a.length);
-    } else {
-      w.writeArrayLength(a.length);
-    }
+    w.writeCompactArrayLength(a.length);
     for (const e of a) {
       encodeWriteTxnMarkersResponseWritableTxnMarkerTopicResult(w, version, e);
     }
   }
-  if (flexible) {
-    writeTaggedFields(w, null, m._unknownTaggedFields);
-  }
+  writeTaggedFields(w, null, m._unknownTaggedFields);
 }
 
 export function decodeWriteTxnMarkersResponseWritableTxnMarkerTopicResult(r: Reader, version: number): WriteTxnMarkersResponseWritableTxnMarkerTopicResult {
-  const flexible = version === 1;
   const m: WriteTxnMarkersResponseWritableTxnMarkerTopicResult = {
-    name: flexible ? r.readCompactString() : r.readString(),
-    partitions: flexible ? r.readCompactArray((e) => decodeWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(e, version)) : r.readArray((e) => decodeWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(e, version)),
+    name: r.readCompactString(),
+    partitions: r.readCompactArray((e) => decodeWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(e, version)),
   };
-  if (flexible) {
-    readUnknownTaggedFields(r, m);
-  }
+  readUnknownTaggedFields(r, m);
   return m;
 }
 
 export function encodeWriteTxnMarkersResponseWritableTxnMarkerTopicResult(w: Writer, version: number, m: WriteTxnMarkersResponseWritableTxnMarkerTopicResult): void {
-  const flexible = version === 1;
-  if (flexible) {
-    w.writeCompactString(m.name);
-  } else {
-    w.writeString(m.name);
-  }
+  w.writeCompactString(m.name);
   {
     const a = m.partitions;
-    if (flexible) {
-      w.writeCompactArrayLength(a.length);
-    } else {
-      w.writeArrayLength(a.length);
-    }
+    w.writeCompactArrayLength(a.length);
     for (const e of a) {
       encodeWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(w, version, e);
     }
   }
-  if (flexible) {
-    writeTaggedFields(w, null, m._unknownTaggedFields);
-  }
+  writeTaggedFields(w, null, m._unknownTaggedFields);
 }
 
 export function decodeWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(r: Reader, version: number): WriteTxnMarkersResponseWritableTxnMarkerPartitionResult {
-  const flexible = version === 1;
   const m: WriteTxnMarkersResponseWritableTxnMarkerPartitionResult = {
     partitionIndex: r.readInt32(),
     errorCode: r.readInt16(),
   };
-  if (flexible) {
-    readUnknownTaggedFields(r, m);
-  }
+  readUnknownTaggedFields(r, m);
   return m;
 }
 
 export function encodeWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(w: Writer, version: number, m: WriteTxnMarkersResponseWritableTxnMarkerPartitionResult): void {
-  const flexible = version === 1;
   w.writeInt32(m.partitionIndex);
   w.writeInt16(m.errorCode);
-  if (flexible) {
-    writeTaggedFields(w, null, m._unknownTaggedFields);
-  }
+  writeTaggedFields(w, null, m._unknownTaggedFields);
 }

@@ -1,4 +1,4 @@
-// `sediment groups` against a real broker (Apache Kafka 4.1.1 by default; see
+// `sediment groups` against a real broker (Apache Kafka 4.3.1 by default; see
 // cli-harness.ts). A kafkajs consumer commits in a group; the CLI's lag numbers,
 // members and state are checked while it is active and after it left; resets are
 // refused while it is active, and afterwards dry-run vs --execute, every strategy

@@ -157,7 +157,7 @@ async function fakeBroker(): Promise<{ port: number; requests: Array<[number, nu
         } else {
           decodeRequestBody(h, payload);
           const md: MetadataResponse = {
-            throttleTimeMs: 0, brokers: [{ nodeId: 7, host: '127.0.0.1', port: ownPort, rack: null }], clusterId: 'c', controllerId: 7,
+            errorCode: 0, throttleTimeMs: 0, brokers: [{ nodeId: 7, host: '127.0.0.1', port: ownPort, rack: null }], clusterId: 'c', controllerId: 7,
             topics: ['zeta', '__consumer_offsets', 'alpha'].map((name) => ({
               errorCode: 0, name, topicId: 'AAAAAAAAAAAAAAAAAAAAAA', isInternal: name.startsWith('__'), partitions: [], topicAuthorizedOperations: 0,
             })),

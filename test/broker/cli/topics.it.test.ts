@@ -1,4 +1,4 @@
-// `sediment topics` against a real broker (Apache Kafka 4.1.1 by default; see
+// `sediment topics` against a real broker (Apache Kafka 4.3.1 by default; see
 // cli-harness.ts): create/describe/alter/delete/list, the per-partition offsets
 // of --describe checked against what kafkajs produced, deleted and left open in
 // a transaction, and the segment stats taken from an HTTP endpoint when one answers.

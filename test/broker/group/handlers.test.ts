@@ -7,7 +7,7 @@ import { ErrorCode, settle, startHarness, subscription, track, type Harness } fr
 import type { ApiHandler, RequestContext } from '../../../broker/handlers/api-handler.js';
 import type { OffsetCommitHandlerContext } from '../../../broker/group/handler-context.js';
 import { apis, type ApiDescriptor } from '../../../broker/protocol/messages/index.js';
-import { Reader } from '../../../broker/protocol/reader.js';
+import { Reader, ZERO_UUID } from '../../../broker/protocol/reader.js';
 import { Writer } from '../../../broker/protocol/writer.js';
 import { silentLogger } from '../../../broker/common/logger.js';
 import { handler as offsetCommit } from '../../../broker/handlers/08-offset-commit.js';
@@ -88,19 +88,21 @@ function joinRequest(overrides: Partial<JoinGroupRequest> = {}): JoinGroupReques
   };
 }
 
-test('every handler advertises the ranges of PROTOCOL-COMPAT.md', () => {
+// PROTOCOL-COMPAT.md's ranges, raised where Kafka 4.3 adds versions whose meaning is served
+// (docs/compatibility.md): FindCoordinator 5-6, DescribeGroups 6.
+test('every handler advertises the ranges of PROTOCOL-COMPAT.md and the 4.3 additions', () => {
   const ranges = [offsetCommit, offsetFetch, findCoordinator, joinGroup, heartbeat, leaveGroup, syncGroup, describeGroups, listGroups, deleteGroups, offsetDelete].map(
     (x) => [x.apiKey, x.minVersion, x.maxVersion],
   );
   assert.deepEqual(ranges, [
     [8, 2, 9],
     [9, 1, 9],
-    [10, 0, 4],
+    [10, 0, 6],
     [11, 0, 9],
     [12, 0, 4],
     [13, 0, 5],
     [14, 0, 5],
-    [15, 0, 5],
+    [15, 0, 6],
     [16, 0, 5],
     [42, 0, 2],
     [47, 0, 0],
@@ -120,6 +122,11 @@ test('FindCoordinator names this broker for groups and transactional ids, per ke
   ]);
   const share = await call(h, apis.FindCoordinator, findCoordinator, 3, { key: 'g', keyType: 2, coordinatorKeys: [] });
   assert.equal(share.errorCode, ErrorCode.INVALID_REQUEST);
+  // v6 (what Java 4.3 sends) batches as v4; its share key type is refused per key: no share groups here.
+  const v6 = await call(h, apis.FindCoordinator, findCoordinator, 6, { key: '', keyType: 0, coordinatorKeys: ['a'] });
+  assert.deepEqual(v6.coordinators.map((c) => [c.key, c.nodeId, c.errorCode]), [['a', 7, 0]]);
+  const v6share = await call(h, apis.FindCoordinator, findCoordinator, 6, { key: '', keyType: 2, coordinatorKeys: ['g:t:0'] });
+  assert.deepEqual(v6share.coordinators.map((c) => c.errorCode), [ErrorCode.INVALID_REQUEST]);
 });
 
 test('JoinGroup v0: no member id round, the session timeout stands in for the rebalance timeout, "" protocol on errors', async () => {
@@ -170,12 +177,13 @@ test('a classic consumer through the handlers: JoinGroup v9 handshake, SyncGroup
     topics: [
       {
         name: 't',
+        topicId: ZERO_UUID,
         partitions: [
-          { partitionIndex: 0, committedOffset: 15n, committedLeaderEpoch: 4, commitTimestamp: -1n, committedMetadata: 'md' },
-          { partitionIndex: 9, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: null },
+          { partitionIndex: 0, committedOffset: 15n, committedLeaderEpoch: 4, committedMetadata: 'md' },
+          { partitionIndex: 9, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null },
         ],
       },
-      { name: 'missing', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: null }] },
+      { name: 'missing', topicId: ZERO_UUID, partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] },
     ],
   };
   const committed = await call(h, apis.OffsetCommit, offsetCommit, 9, commitReq);
@@ -189,7 +197,7 @@ test('a classic consumer through the handlers: JoinGroup v9 handshake, SyncGroup
     requireStable: true,
     groups: [
       { groupId: 'g', memberId: null, memberEpoch: -1, topics: null },
-      { groupId: 'unknown', memberId: null, memberEpoch: -1, topics: [{ name: 't', partitionIndexes: [0] }] },
+      { groupId: 'unknown', memberId: null, memberEpoch: -1, topics: [{ name: 't', topicId: ZERO_UUID, partitionIndexes: [0] }] },
     ],
   });
   assert.deepEqual(
@@ -239,7 +247,7 @@ test('OffsetCommit v2 retention and OffsetFetch v1/v2/v7 shapes', async () => {
     memberId: '',
     groupInstanceId: null,
     retentionTimeMs: 5_000n,
-    topics: [{ name: 't', partitions: [{ partitionIndex: 1, committedOffset: 8n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] }],
+    topics: [{ name: 't', topicId: ZERO_UUID, partitions: [{ partitionIndex: 1, committedOffset: 8n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
   };
   assert.equal((await call(h, apis.OffsetCommit, offsetCommit, 2, commitReq)).topics[0]?.partitions[0]?.errorCode, 0);
   const fetchReq = (topics: OffsetFetchRequest['topics']): OffsetFetchRequest => ({ groupId: 'simple', topics, groups: [], requireStable: false });
@@ -278,12 +286,16 @@ test('DescribeGroups, ListGroups, DeleteGroups and OffsetDelete at their version
     groupIdNotFoundSupported: true,
     topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }],
   });
-  for (let v = 0; v <= 5; v++) {
+  for (let v = 0; v <= 6; v++) {
     const res = await call(h, apis.DescribeGroups, describeGroups, v, { groups: ['g', 'nope'], includeAuthorizedOperations: true });
     assert.equal(res.groups[0]?.groupState, 'Stable');
+    assert.equal(res.groups[0]?.errorCode, ErrorCode.NONE);
     assert.equal(res.groups[0]?.members[0]?.groupInstanceId, v >= 4 ? 'i-1' : null);
     assert.equal(res.groups[0]?.authorizedOperations, v >= 3 ? 3400 : -2147483648);
     assert.equal(res.groups[1]?.groupState, 'Dead');
+    // KIP-1043: from v6 an unknown group is an error, before it is a Dead group.
+    assert.equal(res.groups[1]?.errorCode, v >= 6 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.NONE, `v${v}`);
+    assert.equal(res.groups[1]?.errorMessage, v >= 6 ? 'Group nope not found.' : null, `v${v}`);
   }
   for (let v = 0; v <= 5; v++) {
     const res = await call(h, apis.ListGroups, listGroups, v, { statesFilter: ['empty'], typesFilter: ['classic'] });
@@ -300,7 +312,7 @@ test('DescribeGroups, ListGroups, DeleteGroups and OffsetDelete at their version
 
 test('error responses encode at every advertised version', async () => {
   const samples: [ApiDescriptor<unknown, unknown>, ApiHandler<unknown, unknown, never>, unknown][] = [
-    [apis.OffsetCommit, offsetCommit, { groupId: 'g', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: null }] }] }],
+    [apis.OffsetCommit, offsetCommit, { groupId: 'g', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }] }],
     [apis.OffsetFetch, offsetFetch, { groupId: 'g', topics: [{ name: 't', partitionIndexes: [0] }], groups: [{ groupId: 'g', memberId: null, memberEpoch: -1, topics: null }], requireStable: false }],
     [apis.FindCoordinator, findCoordinator, { key: 'g', keyType: 0, coordinatorKeys: ['g'] }],
     [apis.JoinGroup, joinGroup, joinRequest()],

@@ -70,9 +70,9 @@ describe('authorized operations', () => {
   });
 
   test('DescribeCluster gives every cluster operation when asked', async () => {
-    const asked = answered(await describeCluster.handle(broker.broker.context, { includeClusterAuthorizedOperations: true, endpointType: 1 }, ctx(60, 1)));
+    const asked = answered(await describeCluster.handle(broker.broker.context, { includeClusterAuthorizedOperations: true, endpointType: 1, includeFencedBrokers: false }, ctx(60, 1)));
     assert.equal(asked.clusterAuthorizedOperations, CLUSTER_OPS);
-    const unasked = answered(await describeCluster.handle(broker.broker.context, { includeClusterAuthorizedOperations: false, endpointType: 1 }, ctx(60, 1)));
+    const unasked = answered(await describeCluster.handle(broker.broker.context, { includeClusterAuthorizedOperations: false, endpointType: 1, includeFencedBrokers: false }, ctx(60, 1)));
     assert.equal(unasked.clusterAuthorizedOperations, NOT_REQUESTED);
   });
 });

@@ -28,7 +28,7 @@ async function coordinator(clock: ManualClock, start = true): Promise<TxnCoordin
   return c;
 }
 
-const list = (filters: Partial<ListTransactionsRequest> = {}): ListTransactionsRequest => ({ stateFilters: [], producerIdFilters: [], durationFilter: -1n, ...filters });
+const list = (filters: Partial<ListTransactionsRequest> = {}): ListTransactionsRequest => ({ stateFilters: [], producerIdFilters: [], durationFilter: -1n, transactionalIdPattern: null, ...filters });
 
 /** t-empty: Empty; t-open: Ongoing since 1000 on a-0, a-1, b-0; t-done: CompleteCommit. */
 async function populated(clock: ManualClock): Promise<TxnCoordinator> {

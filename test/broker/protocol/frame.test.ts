@@ -56,9 +56,9 @@ test('headers of unknown APIs and future versions are readable', () => {
   assert.equal(fh.headerVersion, 2);
   assert.equal(fh.correlationId, 6);
   assert.throws(() => decodeRequestBody(fh, future), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.UNSUPPORTED_VERSION);
-  // ControlledShutdown v0: header v0, no client id
-  const cs = decodeRequestHeader(payloadOf(encodeRequest(7, 0, 1, 'ignored', (w) => w.writeInt32(3))));
-  assert.deepEqual([cs.headerVersion, cs.clientId, cs.headerSize], [0, null, 8]);
+  // ControlledShutdown (7) was removed in Kafka 4.0: its v0 no longer gets header v0 (no client id).
+  const cs = decodeRequestHeader(payloadOf(encodeRequest(7, 0, 1, 'cs', (w) => w.writeInt32(3))));
+  assert.deepEqual([cs.headerVersion, cs.clientId, cs.headerSize], [1, 'cs', 12]);
 });
 
 test('bytes after a whole request body are counted and ignored, as Kafka does', () => {
@@ -110,7 +110,7 @@ test('responses are size-prefixed chunks; ApiVersions keeps header v0 when flexi
   });
 
   const md = payloadOf(encodeResponse(3, 9, 5, (w) => {
-    apis.Metadata.encodeResponse(w, 9, { throttleTimeMs: 0, brokers: [], clusterId: 'c', controllerId: 1, topics: [], clusterAuthorizedOperations: -2147483648 });
+    apis.Metadata.encodeResponse(w, 9, { errorCode: 0, throttleTimeMs: 0, brokers: [], clusterId: 'c', controllerId: 1, topics: [], clusterAuthorizedOperations: -2147483648 });
   }));
   const mh = decodeResponseHeader(md, 3, 9);
   assert.deepEqual([mh.correlationId, mh.headerVersion, mh.headerSize], [5, 1, 5]);

@@ -1,7 +1,7 @@
 // Interop with real clients' encoders:
 // - librdkafka 2.0.2 (confluent-kafka-python): batches captured byte-for-byte
 //   from its mock cluster by fixtures/capture-librdkafka.py, one per codec;
-// - Apache Kafka 4.1.1 (kafka-clients): batches written by MemoryRecordsBuilder
+// - Apache Kafka (kafka-clients, the reference release of test/support/kafka-ref): batches written by MemoryRecordsBuilder
 //   (xerial snappy, KafkaLZ4BlockOutputStream, zstd-jni, GZIPOutputStream) and a
 //   COMMIT marker, committed as fixtures by fixtures/KafkaBatchInterop.java; the
 //   same program reads our batches back through Kafka's CRC check and iterators;
@@ -120,7 +120,7 @@ test('Java COMMIT marker batch decodes to the control record Kafka wrote', () =>
   assert.deepEqual(ours, fixture('java-commit-marker.bin'));
 });
 
-test('Kafka (kafka-clients 4.1.1) reads our batches: CRC valid, every codec, records and markers intact', () => {
+test('Kafka (kafka-clients, the reference release) reads our batches: CRC valid, every codec, records and markers intact', () => {
   requireTools(toolsFor.kafkaReference);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sediment-interop-'));
   try {

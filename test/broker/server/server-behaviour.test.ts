@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { startSedimentInProcess, type InProcessSediment } from '../../support/sediment.js';
 import { encodeRequest, encodeRequestMessage, decodeResponse } from '../../../broker/protocol/frame.js';
-import { apis } from '../../../broker/protocol/messages/index.js';
+import { ZERO_UUID, apis } from '../../../broker/protocol/messages/index.js';
 import { Writer } from '../../../broker/protocol/writer.js';
 import { buildRecordBatch } from '../../../broker/protocol/record-batch.js';
 import { allHandlers } from '../../../broker/handlers/index.js';
@@ -140,7 +140,7 @@ test('pipelined requests are answered in order, and acks=0 produce gets no respo
   assert.equal(meta.body.topics[0]?.errorCode, 0);
   const batch = buildRecordBatch({ records: [{ key: 'k', value: 'v' }] });
   const produce = (corr: number, acks: number) =>
-    encodeRequestMessage(apis.Produce, 9, corr, 'test', { transactionalId: null, acks, timeoutMs: 1000, topicData: [{ name: 'pipelined', partitionData: [{ index: 0, records: Buffer.from(batch) }] }] });
+    encodeRequestMessage(apis.Produce, 9, corr, 'test', { transactionalId: null, acks, timeoutMs: 1000, topicData: [{ name: 'pipelined', topicId: ZERO_UUID, partitionData: [{ index: 0, records: Buffer.from(batch) }] }] });
   c.send([...produce(10, 0), ...produce(11, 1), ...apiVersionsV3(12), ...produce(13, 1)]);
   const order: number[] = [];
   for (let i = 0; i < 3; i++) {

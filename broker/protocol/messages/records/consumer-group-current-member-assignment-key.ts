@@ -7,16 +7,16 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ConsumerGroupCurrentMemberAssignmentKey {
-  /** The group id. (versions 8) */
+  /** The group id. (versions 0) */
   groupId: string;
-  /** The member id. (versions 8) */
+  /** The member id. (versions 0) */
   memberId: string;
 }
 
 export const ConsumerGroupCurrentMemberAssignmentKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 8,
   name: 'ConsumerGroupCurrentMemberAssignmentKey',
-  validVersions: { min: 8, max: 8 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

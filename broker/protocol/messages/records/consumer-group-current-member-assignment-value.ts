@@ -4,7 +4,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 import type { MessageMeta, TaggedField } from '../runtime.js';
-import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
+import { checkVersion, encodeTagged, pushUnknownTag, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
 
 export interface ConsumerGroupCurrentMemberAssignmentValue {
   /** The current member epoch that is expected from the member in the heartbeat request. (versions 0+) */
@@ -25,11 +25,13 @@ export interface ConsumerGroupCurrentMemberAssignmentValueTopicPartitions {
   topicId: string;
   /** The partition Ids. (versions 0+) */
   partitions: number[];
+  /** The epoch at which the partition was assigned to the member. Used to fence zombie commits requests. Of the same length as Partitions. (versions 0+, tagged (tag 0)) */
+  assignmentEpochs?: number[] | null;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const ConsumerGroupCurrentMemberAssignmentValueMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 8,
   name: 'ConsumerGroupCurrentMemberAssignmentValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
@@ -75,8 +77,20 @@ export function decodeConsumerGroupCurrentMemberAssignmentValueTopicPartitions(r
   const m: ConsumerGroupCurrentMemberAssignmentValueTopicPartitions = {
     topicId: r.readUuid(),
     partitions: r.readCompactArray((e) => e.readInt32()),
+    assignmentEpochs: null,
   };
-  readUnknownTaggedFields(r, m);
+  const n = r.readUVarint();
+  for (let i = 0; i < n; i++) {
+    const tag = r.readUVarint();
+    const t = r.sub(r.readUVarint());
+    switch (tag) {
+      case 0:
+        m.assignmentEpochs = t.readCompactNullableArray((e) => e.readInt32());
+        break;
+      default:
+        pushUnknownTag(m, tag, t);
+    }
+  }
   return m;
 }
 
@@ -89,5 +103,22 @@ export function encodeConsumerGroupCurrentMemberAssignmentValueTopicPartitions(w
       w.writeInt32(e);
     }
   }
-  writeTaggedFields(w, null, m._unknownTaggedFields);
+  let tagged: TaggedField[] | null = null;
+  if (m.assignmentEpochs != null) {
+    const v = m.assignmentEpochs;
+    (tagged ??= []).push(encodeTagged(0, (tw) => {
+      {
+        const a = v;
+        if (a === null) {
+          tw.writeCompactArrayLength(-1);
+        } else {
+          tw.writeCompactArrayLength(a.length);
+          for (const e of a) {
+            tw.writeInt32(e);
+          }
+        }
+      }
+    }));
+  }
+  writeTaggedFields(w, tagged, m._unknownTaggedFields);
 }

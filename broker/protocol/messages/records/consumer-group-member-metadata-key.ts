@@ -7,16 +7,16 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ConsumerGroupMemberMetadataKey {
-  /** The group id. (versions 5) */
+  /** The group id. (versions 0) */
   groupId: string;
-  /** The member id. (versions 5) */
+  /** The member id. (versions 0) */
   memberId: string;
 }
 
 export const ConsumerGroupMemberMetadataKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 5,
   name: 'ConsumerGroupMemberMetadataKey',
-  validVersions: { min: 5, max: 5 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

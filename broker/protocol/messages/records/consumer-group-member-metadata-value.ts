@@ -19,7 +19,7 @@ export interface ConsumerGroupMemberMetadataValue {
   subscribedTopicNames: string[];
   /** The subscribed topic regular expression. (versions 0+) */
   subscribedTopicRegex: string | null;
-  /** The rebalance timeout (versions 0+) */
+  /** The rebalance timeout. (versions 0+) */
   rebalanceTimeoutMs: number;
   /** The server assignor to use; or null if not used. (versions 0+) */
   serverAssignor: string | null;
@@ -45,7 +45,7 @@ export interface ConsumerGroupMemberMetadataValueClassicProtocol {
 }
 
 export const ConsumerGroupMemberMetadataValueMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 5,
   name: 'ConsumerGroupMemberMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },

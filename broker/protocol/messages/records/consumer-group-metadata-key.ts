@@ -7,14 +7,14 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ConsumerGroupMetadataKey {
-  /** The group id. (versions 3) */
+  /** The group id. (versions 0) */
   groupId: string;
 }
 
 export const ConsumerGroupMetadataKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 3,
   name: 'ConsumerGroupMetadataKey',
-  validVersions: { min: 3, max: 3 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

@@ -4,16 +4,18 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 import type { MessageMeta, TaggedField } from '../runtime.js';
-import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
+import { checkVersion, encodeTagged, pushUnknownTag, writeTaggedFields } from '../runtime.js';
 
 export interface ConsumerGroupMetadataValue {
   /** The group epoch. (versions 0+) */
   epoch: number;
+  /** The hash of all topics in the group. (versions 0+, tagged (tag 0)) */
+  metadataHash?: bigint;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const ConsumerGroupMetadataValueMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 3,
   name: 'ConsumerGroupMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
@@ -24,13 +26,32 @@ export function decodeConsumerGroupMetadataValue(r: Reader, version: number): Co
   checkVersion(ConsumerGroupMetadataValueMeta, version, 'decode');
   const m: ConsumerGroupMetadataValue = {
     epoch: r.readInt32(),
+    metadataHash: 0n,
   };
-  readUnknownTaggedFields(r, m);
+  const n = r.readUVarint();
+  for (let i = 0; i < n; i++) {
+    const tag = r.readUVarint();
+    const t = r.sub(r.readUVarint());
+    switch (tag) {
+      case 0:
+        m.metadataHash = t.readInt64();
+        break;
+      default:
+        pushUnknownTag(m, tag, t);
+    }
+  }
   return m;
 }
 
 export function encodeConsumerGroupMetadataValue(w: Writer, version: number, m: ConsumerGroupMetadataValue): void {
   checkVersion(ConsumerGroupMetadataValueMeta, version, 'encode');
   w.writeInt32(m.epoch);
-  writeTaggedFields(w, null, m._unknownTaggedFields);
+  let tagged: TaggedField[] | null = null;
+  if (m.metadataHash !== undefined && m.metadataHash !== 0n) {
+    const v = m.metadataHash;
+    (tagged ??= []).push(encodeTagged(0, (tw) => {
+      tw.writeInt64(v);
+    }));
+  }
+  writeTaggedFields(w, tagged, m._unknownTaggedFields);
 }

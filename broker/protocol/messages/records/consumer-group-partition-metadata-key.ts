@@ -7,14 +7,14 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ConsumerGroupPartitionMetadataKey {
-  /** The group id. (versions 4) */
+  /** The group id. (versions 0) */
   groupId: string;
 }
 
 export const ConsumerGroupPartitionMetadataKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 4,
   name: 'ConsumerGroupPartitionMetadataKey',
-  validVersions: { min: 4, max: 4 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

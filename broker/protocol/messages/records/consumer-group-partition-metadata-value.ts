@@ -19,7 +19,7 @@ export interface ConsumerGroupPartitionMetadataValueTopicMetadata {
   topicName: string;
   /** The number of partitions of the topic. (versions 0+) */
   numPartitions: number;
-  /** Deprecated: this field is not used after 4.0. Partitions mapped to a set of racks. If the rack information is unavailable for all the partitions, an empty list is stored (versions 0+) */
+  /** Deprecated: this field is not used after 4.0. Partitions mapped to a set of racks. If the rack information is unavailable for all the partitions, an empty list is stored. (versions 0+) */
   partitionMetadata: ConsumerGroupPartitionMetadataValuePartitionMetadata[];
   _unknownTaggedFields?: TaggedField[];
 }
@@ -33,7 +33,7 @@ export interface ConsumerGroupPartitionMetadataValuePartitionMetadata {
 }
 
 export const ConsumerGroupPartitionMetadataValueMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 4,
   name: 'ConsumerGroupPartitionMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },

@@ -7,16 +7,16 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ConsumerGroupTargetAssignmentMemberKey {
-  /** The group id. (versions 7) */
+  /** The group id. (versions 0) */
   groupId: string;
-  /** The member id. (versions 7) */
+  /** The member id. (versions 0) */
   memberId: string;
 }
 
 export const ConsumerGroupTargetAssignmentMemberKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 7,
   name: 'ConsumerGroupTargetAssignmentMemberKey',
-  validVersions: { min: 7, max: 7 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

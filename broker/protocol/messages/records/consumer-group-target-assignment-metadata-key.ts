@@ -7,14 +7,14 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ConsumerGroupTargetAssignmentMetadataKey {
-  /** The group id. (versions 6) */
+  /** The group id. (versions 0) */
   groupId: string;
 }
 
 export const ConsumerGroupTargetAssignmentMetadataKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 6,
   name: 'ConsumerGroupTargetAssignmentMetadataKey',
-  validVersions: { min: 6, max: 6 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

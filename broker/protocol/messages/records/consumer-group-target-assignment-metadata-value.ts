@@ -4,16 +4,18 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 import type { MessageMeta, TaggedField } from '../runtime.js';
-import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
+import { checkVersion, encodeTagged, pushUnknownTag, writeTaggedFields } from '../runtime.js';
 
 export interface ConsumerGroupTargetAssignmentMetadataValue {
   /** The assignment epoch. (versions 0+) */
   assignmentEpoch: number;
+  /** The time at which the assignment calculation finished. (versions 0+, tagged (tag 0)) */
+  assignmentTimestamp?: bigint;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const ConsumerGroupTargetAssignmentMetadataValueMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 6,
   name: 'ConsumerGroupTargetAssignmentMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
@@ -24,13 +26,32 @@ export function decodeConsumerGroupTargetAssignmentMetadataValue(r: Reader, vers
   checkVersion(ConsumerGroupTargetAssignmentMetadataValueMeta, version, 'decode');
   const m: ConsumerGroupTargetAssignmentMetadataValue = {
     assignmentEpoch: r.readInt32(),
+    assignmentTimestamp: 0n,
   };
-  readUnknownTaggedFields(r, m);
+  const n = r.readUVarint();
+  for (let i = 0; i < n; i++) {
+    const tag = r.readUVarint();
+    const t = r.sub(r.readUVarint());
+    switch (tag) {
+      case 0:
+        m.assignmentTimestamp = t.readInt64();
+        break;
+      default:
+        pushUnknownTag(m, tag, t);
+    }
+  }
   return m;
 }
 
 export function encodeConsumerGroupTargetAssignmentMetadataValue(w: Writer, version: number, m: ConsumerGroupTargetAssignmentMetadataValue): void {
   checkVersion(ConsumerGroupTargetAssignmentMetadataValueMeta, version, 'encode');
   w.writeInt32(m.assignmentEpoch);
-  writeTaggedFields(w, null, m._unknownTaggedFields);
+  let tagged: TaggedField[] | null = null;
+  if (m.assignmentTimestamp !== undefined && m.assignmentTimestamp !== 0n) {
+    const v = m.assignmentTimestamp;
+    (tagged ??= []).push(encodeTagged(0, (tw) => {
+      tw.writeInt64(v);
+    }));
+  }
+  writeTaggedFields(w, tagged, m._unknownTaggedFields);
 }

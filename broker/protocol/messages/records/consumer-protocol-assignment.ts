@@ -7,16 +7,16 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ConsumerProtocolAssignment {
-  /** (versions 0+) */
+  /** The list of topics and partitions assigned to this consumer. (versions 0+) */
   assignedPartitions: ConsumerProtocolAssignmentTopicPartition[];
-  /** (versions 0+) */
+  /** User data. (versions 0+) */
   userData: Buffer | null;
 }
 
 export interface ConsumerProtocolAssignmentTopicPartition {
-  /** (versions 0+) */
+  /** The topic name. (versions 0+) */
   topic: string;
-  /** (versions 0+) */
+  /** The list of partitions assigned to this consumer. (versions 0+) */
   partitions: number[];
 }
 

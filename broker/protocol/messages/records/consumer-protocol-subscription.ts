@@ -7,22 +7,22 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ConsumerProtocolSubscription {
-  /** (versions 0+) */
+  /** The topics that the member wants to consume. (versions 0+) */
   topics: string[];
-  /** (versions 0+) */
+  /** User data that will be passed back to the consumer. (versions 0+) */
   userData: Buffer | null;
-  /** (versions 1+) */
+  /** The partitions that the member owns. (versions 1+) */
   ownedPartitions: ConsumerProtocolSubscriptionTopicPartition[];
-  /** (versions 2+) */
+  /** The generation id of the member. (versions 2+) */
   generationId: number;
-  /** (versions 3+) */
+  /** The rack id of the member. (versions 3+) */
   rackId: string | null;
 }
 
 export interface ConsumerProtocolSubscriptionTopicPartition {
-  /** (versions 1+) */
+  /** The topic name. (versions 1+) */
   topic: string;
-  /** (versions 1+) */
+  /** The partition ids. (versions 1+) */
   partitions: number[];
 }
 

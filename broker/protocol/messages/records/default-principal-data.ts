@@ -7,9 +7,9 @@ import type { MessageMeta, TaggedField } from '../runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
 
 export interface DefaultPrincipalData {
-  /** The principal type (versions 0+) */
+  /** The principal type. (versions 0+) */
   type: string;
-  /** The principal name (versions 0+) */
+  /** The principal name. (versions 0+) */
   name: string;
   /** Whether the principal was authenticated by a delegation token on the forwarding broker. (versions 0+) */
   tokenAuthenticated: boolean;

@@ -7,14 +7,14 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface GroupMetadataKey {
-  /** (versions 2) */
+  /** The group id. (versions 0) */
   group: string;
 }
 
 export const GroupMetadataKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 2,
   name: 'GroupMetadataKey',
-  validVersions: { min: 2, max: 2 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

@@ -7,43 +7,43 @@ import type { MessageMeta, TaggedField } from '../runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
 
 export interface GroupMetadataValue {
-  /** (versions 0+) */
+  /** The protocol type. (versions 0+) */
   protocolType: string;
-  /** (versions 0+) */
+  /** The generation id. (versions 0+) */
   generation: number;
-  /** (versions 0+) */
+  /** The protocol name. (versions 0+) */
   protocol: string | null;
-  /** (versions 0+) */
+  /** The leader id. (versions 0+) */
   leader: string | null;
-  /** (versions 2+) */
+  /** The timestamp of the last state change. (versions 2+) */
   currentStateTimestamp: bigint;
-  /** (versions 0+) */
+  /** The group members. (versions 0+) */
   members: GroupMetadataValueMemberMetadata[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface GroupMetadataValueMemberMetadata {
-  /** (versions 0+) */
+  /** The member id. (versions 0+) */
   memberId: string;
-  /** (versions 3+) */
+  /** The group instance id. (versions 3+) */
   groupInstanceId: string | null;
-  /** (versions 0+) */
+  /** The client id. (versions 0+) */
   clientId: string;
-  /** (versions 0+) */
+  /** The client host. (versions 0+) */
   clientHost: string;
-  /** (versions 1+) */
+  /** The rebalance timeout. (versions 1+) */
   rebalanceTimeout: number;
-  /** (versions 0+) */
+  /** The session timeout. (versions 0+) */
   sessionTimeout: number;
-  /** (versions 0+) */
+  /** The subscription. (versions 0+) */
   subscription: Buffer;
-  /** (versions 0+) */
+  /** The assignment. (versions 0+) */
   assignment: Buffer;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const GroupMetadataValueMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 2,
   name: 'GroupMetadataValue',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 4, max: null },

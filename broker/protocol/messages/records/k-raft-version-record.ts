@@ -7,9 +7,9 @@ import type { MessageMeta, TaggedField } from '../runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
 
 export interface KRaftVersionRecord {
-  /** The version of the kraft version record (versions 0+) */
+  /** The version of the kraft version record. (versions 0+) */
   version: number;
-  /** The kraft protocol version (versions 0+) */
+  /** The kraft protocol version. (versions 0+) */
   kRaftVersion: number;
   _unknownTaggedFields?: TaggedField[];
 }

@@ -7,21 +7,21 @@ import type { MessageMeta, TaggedField } from '../runtime.js';
 import { ZERO_UUID, checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
 
 export interface LeaderChangeMessage {
-  /** The version of the leader change message (versions 0+) */
+  /** The version of the leader change message. (versions 0+) */
   version: number;
-  /** The ID of the newly elected leader (versions 0+) */
+  /** The ID of the newly elected leader. (versions 0+) */
   leaderId: number;
-  /** The set of voters in the quorum for this epoch (versions 0+) */
+  /** The set of voters in the quorum for this epoch. (versions 0+) */
   voters: LeaderChangeMessageVoter[];
-  /** The voters who voted for the leader at the time of election (versions 0+) */
+  /** The voters who voted for the leader at the time of election. (versions 0+) */
   grantingVoters: LeaderChangeMessageVoter[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface LeaderChangeMessageVoter {
-  /** (versions 0+) */
+  /** The ID of the voter. (versions 0+) */
   voterId: number;
-  /** The directory id of the voter (versions 1+) */
+  /** The directory id of the voter. (versions 1+) */
   voterDirectoryId: string;
   _unknownTaggedFields?: TaggedField[];
 }

@@ -7,18 +7,18 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface OffsetCommitKey {
-  /** (versions 0-1) */
+  /** The consumer group id. (versions 0) */
   group: string;
-  /** (versions 0-1) */
+  /** The topic name. (versions 0) */
   topic: string;
-  /** (versions 0-1) */
+  /** The topic partition index. (versions 0) */
   partition: number;
 }
 
 export const OffsetCommitKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 1,
   name: 'OffsetCommitKey',
-  validVersions: { min: 0, max: 1 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

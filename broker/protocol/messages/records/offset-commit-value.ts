@@ -4,24 +4,26 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 import type { MessageMeta, TaggedField } from '../runtime.js';
-import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
+import { ZERO_UUID, checkVersion, encodeTagged, pushUnknownTag, unknownTagInVersion, writeTaggedFields } from '../runtime.js';
 
 export interface OffsetCommitValue {
-  /** (versions 0+) */
+  /** The offset that the consumer wants to store (for this partition). (versions 0+) */
   offset: bigint;
-  /** (versions 3+) */
+  /** The leader epoch of the last consumed record. (versions 3+) */
   leaderEpoch: number;
-  /** (versions 0+) */
+  /** Any metadata the client wants to keep. (versions 0+) */
   metadata: string;
-  /** (versions 0+) */
+  /** The time at which the commit was added to the log. (versions 0+) */
   commitTimestamp: bigint;
-  /** (versions 1) */
+  /** The time at which the offset will expire. (versions 1) */
   expireTimestamp: bigint;
+  /** The topic id of the committed offset. (versions 4+, tagged (tag 0)) */
+  topicId?: string;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const OffsetCommitValueMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 1,
   name: 'OffsetCommitValue',
   validVersions: { min: 0, max: 4 },
   flexibleVersions: { min: 4, max: null },
@@ -37,9 +39,22 @@ export function decodeOffsetCommitValue(r: Reader, version: number): OffsetCommi
     metadata: flexible ? r.readCompactString() : r.readString(),
     commitTimestamp: r.readInt64(),
     expireTimestamp: (version === 1) ? r.readInt64() : -1n,
+    topicId: ZERO_UUID,
   };
   if (flexible) {
-    readUnknownTaggedFields(r, m);
+    const n = r.readUVarint();
+    for (let i = 0; i < n; i++) {
+      const tag = r.readUVarint();
+      const t = r.sub(r.readUVarint());
+      switch (tag) {
+        case 0:
+          if (!(version === 4)) unknownTagInVersion(tag, version);
+          m.topicId = t.readUuid();
+          break;
+        default:
+          pushUnknownTag(m, tag, t);
+      }
+    }
   }
   return m;
 }
@@ -61,6 +76,13 @@ export function encodeOffsetCommitValue(w: Writer, version: number, m: OffsetCom
     w.writeInt64(m.expireTimestamp);
   }
   if (flexible) {
-    writeTaggedFields(w, null, m._unknownTaggedFields);
+    let tagged: TaggedField[] | null = null;
+    if ((version === 4) && m.topicId !== undefined && m.topicId !== ZERO_UUID) {
+      const v = m.topicId;
+      (tagged ??= []).push(encodeTagged(0, (tw) => {
+        tw.writeUuid(v);
+      }));
+    }
+    writeTaggedFields(w, tagged, m._unknownTaggedFields);
   }
 }

@@ -4,7 +4,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 import type { MessageMeta, TaggedField } from '../runtime.js';
-import { ZERO_UUID, checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
+import { ZERO_UUID, checkVersion, encodeTagged, pushUnknownTag, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
 
 export interface RemoteLogSegmentMetadataRecord {
   /** Unique representation of the remote log segment. (versions 0+) */
@@ -15,9 +15,9 @@ export interface RemoteLogSegmentMetadataRecord {
   endOffset: bigint;
   /** Broker id from which this event is generated. (versions 0+) */
   brokerId: number;
-  /** Maximum timestamp in milli seconds with in this segment. (versions 0+) */
+  /** Maximum timestamp in milliseconds with in this segment. (versions 0+) */
   maxTimestampMs: bigint;
-  /** Epoch time in milli seconds at which this event is generated. (versions 0+) */
+  /** Epoch time in milliseconds at which this event is generated. (versions 0+) */
   eventTimestampMs: bigint;
   /** Leader epoch to start-offset mappings for the records with in this segment. (versions 0+) */
   segmentLeaderEpochs: RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry[];
@@ -27,6 +27,8 @@ export interface RemoteLogSegmentMetadataRecord {
   customMetadata: Buffer | null;
   /** State identifier of the remote log segment, which is RemoteLogSegmentState.id(). (versions 0+) */
   remoteLogSegmentState: number;
+  /** Flag to indicate if the transaction index is empty. (versions 0+, tagged (tag 0)) */
+  txnIndexEmpty?: boolean;
   _unknownTaggedFields?: TaggedField[];
 }
 
@@ -77,8 +79,20 @@ export function decodeRemoteLogSegmentMetadataRecord(r: Reader, version: number)
     segmentSizeInBytes: r.readInt32(),
     customMetadata: r.readCompactNullableBytes(),
     remoteLogSegmentState: r.readInt8(),
+    txnIndexEmpty: false,
   };
-  readUnknownTaggedFields(r, m);
+  const n = r.readUVarint();
+  for (let i = 0; i < n; i++) {
+    const tag = r.readUVarint();
+    const t = r.sub(r.readUVarint());
+    switch (tag) {
+      case 0:
+        m.txnIndexEmpty = t.readBool();
+        break;
+      default:
+        pushUnknownTag(m, tag, t);
+    }
+  }
   return m;
 }
 
@@ -100,7 +114,14 @@ export function encodeRemoteLogSegmentMetadataRecord(w: Writer, version: number,
   w.writeInt32(m.segmentSizeInBytes);
   w.writeCompactNullableBytes(m.customMetadata);
   w.writeInt8(m.remoteLogSegmentState);
-  writeTaggedFields(w, null, m._unknownTaggedFields);
+  let tagged: TaggedField[] | null = null;
+  if (m.txnIndexEmpty !== undefined && m.txnIndexEmpty !== false) {
+    const v = m.txnIndexEmpty;
+    (tagged ??= []).push(encodeTagged(0, (tw) => {
+      tw.writeBool(v);
+    }));
+  }
+  writeTaggedFields(w, tagged, m._unknownTaggedFields);
 }
 
 export function decodeRemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry(r: Reader, version: number): RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry {

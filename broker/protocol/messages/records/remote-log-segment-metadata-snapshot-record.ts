@@ -4,7 +4,7 @@
 import type { Reader } from '../../reader.js';
 import type { Writer } from '../../writer.js';
 import type { MessageMeta, TaggedField } from '../runtime.js';
-import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
+import { checkVersion, encodeTagged, pushUnknownTag, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
 
 export interface RemoteLogSegmentMetadataSnapshotRecord {
   /** Unique identifier of the log segment (versions 0+) */
@@ -27,6 +27,8 @@ export interface RemoteLogSegmentMetadataSnapshotRecord {
   customMetadata: Buffer | null;
   /** State of the remote log segment (versions 0+) */
   remoteLogSegmentState: number;
+  /** Flag to indicate if the transaction index is empty. (versions 0+, tagged (tag 0)) */
+  txnIndexEmpty?: boolean;
   _unknownTaggedFields?: TaggedField[];
 }
 
@@ -59,8 +61,20 @@ export function decodeRemoteLogSegmentMetadataSnapshotRecord(r: Reader, version:
     segmentSizeInBytes: r.readInt32(),
     customMetadata: r.readCompactNullableBytes(),
     remoteLogSegmentState: r.readInt8(),
+    txnIndexEmpty: false,
   };
-  readUnknownTaggedFields(r, m);
+  const n = r.readUVarint();
+  for (let i = 0; i < n; i++) {
+    const tag = r.readUVarint();
+    const t = r.sub(r.readUVarint());
+    switch (tag) {
+      case 0:
+        m.txnIndexEmpty = t.readBool();
+        break;
+      default:
+        pushUnknownTag(m, tag, t);
+    }
+  }
   return m;
 }
 
@@ -82,7 +96,14 @@ export function encodeRemoteLogSegmentMetadataSnapshotRecord(w: Writer, version:
   w.writeInt32(m.segmentSizeInBytes);
   w.writeCompactNullableBytes(m.customMetadata);
   w.writeInt8(m.remoteLogSegmentState);
-  writeTaggedFields(w, null, m._unknownTaggedFields);
+  let tagged: TaggedField[] | null = null;
+  if (m.txnIndexEmpty !== undefined && m.txnIndexEmpty !== false) {
+    const v = m.txnIndexEmpty;
+    (tagged ??= []).push(encodeTagged(0, (tw) => {
+      tw.writeBool(v);
+    }));
+  }
+  writeTaggedFields(w, tagged, m._unknownTaggedFields);
 }
 
 export function decodeRemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry(r: Reader, version: number): RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry {

@@ -11,7 +11,7 @@ export interface RemoteLogSegmentMetadataUpdateRecord {
   remoteLogSegmentId: RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry;
   /** Broker id from which this event is generated. (versions 0+) */
   brokerId: number;
-  /** Epoch time in milli seconds at which this event is generated. (versions 0+) */
+  /** Epoch time in milliseconds at which this event is generated. (versions 0+) */
   eventTimestampMs: bigint;
   /** Custom metadata. (versions 0+) */
   customMetadata: Buffer | null;

@@ -11,7 +11,7 @@ export interface RemotePartitionDeleteMetadataRecord {
   topicIdPartition: RemotePartitionDeleteMetadataRecordTopicIdPartitionEntry;
   /** Broker (controller or leader) id from which this event is created. DELETE_PARTITION_MARKED is sent by the controller. DELETE_PARTITION_STARTED and DELETE_PARTITION_FINISHED are sent by remote log metadata topic partition leader. (versions 0+) */
   brokerId: number;
-  /** Epoch time in milli seconds at which this event is generated. (versions 0+) */
+  /** Epoch time in milliseconds at which this event is generated. (versions 0+) */
   eventTimestampMs: bigint;
   /** Deletion state identifier of the remote partition, which is RemotePartitionDeleteState.id(). (versions 0+) */
   remotePartitionDeleteState: number;

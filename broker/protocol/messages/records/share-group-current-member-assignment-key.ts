@@ -7,16 +7,16 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ShareGroupCurrentMemberAssignmentKey {
-  /** The group id. (versions 14) */
+  /** The group id. (versions 0) */
   groupId: string;
-  /** The member id. (versions 14) */
+  /** The member id. (versions 0) */
   memberId: string;
 }
 
 export const ShareGroupCurrentMemberAssignmentKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 14,
   name: 'ShareGroupCurrentMemberAssignmentKey',
-  validVersions: { min: 14, max: 14 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

@@ -27,7 +27,7 @@ export interface ShareGroupCurrentMemberAssignmentValueTopicPartitions {
 }
 
 export const ShareGroupCurrentMemberAssignmentValueMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 14,
   name: 'ShareGroupCurrentMemberAssignmentValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },

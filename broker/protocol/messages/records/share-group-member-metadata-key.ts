@@ -7,16 +7,16 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ShareGroupMemberMetadataKey {
-  /** The group id. (versions 10) */
+  /** The group id. (versions 0) */
   groupId: string;
-  /** The member id. (versions 10) */
+  /** The member id. (versions 0) */
   memberId: string;
 }
 
 export const ShareGroupMemberMetadataKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 10,
   name: 'ShareGroupMemberMetadataKey',
-  validVersions: { min: 10, max: 10 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

@@ -19,7 +19,7 @@ export interface ShareGroupMemberMetadataValue {
 }
 
 export const ShareGroupMemberMetadataValueMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 10,
   name: 'ShareGroupMemberMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },

@@ -7,14 +7,14 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ShareGroupMetadataKey {
-  /** The group id. (versions 11) */
+  /** The group id. (versions 0) */
   groupId: string;
 }
 
 export const ShareGroupMetadataKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 11,
   name: 'ShareGroupMetadataKey',
-  validVersions: { min: 11, max: 11 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

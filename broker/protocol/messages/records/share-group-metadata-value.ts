@@ -9,11 +9,13 @@ import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../run
 export interface ShareGroupMetadataValue {
   /** The group epoch. (versions 0+) */
   epoch: number;
+  /** The hash of all topics in the group. (versions 0+) */
+  metadataHash: bigint;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const ShareGroupMetadataValueMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 11,
   name: 'ShareGroupMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
@@ -24,6 +26,7 @@ export function decodeShareGroupMetadataValue(r: Reader, version: number): Share
   checkVersion(ShareGroupMetadataValueMeta, version, 'decode');
   const m: ShareGroupMetadataValue = {
     epoch: r.readInt32(),
+    metadataHash: r.readInt64(),
   };
   readUnknownTaggedFields(r, m);
   return m;
@@ -32,5 +35,6 @@ export function decodeShareGroupMetadataValue(r: Reader, version: number): Share
 export function encodeShareGroupMetadataValue(w: Writer, version: number, m: ShareGroupMetadataValue): void {
   checkVersion(ShareGroupMetadataValueMeta, version, 'encode');
   w.writeInt32(m.epoch);
+  w.writeInt64(m.metadataHash);
   writeTaggedFields(w, null, m._unknownTaggedFields);
 }

@@ -7,14 +7,14 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ShareGroupStatePartitionMetadataKey {
-  /** The group id. (versions 15) */
+  /** The group id. (versions 0) */
   groupId: string;
 }
 
 export const ShareGroupStatePartitionMetadataKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 15,
   name: 'ShareGroupStatePartitionMetadataKey',
-  validVersions: { min: 15, max: 15 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

@@ -7,6 +7,8 @@ import type { MessageMeta, TaggedField } from '../runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
 
 export interface ShareGroupStatePartitionMetadataValue {
+  /** The topic-partitions whose share-group state is being initialized. (versions 0+) */
+  initializingTopics: ShareGroupStatePartitionMetadataValueTopicPartitionsInfo[];
   /** The topics with initialized share-group state. (versions 0+) */
   initializedTopics: ShareGroupStatePartitionMetadataValueTopicPartitionsInfo[];
   /** The topics whose share-group state is being deleted. (versions 0+) */
@@ -33,7 +35,7 @@ export interface ShareGroupStatePartitionMetadataValueTopicInfo {
 }
 
 export const ShareGroupStatePartitionMetadataValueMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 15,
   name: 'ShareGroupStatePartitionMetadataValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },
@@ -43,6 +45,7 @@ export const ShareGroupStatePartitionMetadataValueMeta: MessageMeta = {
 export function decodeShareGroupStatePartitionMetadataValue(r: Reader, version: number): ShareGroupStatePartitionMetadataValue {
   checkVersion(ShareGroupStatePartitionMetadataValueMeta, version, 'decode');
   const m: ShareGroupStatePartitionMetadataValue = {
+    initializingTopics: r.readCompactArray((e) => decodeShareGroupStatePartitionMetadataValueTopicPartitionsInfo(e, version)),
     initializedTopics: r.readCompactArray((e) => decodeShareGroupStatePartitionMetadataValueTopicPartitionsInfo(e, version)),
     deletingTopics: r.readCompactArray((e) => decodeShareGroupStatePartitionMetadataValueTopicInfo(e, version)),
   };
@@ -52,6 +55,13 @@ export function decodeShareGroupStatePartitionMetadataValue(r: Reader, version: 
 
 export function encodeShareGroupStatePartitionMetadataValue(w: Writer, version: number, m: ShareGroupStatePartitionMetadataValue): void {
   checkVersion(ShareGroupStatePartitionMetadataValueMeta, version, 'encode');
+  {
+    const a = m.initializingTopics;
+    w.writeCompactArrayLength(a.length);
+    for (const e of a) {
+      encodeShareGroupStatePartitionMetadataValueTopicPartitionsInfo(w, version, e);
+    }
+  }
   {
     const a = m.initializedTopics;
     w.writeCompactArrayLength(a.length);

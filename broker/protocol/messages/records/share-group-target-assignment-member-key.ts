@@ -7,16 +7,16 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ShareGroupTargetAssignmentMemberKey {
-  /** The group id. (versions 13) */
+  /** The group id. (versions 0) */
   groupId: string;
-  /** The member id. (versions 13) */
+  /** The member id. (versions 0) */
   memberId: string;
 }
 
 export const ShareGroupTargetAssignmentMemberKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 13,
   name: 'ShareGroupTargetAssignmentMemberKey',
-  validVersions: { min: 13, max: 13 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

@@ -13,15 +13,15 @@ export interface ShareGroupTargetAssignmentMemberValue {
 }
 
 export interface ShareGroupTargetAssignmentMemberValueTopicPartition {
-  /** (versions 0+) */
+  /** The topic id. (versions 0+) */
   topicId: string;
-  /** (versions 0+) */
+  /** The partition indexes. (versions 0+) */
   partitions: number[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const ShareGroupTargetAssignmentMemberValueMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 13,
   name: 'ShareGroupTargetAssignmentMemberValue',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: { min: 0, max: null },

@@ -7,14 +7,14 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface ShareGroupTargetAssignmentMetadataKey {
-  /** The group id. (versions 12) */
+  /** The group id. (versions 0) */
   groupId: string;
 }
 
 export const ShareGroupTargetAssignmentMetadataKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 12,
   name: 'ShareGroupTargetAssignmentMetadataKey',
-  validVersions: { min: 12, max: 12 },
+  validVersions: { min: 0, max: 0 },
   flexibleVersions: null,
   latestVersionUnstable: false,
 };

@@ -7,7 +7,7 @@ import type { MessageMeta, TaggedField } from '../runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
 
 export interface SnapshotFooterRecord {
-  /** The version of the snapshot footer record (versions 0+) */
+  /** The version of the snapshot footer record. (versions 0+) */
   version: number;
   _unknownTaggedFields?: TaggedField[];
 }

@@ -7,9 +7,9 @@ import type { MessageMeta, TaggedField } from '../runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
 
 export interface SnapshotHeaderRecord {
-  /** The version of the snapshot header record (versions 0+) */
+  /** The version of the snapshot header record. (versions 0+) */
   version: number;
-  /** The append time of the last record from the log contained in this snapshot (versions 0+) */
+  /** The append time of the last record from the log contained in this snapshot. (versions 0+) */
   lastContainedLogTimestamp: bigint;
   _unknownTaggedFields?: TaggedField[];
 }

@@ -7,12 +7,12 @@ import type { MessageMeta } from '../runtime.js';
 import { checkVersion } from '../runtime.js';
 
 export interface TransactionLogKey {
-  /** (versions 0) */
+  /** The transactional id of the transaction. (versions 0) */
   transactionalId: string;
 }
 
 export const TransactionLogKeyMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 0,
   name: 'TransactionLogKey',
   validVersions: { min: 0, max: 0 },
   flexibleVersions: null,

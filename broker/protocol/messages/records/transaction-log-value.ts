@@ -7,39 +7,41 @@ import type { MessageMeta, TaggedField } from '../runtime.js';
 import { checkVersion, encodeTagged, pushUnknownTag, readUnknownTaggedFields, unknownTagInVersion, writeTaggedFields } from '../runtime.js';
 
 export interface TransactionLogValue {
-  /** Producer id in use by the transactional id (versions 0+) */
+  /** Producer id in use by the transactional id. (versions 0+) */
   producerId: bigint;
-  /** Producer id used by the last committed transaction (versions 1+, tagged (tag 0)) */
+  /** Producer id used by the last committed transaction. (versions 1+, tagged (tag 0)) */
   previousProducerId?: bigint;
-  /** Latest producer ID sent to the producer for the given transactional ID (versions 1+, tagged (tag 1)) */
+  /** Latest producer ID sent to the producer for the given transactional id. (versions 1+, tagged (tag 1)) */
   nextProducerId?: bigint;
-  /** Epoch associated with the producer id (versions 0+) */
+  /** Epoch associated with the producer id. (versions 0+) */
   producerEpoch: number;
-  /** Transaction timeout in milliseconds (versions 0+) */
+  /** Producer epoch associated with the NextProducerId (versions 1+, tagged (tag 3)) */
+  nextProducerEpoch?: number;
+  /** Transaction timeout in milliseconds. (versions 0+) */
   transactionTimeoutMs: number;
-  /** TransactionState the transaction is in (versions 0+) */
+  /** TransactionState the transaction is in. (versions 0+) */
   transactionStatus: number;
-  /** Set of partitions involved in the transaction (versions 0+) */
+  /** Partitions involved in the transaction. (versions 0+) */
   transactionPartitions: TransactionLogValuePartitionsSchema[] | null;
-  /** Time the transaction was last updated (versions 0+) */
+  /** Time the transaction was last updated. (versions 0+) */
   transactionLastUpdateTimestampMs: bigint;
-  /** Time the transaction was started (versions 0+) */
+  /** Time the transaction was started. (versions 0+) */
   transactionStartTimestampMs: bigint;
-  /** The transaction version used by the client (versions 1+, tagged (tag 2)) */
+  /** The transaction version used by the client. (versions 1+, tagged (tag 2)) */
   clientTransactionVersion?: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface TransactionLogValuePartitionsSchema {
-  /** (versions 0+) */
+  /** Topic involved in the transaction. (versions 0+) */
   topic: string;
-  /** (versions 0+) */
+  /** Partition ids involved in the transaction. (versions 0+) */
   partitionIds: number[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export const TransactionLogValueMeta: MessageMeta = {
-  apiKey: -1,
+  apiKey: 0,
   name: 'TransactionLogValue',
   validVersions: { min: 0, max: 1 },
   flexibleVersions: { min: 1, max: null },
@@ -54,6 +56,7 @@ export function decodeTransactionLogValue(r: Reader, version: number): Transacti
     previousProducerId: -1n,
     nextProducerId: -1n,
     producerEpoch: r.readInt16(),
+    nextProducerEpoch: -1,
     transactionTimeoutMs: r.readInt32(),
     transactionStatus: r.readInt8(),
     transactionPartitions: flexible ? r.readCompactNullableArray((e) => decodeTransactionLogValuePartitionsSchema(e, version)) : r.readNullableArray((e) => decodeTransactionLogValuePartitionsSchema(e, version)),
@@ -78,6 +81,10 @@ export function decodeTransactionLogValue(r: Reader, version: number): Transacti
         case 2:
           if (!(version === 1)) unknownTagInVersion(tag, version);
           m.clientTransactionVersion = t.readInt16();
+          break;
+        case 3:
+          if (!(version === 1)) unknownTagInVersion(tag, version);
+          m.nextProducerEpoch = t.readInt16();
           break;
         default:
           pushUnknownTag(m, tag, t);
@@ -132,6 +139,12 @@ export function encodeTransactionLogValue(w: Writer, version: number, m: Transac
     if ((version === 1) && m.clientTransactionVersion !== undefined && m.clientTransactionVersion !== 0) {
       const v = m.clientTransactionVersion;
       (tagged ??= []).push(encodeTagged(2, (tw) => {
+        tw.writeInt16(v);
+      }));
+    }
+    if ((version === 1) && m.nextProducerEpoch !== undefined && m.nextProducerEpoch !== -1) {
+      const v = m.nextProducerEpoch;
+      (tagged ??= []).push(encodeTagged(3, (tw) => {
         tw.writeInt16(v);
       }));
     }

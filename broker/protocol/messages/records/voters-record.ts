@@ -7,39 +7,39 @@ import type { MessageMeta, TaggedField } from '../runtime.js';
 import { checkVersion, readUnknownTaggedFields, writeTaggedFields } from '../runtime.js';
 
 export interface VotersRecord {
-  /** The version of the voters record (versions 0+) */
+  /** The version of the voters record. (versions 0+) */
   version: number;
-  /** (versions 0+) */
+  /** The set of voters in the quorum for this epoch. (versions 0+) */
   voters: VotersRecordVoter[];
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface VotersRecordVoter {
-  /** The replica id of the voter in the topic partition (versions 0+) */
+  /** The replica id of the voter in the topic partition. (versions 0+) */
   voterId: number;
-  /** The directory id of the voter in the topic partition (versions 0+) */
+  /** The directory id of the voter in the topic partition. (versions 0+) */
   voterDirectoryId: string;
-  /** The endpoint that can be used to communicate with the voter (versions 0+) */
+  /** The endpoint that can be used to communicate with the voter. (versions 0+) */
   endpoints: VotersRecordEndpoint[];
-  /** The range of versions of the protocol that the replica supports (versions 0+) */
+  /** The range of versions of the protocol that the replica supports. (versions 0+) */
   kRaftVersionFeature: VotersRecordKRaftVersionFeature;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface VotersRecordEndpoint {
-  /** The name of the endpoint (versions 0+) */
+  /** The name of the endpoint. (versions 0+) */
   name: string;
-  /** The hostname (versions 0+) */
+  /** The hostname. (versions 0+) */
   host: string;
-  /** The port (versions 0+) */
+  /** The port. (versions 0+) */
   port: number;
   _unknownTaggedFields?: TaggedField[];
 }
 
 export interface VotersRecordKRaftVersionFeature {
-  /** The minimum supported KRaft protocol version (versions 0+) */
+  /** The minimum supported KRaft protocol version. (versions 0+) */
   minSupportedVersion: number;
-  /** The maximum supported KRaft protocol version (versions 0+) */
+  /** The maximum supported KRaft protocol version. (versions 0+) */
   maxSupportedVersion: number;
   _unknownTaggedFields?: TaggedField[];
 }

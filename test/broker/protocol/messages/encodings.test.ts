@@ -32,6 +32,7 @@ import {
   encodeOffsetCommitKey,
   encodeRemoteLogSegmentMetadataRecord,
   encodeVersioned,
+  OffsetCommitKeyMeta,
   RemoteLogSegmentMetadataRecordMeta,
   type RemoteLogSegmentMetadataRecord,
 } from '../../../../broker/protocol/messages/records/index.js';
@@ -163,7 +164,7 @@ test('produce records are views on decode and references on encode (no copies)',
     transactionalId: null,
     acks: 1,
     timeoutMs: 1000,
-    topicData: [{ name: 't', partitionData: [{ index: 0, records }] }],
+    topicData: [{ name: 't', topicId: ZERO_UUID, partitionData: [{ index: 0, records }] }],
   };
   for (const version of [3, 9]) {
     const w = new Writer();
@@ -181,7 +182,7 @@ test('produce records are views on decode and references on encode (no copies)',
 test('versions outside the valid range are UNSUPPORTED_VERSION', () => {
   const w = new Writer();
   assert.throws(
-    () => encodeProduceRequest(w, 12, { transactionalId: null, acks: 1, timeoutMs: 1, topicData: [] }),
+    () => encodeProduceRequest(w, 14, { transactionalId: null, acks: 1, timeoutMs: 1, topicData: [] }),
     (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.UNSUPPORTED_VERSION,
   );
   assert.throws(
@@ -195,9 +196,8 @@ test('header versions follow Kafka rules', () => {
   assert.equal(requestHeaderVersion(0, 9), 2);
   assert.equal(requestHeaderVersion(18, 3), 2);
   assert.equal(requestHeaderVersion(18, 7), 2, 'open-ended flexible range covers future versions');
-  assert.equal(requestHeaderVersion(7, 0), 0);
-  assert.equal(requestHeaderVersion(7, 1), 1);
-  assert.equal(requestHeaderVersion(7, 3), 2);
+  // ControlledShutdown (7, whose v0 had header v0) was removed in Kafka 4.0: an unknown key now.
+  assert.equal(requestHeaderVersion(7, 0), 1);
   assert.equal(requestHeaderVersion(9999, 0), 1);
   assert.equal(responseHeaderVersion(18, 3), 0);
   assert.equal(responseHeaderVersion(18, 4), 0);
@@ -206,10 +206,13 @@ test('header versions follow Kafka rules', () => {
 });
 
 test('registry holds every API with its codecs and ranges', () => {
-  assert.equal(apiRegistry.size, 88);
+  assert.equal(apiRegistry.size, 89);
+  for (const removed of [4, 5, 6, 7]) assert.equal(apiRegistry.get(removed), undefined, `api key ${removed} was removed in Kafka 4.0`);
   const produce = apiRegistry.get(0);
   assert.equal(produce?.name, 'Produce');
-  assert.deepEqual(produce?.validVersions, { min: 0, max: 11 });
+  // 3-13 in Kafka 4.3's definition; 0-2 kept (see generate.mjs) to answer them UNSUPPORTED_VERSION.
+  assert.deepEqual(produce?.validVersions, { min: 0, max: 13 });
+  assert.deepEqual(apiRegistry.get(1)?.validVersions, { min: 4, max: 18 });
   assert.deepEqual(produce?.flexibleVersions, { min: 9, max: null });
   assert.equal(apis.ApiVersions.apiKey, 18);
   assert.equal(apiRegistry.get(17)?.flexibleVersions, null, 'SaslHandshake is never flexible');
@@ -231,6 +234,7 @@ test('remote log metadata record: frame envelope and uuids', () => {
     segmentSizeInBytes: 4096,
     customMetadata: null,
     remoteLogSegmentState: 0,
+    txnIndexEmpty: false,
   };
   const buf = encodeMetadataRecord(RemoteLogSegmentMetadataRecordMeta.apiKey, 0, (w) =>
     encodeRemoteLogSegmentMetadataRecord(w, 0, rec),
@@ -242,11 +246,12 @@ test('remote log metadata record: frame envelope and uuids', () => {
   assert.equal(f.body.remaining, 0);
 });
 
-test('coordinator records carry an int16 version prefix', () => {
+test('coordinator records carry an int16 prefix: the record type for keys, then the key body (v0)', () => {
   const key = { group: 'g', topic: 't', partition: 2 };
-  const buf = encodeVersioned(1, (w) => encodeOffsetCommitKey(w, 1, key));
+  assert.equal(OffsetCommitKeyMeta.apiKey, 1);
+  const buf = encodeVersioned(OffsetCommitKeyMeta.apiKey, (w) => encodeOffsetCommitKey(w, 0, key));
   assert.equal(buf.toString('hex'), '0001' + '000167' + '000174' + '00000002');
   const v = decodeVersioned(buf);
   assert.equal(v.version, 1);
-  assert.deepEqual(decodeOffsetCommitKey(v.body, v.version), key);
+  assert.deepEqual(decodeOffsetCommitKey(v.body, 0), key);
 });
