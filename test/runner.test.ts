@@ -32,6 +32,16 @@ describe('test selection', () => {
     const counts = { '/a': { tests: 2, failed: 0, skipped: 0, todo: 0 }, '/b': { tests: 0, failed: 0, skipped: 0, todo: 0 }, '/c': { tests: 3, failed: 0, skipped: 1, todo: 0 }, '/e': { tests: 0, failed: 1, skipped: 0, todo: 0 } };
     assert.deepEqual(emptyOrSkipped(['/a', '/b', '/c', '/d', '/e'], counts), ['/b: registered no test', '/c: 1 skipped, 0 todo', '/d: registered no test']);
   });
+
+  it('a file whose tests come from an imported contract module is credited with them, only when that module ran tests', () => {
+    const sources: Record<string, string> = {
+      '/t/store-memory.test.js': "import { storeContract } from './store.contract.js';\nstoreContract(h);",
+      '/t/other.test.js': "import { x } from './unused.contract.js';",
+    };
+    const counts = { '/t/store.contract.js': { tests: 10, failed: 0, skipped: 0, todo: 0 } };
+    const source = (f: string): string => sources[f] ?? '';
+    assert.deepEqual(emptyOrSkipped(['/t/store-memory.test.js', '/t/other.test.js'], counts, source), ['/t/other.test.js: registered no test']);
+  });
 });
 
 describe('subsets chosen by environment variables', () => {

@@ -37,6 +37,7 @@ async function failedStart(overrides: Record<string, string>): Promise<{ code: n
   const p = new SedimentProcess(tempDataDir(), true, { overrides, startTimeoutMs: 60_000 });
   try {
     await assert.rejects(p.start(), /exited \(\d+\) during start-up/);
+    p.acceptFailedStart();
     return { code: p.exit?.code ?? null, output: p.logs.tail(200) };
   } finally {
     await p.close();

@@ -114,7 +114,7 @@ function judgeProduce(c: FrameCase, frame: Buffer, ledger: Ledger, say: (m: stri
     return; // reported by the decode check above
   }
   for (const part of p.partitions) {
-    const r = body.responses.find((t) => t.name === part.topic)?.partitionResponses.find((x) => x.index === part.index);
+    const r = body.responses.find((t) => (p.version >= 13 ? t.topicId === p.topicId : t.name === part.topic))?.partitionResponses.find((x) => x.index === part.index);
     if (r === undefined) {
       say(`no answer for ${part.topic}-${part.index}`);
       continue;

@@ -43,6 +43,8 @@ export interface ProduceCase {
   readonly version: number;
   readonly correlationId: number;
   readonly acks: number;
+  /** The target topic's id: from v13 the response names topics by id only. */
+  readonly topicId: string;
   readonly partitions: readonly ProducedPartition[];
   readonly what: string;
 }
@@ -262,7 +264,7 @@ export function produceCase(rng: Prng, caseId: number, target: ProduceTarget): P
   }
   const acks = rng.pick([1, -1]);
   const { frame, correlationId } = frameOf(version, acks, data, target.topicId);
-  return { frame, version, correlationId, acks, partitions: parts, what: `Produce v${version} acks=${acks}: ${what.join(' | ')}` };
+  return { frame, version, correlationId, acks, topicId: target.topicId, partitions: parts, what: `Produce v${version} acks=${acks}: ${what.join(' | ')}` };
 }
 
 /** acks=0 with a batch Kafka rejects: no response; Kafka closes the connection. */
@@ -272,5 +274,5 @@ export function produceAcks0Case(rng: Prng, caseId: number, target: ProduceTarge
   const batch = validBatch(rng, caseId, 'z-', 'none');
   const c = rng.pick(corruptions.filter((x) => x.expect === 'reject'));
   const { frame, correlationId } = frameOf(version, 0, [{ topic: target.topic, index, records: c.apply(batch.bytes, rng) }], target.topicId);
-  return { frame, version, correlationId, acks: 0, partitions: [{ topic: target.topic, index, expect: 'reject', records: 0, keys: [] }], what: `Produce v${version} acks=0: p${index}: ${c.what}` };
+  return { frame, version, correlationId, acks: 0, topicId: target.topicId, partitions: [{ topic: target.topic, index, expect: 'reject', records: 0, keys: [] }], what: `Produce v${version} acks=0: p${index}: ${c.what}` };
 }
