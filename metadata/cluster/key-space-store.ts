@@ -94,6 +94,8 @@ export abstract class KeySpaceStore implements ClusterMetadataStore {
       const layout = await ks.get(LAYOUT_KEY);
       if (layout === undefined) {
         const existing = await ks.range('');
+        // Another broker's initialization may have committed between the two reads: read again.
+        if (existing.entries.some((e) => e.key === LAYOUT_KEY)) continue;
         if (existing.entries.length > 0) {
           throw new IncompatibleLayoutError(`(none; ${existing.entries.length} other keys, e.g. ${existing.entries[0]!.key})`, LAYOUT_VERSION, this.description);
         }
