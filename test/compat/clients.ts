@@ -287,7 +287,7 @@ export const clients: readonly ClientSpec[] = [
       listOffsets: 'admin.fetchTopicOffsets (low, high), fetchTopicOffsetsByTimestamp',
       groupLag: 'admin.fetchOffsets vs fetchTopicOffsets; describeGroups; listGroups',
       describeTopics: 'admin.fetchTopicMetadata (leaders, replicas, ISR, topic id)',
-      listTopics: 'admin.listTopics() (all topics: librdkafka 2.1x pads this Metadata v12 request)',
+      listTopics: 'admin.listTopics() (all topics: librdkafka 2.15 pads this Metadata v13 request with 3 bytes)',
       regexSubscribe: 'consumer.subscribe({ topics: [/^<topic>-rx-.*/] }) over two topics made for it',
     },
     notes: [
