@@ -136,6 +136,7 @@ export class Broker {
     });
     await groups.start();
     const waiters = new PartitionWaiters(scheduler);
+    const replication = cluster?.startReplication(waiters, clock) ?? null;
     const txnPartitions = store.get(TRANSACTION_STATE_TOPIC)!.partitionCount;
     const txns = new TxnCoordinator({
       log: new InternalTopicLog(TRANSACTION_STATE_TOPIC, txnPartitions, (p) => logs.getLog(TRANSACTION_STATE_TOPIC, p), clock),
@@ -144,7 +145,8 @@ export class Broker {
         const partitionLog = logs.getLog(tp.topic, tp.partition);
         if (partitionLog === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not on this broker`);
         const batch = buildEndTxnMarkerBatch({ ...marker, timestamp: clock.now() });
-        await partitionLog.append(batch, { leaderEpoch: 0, isFromClient: false });
+        await partitionLog.append(batch, { leaderEpoch: cluster?.view.leaderEpoch(tp.topic, tp.partition) ?? 0, isFromClient: false });
+        replication?.appended(tp.topic, tp.partition);
         waiters.notify(tp.topic, tp.partition);
       },
       offsetsPartitionFor: (groupId) => groups.partitionFor(groupId),
@@ -195,6 +197,7 @@ export class Broker {
       log,
       topics: cluster?.topics ?? topics,
       cluster: cluster?.view ?? null,
+      replication,
       waiters,
       producerIds,
       groups,
