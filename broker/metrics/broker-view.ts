@@ -3,6 +3,7 @@
 // progress. Everything is read from live state when asked; nothing here is
 // cached or counted. The parts are structural subsets of BrokerTopics,
 // GroupCoordinator and RemoteLogManager, so tests may pass smaller ones.
+import type { ReplicationPart } from './replication-view.js';
 import type { PartitionView } from '../broker-context.js';
 import type { GroupCoordinator } from '../group/group-coordinator.js';
 import type { LogSegment } from '../log/log-segment.js';
@@ -29,6 +30,8 @@ export interface BrokerParts {
   readonly remoteLogManager: TieringPart | null;
   /** The fetch session cache (absent: no fetch session metrics). */
   readonly fetchSessions?: FetchSessionsPart;
+  /** Replication in a cluster (absent for the single broker: no replication metrics or console columns). */
+  readonly replication?: ReplicationPart;
 }
 
 /** What the metrics read of the fetch session cache. */

@@ -1,5 +1,5 @@
 // `npm run fault -- --trials N --seed S [--duration-ms D] [--partitions P]
-// [--producers K] [--rate R] [--keep]`: runs N trials of the fault checker
+// [--producers K] [--rate R] [--isr-wait-ms W] [--keep]`: runs N trials of the fault checker
 // (trial.ts), trial i seeded trialSeed(S, i) (trial 0 is S itself, so a failed
 // trial is repeated with `--seed <its seed> --trials 1`), and prints the
 // figures docs/fault-testing.md records: trials, faults injected, acknowledged
@@ -16,6 +16,7 @@ export interface RunOptions {
   readonly producers: number;
   readonly rate: number;
   readonly keep: boolean;
+  readonly isrWaitMs: number;
   readonly log: (line: string) => void;
 }
 
@@ -34,7 +35,7 @@ export interface RunSummary {
 export async function runFaults(o: RunOptions): Promise<RunSummary> {
   const started = Date.now();
   const bin = buildWorkload();
-  const trialOptions: TrialOptions = { workloadBin: bin, partitions: o.partitions, producers: o.producers, rate: o.rate, keep: o.keep, log: o.log };
+  const trialOptions: TrialOptions = { workloadBin: bin, partitions: o.partitions, producers: o.producers, rate: o.rate, keep: o.keep, isrWaitMs: o.isrWaitMs, log: o.log };
   const results: TrialResult[] = [];
   o.log(`fault run: seed ${o.seed}, ${o.trials} trials of ${o.durationMs} ms`);
   for (let i = 0; i < o.trials; i++) {
@@ -100,6 +101,7 @@ function parseArgs(argv: readonly string[]): Omit<RunOptions, 'log'> {
     producers: int('producers', 2),
     rate: int('rate', 200),
     keep: argv.includes('--keep'),
+    isrWaitMs: int('isr-wait-ms', 90_000),
   };
 }
 

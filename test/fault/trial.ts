@@ -25,6 +25,8 @@ export interface TrialOptions {
   readonly producers: number;
   /** Records per second over all producers. */
   readonly rate: number;
+  /** How long to wait for a full ISR after creation and after each heal (default 90 s). */
+  readonly isrWaitMs?: number;
   /** Keep the trial's files (log dirs, remote store) for a post-mortem. */
   readonly keep?: boolean;
   readonly log: (line: string) => void;
@@ -43,7 +45,6 @@ export interface TrialResult {
   readonly dir: string;
 }
 
-const ISR_FULL_MS = 90_000;
 const LEADERS_MOVED_MS = 30_000;
 const NOT_ENOUGH = new Set(['NOT_ENOUGH_REPLICAS', 'NOT_ENOUGH_REPLICAS_AFTER_APPEND']);
 
@@ -53,6 +54,7 @@ function isrFull(replicas: number) {
 
 export async function runTrial(schedule: Schedule, o: TrialOptions): Promise<TrialResult> {
   const started = Date.now();
+  const ISR_FULL_MS = o.isrWaitMs ?? 90_000;
   const findings: Finding[] = [];
   const harness = (detail: string, partition = -1): void => {
     findings.push({ kind: 'isr', partition, detail });
@@ -101,7 +103,11 @@ export async function runTrial(schedule: Schedule, o: TrialOptions): Promise<Tri
     if (!healed.ok) harness(`after healing the ISR is not full within ${ISR_FULL_MS} ms: ${JSON.stringify(healed.last)}`);
 
     // Availability: one down, then two down.
-    const [x, y] = [...cluster.nodeIds].sort(() => rng.next() - 0.5);
+    // The survivor of the two-down check is an ISR member of every partition where one exists (with a full ISR: any broker).
+    const inEveryIsr = cluster.nodeIds.filter((n) => typeof healed.last !== 'string' && healed.last.partitions.every((p) => p.isr.includes(n)));
+    const survivorPick = rng.pick(inEveryIsr.length > 0 ? inEveryIsr : cluster.nodeIds);
+    const others = cluster.nodeIds.filter((n) => n !== survivorPick);
+    const [x, y] = rng.next() < 0.5 ? others : [...others].reverse();
     if (x === undefined || y === undefined) throw new Error('need 3 brokers');
     await cluster.broker(x).kill();
     faults++;

@@ -3,12 +3,14 @@
 // program), run as a child process. franz-go because its idempotent producer
 // is the most faithful to Kafka's: retries without limit, no delivery timeout,
 // sequence numbers kept across leader changes, so a duplicate or a gap in the
-// log is the broker's doing.
+// log is the broker's doing. The availability probe's writes go through
+// kafkajs, which reports the broker's error code of a refused write.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { repoRoot } from '../support/tools.js';
 import type { Ack } from './checker.js';
 
@@ -110,23 +112,62 @@ export interface ProbeResult {
   readonly partition: number;
   readonly produced: boolean;
   readonly offset: number;
+  /** The broker's error name when the write was refused (kafkajs's error type), or the client's message. */
   readonly error: string;
   readonly read: number;
   /** The value it produced. */
   readonly value: string;
 }
 
-/** `fault-workload probe`: one acks=all record per partition, then a read of each from the start. */
+/** The Kafka error name of a kafkajs error (a retry wrapper keeps the broker's in originalError). */
+function kafkaErrorType(e: unknown): string {
+  for (let cur: unknown = e, depth = 0; cur !== null && cur !== undefined && depth < 5; depth++) {
+    const x = cur as { type?: unknown; originalError?: unknown; cause?: unknown; message?: unknown };
+    if (typeof x.type === 'string') return x.type;
+    cur = x.originalError ?? x.cause;
+  }
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * Availability: one non-idempotent acks=all record per partition through
+ * kafkajs (a few retries, bounded by the timeout), then a read of each
+ * partition from the start through the franz-go program.
+ */
 export async function probe(bin: string, o: { bootstrap: string; topic: string; partitions: number; timeoutMs: number }): Promise<ProbeResult[]> {
-  const child = spawn(bin, ['probe', '--bootstrap', o.bootstrap, '--topic', o.topic, '--partitions', String(o.partitions), '--timeout-ms', String(o.timeoutMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const kafka = new Kafka({ clientId: 'fault-probe', brokers: o.bootstrap.split(','), logLevel: logLevel.NOTHING, connectionTimeout: 3000, requestTimeout: o.timeoutMs, retry: { retries: 4, initialRetryTime: 300, maxRetryTime: 2000 } });
+  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  const results: ProbeResult[] = [];
+  await producer.connect();
+  try {
+    await Promise.all(
+      Array.from({ length: o.partitions }, async (_, partition) => {
+        const value = `probe-${partition}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+        try {
+          const [meta] = await producer.send({ topic: o.topic, acks: -1, timeout: Math.floor(o.timeoutMs / 2), messages: [{ partition, value }] });
+          const offset = Number(meta?.baseOffset ?? meta?.offset ?? -1);
+          results.push({ partition, produced: meta !== undefined && meta.errorCode === 0, offset, error: '', read: 0, value });
+        } catch (e) {
+          results.push({ partition, produced: false, offset: -1, error: kafkaErrorType(e), read: 0, value });
+        }
+      }),
+    );
+  } finally {
+    await producer.disconnect().catch(() => undefined);
+  }
+  const child = spawn(bin, ['read', '--bootstrap', o.bootstrap, '--topic', o.topic, '--partitions', String(o.partitions), '--timeout-ms', String(o.timeoutMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
   child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  if (code !== 0) throw new Error(`fault probe exited ${code}: ${stderr}`);
-  return stdout
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => (JSON.parse(l) as { probe: ProbeResult }).probe);
+  if (code !== 0) throw new Error(`fault read probe exited ${code}: ${stderr}`);
+  const reads = new Map(
+    stdout
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => (JSON.parse(l) as { read: { partition: number; read: number } }).read)
+      .map((r) => [r.partition, r.read] as const),
+  );
+  return results.sort((a, b) => a.partition - b.partition).map((r) => ({ ...r, read: reads.get(r.partition) ?? 0 }));
 }
