@@ -16,7 +16,16 @@ export interface ImageReader {
   readonly controllerId: number;
 }
 
-export function replicationPart(o: { nodeId: number; image: ImageReader; manager: ReplicaManager; local: BrokerTopics; defaultMinIsr: number }): ReplicationPart {
+export interface ReplicationPartOptions {
+  readonly nodeId: number;
+  readonly image: ImageReader;
+  readonly manager: Pick<ReplicaManager, 'leaderState' | 'onEvent'>;
+  readonly local: { readonly store: Pick<BrokerTopics['store'], 'get' | 'logConfig'>; partitionLog: BrokerTopics['partitionLog'] };
+  /** min.insync.replicas of the broker, for topics this broker has no record of. */
+  readonly defaultMinIsr: number;
+}
+
+export function replicationPart(o: ReplicationPartOptions): ReplicationPart {
   const { image, manager, local } = o;
   return {
     nodeId: o.nodeId,
