@@ -181,6 +181,22 @@ export class FaultCluster {
     }
   }
 
+  /** The broker's HTTP port (console, /metrics, /v1/partitions), from its start-up line. */
+  httpPort(id: number): number | undefined {
+    const line = this.broker(id).logs.lines.find((l) => l.msg === 'sediment broker started');
+    const port = line?.['httpPort'];
+    return typeof port === 'number' ? port : undefined;
+  }
+
+  /** GET of the broker's HTTP listener (in its namespace, reached over the bridge). */
+  async http(id: number, pathAndQuery: string): Promise<string> {
+    const port = this.httpPort(id);
+    if (port === undefined) throw new Error(`broker ${id}: no httpPort in its start-up line`);
+    const res = await fetch(`http://${brokerAddress(id)}:${port}${pathAndQuery}`, { signal: AbortSignal.timeout(5000) });
+    if (res.status !== 200) throw new Error(`broker ${id} ${pathAndQuery}: HTTP ${res.status}`);
+    return res.text();
+  }
+
   logDir(id: number): string {
     return this.broker(id).dataDir;
   }

@@ -134,6 +134,9 @@ export async function runTrial(schedule: Schedule, o: TrialOptions): Promise<Tri
     const back = await cluster.until(topic, isrFull(3), ISR_FULL_MS);
     if (!back.ok) harness(`after the availability check the ISR is not full within ${ISR_FULL_MS} ms: ${JSON.stringify(back.last)}`);
 
+    // The console's replication picture and the metrics agree with the cluster's metadata.
+    if (back.ok && typeof back.last !== 'string') for (const f of await checkObservability(cluster, topic, back.last)) harness(f);
+
     const result = await workload.stop();
     workload = undefined;
     acks.push(...result.acks);
@@ -173,6 +176,48 @@ export async function runTrial(schedule: Schedule, o: TrialOptions): Promise<Tri
   o.log(`  verdict: ${verdict.acknowledged} acknowledged, ${verdict.losses} lost, ${verdict.duplicates} duplicated, ${verdict.findings.length + findings.length} findings (${((r.ms) / 1000).toFixed(0)} s)`);
   for (const f of verdict.findings.slice(0, 30)) o.log(`  ! [${f.kind}] p${f.partition} ${f.detail}`);
   return r;
+}
+
+interface PartitionsAnswer {
+  partition: number;
+  highWatermark: number;
+  replication?: { leader: number; leaderEpoch: number; isr: number[]; replicas: Array<{ nodeId: number; inSync: boolean; logEndOffset: number | null }> };
+}
+
+/**
+ * With a full ISR: each partition's leader shows, in /v1/partitions, the
+ * metadata's leader, epoch and ISR and a log end offset for every replica;
+ * every broker's /metrics reports no under-replicated and no under-min-ISR
+ * partition. (Followers may still be a fetch behind: LEOs are not compared.)
+ */
+async function checkObservability(cluster: FaultCluster, topic: string, md: TopicMetadata): Promise<string[]> {
+  const problems: string[] = [];
+  const byLeader = new Map<number, PartitionsAnswer[]>();
+  try {
+    for (const id of new Set(md.partitions.map((p) => p.leader))) byLeader.set(id, JSON.parse(await cluster.http(id, `/v1/partitions?topic=${topic}`)) as PartitionsAnswer[]);
+    for (const p of md.partitions) {
+      const shown = byLeader.get(p.leader)?.find((x) => x.partition === p.partition)?.replication;
+      if (shown === undefined) {
+        problems.push(`console: leader ${p.leader} of partition ${p.partition} shows no replication picture`);
+        continue;
+      }
+      if (shown.leader !== p.leader || shown.leaderEpoch !== p.leaderEpoch || JSON.stringify([...shown.isr].sort()) !== JSON.stringify([...p.isr].sort())) {
+        problems.push(`console: partition ${p.partition} shows leader ${shown.leader} epoch ${shown.leaderEpoch} ISR ${JSON.stringify(shown.isr)}; metadata says ${p.leader} ${p.leaderEpoch} ${JSON.stringify(p.isr)}`);
+      }
+      const unknown = shown.replicas.filter((r) => r.logEndOffset === null || r.logEndOffset < 0).map((r) => r.nodeId);
+      if (unknown.length > 0) problems.push(`console: leader ${p.leader} of partition ${p.partition} knows no log end offset of replicas ${unknown.join(',')}`);
+    }
+    for (const id of cluster.nodeIds) {
+      const text = await cluster.http(id, '/metrics');
+      for (const name of ['sediment_under_replicated_partitions', 'sediment_under_min_isr_partitions']) {
+        const v = Number(text.split('\n').find((l) => l.startsWith(`${name} `))?.split(' ')[1] ?? NaN);
+        if (v !== 0) problems.push(`metrics: broker ${id} reports ${name} ${v} with a full ISR`);
+      }
+    }
+  } catch (e) {
+    problems.push(`console/metrics: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  return problems;
 }
 
 export function trialPassed(r: TrialResult): boolean {
