@@ -207,7 +207,8 @@ export class Broker {
       coordinatorNode: () => cluster?.view.coordinator() ?? { nodeId: config.nodeId, host: advertised.host, port: advertised.port },
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
     };
-    const parts = { topics, groups, remoteLogManager: rlm, fetchSessions };
+    const replicationView = cluster?.replicationPart() ?? undefined;
+    const parts = { topics, groups, remoteLogManager: rlm, fetchSessions, ...(replicationView === undefined ? {} : { replication: replicationView }) };
     const metrics = new BrokerMetrics(parts);
     dispatcher = new Dispatcher<BrokerContext>(metrics.instrument(allHandlers), context, metrics.requestObserver);
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });
