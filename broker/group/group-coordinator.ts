@@ -32,6 +32,7 @@ import { defaultConsumerGroupConfig, type ConsumerGroupConfig } from './consumer
 import { ConsumerGroupManager } from './consumer/consumer-group-manager.js';
 import { decodeConsumerGroupRecord, encodeConsumerGroupRecord, isConsumerGroupRecordType } from './consumer/consumer-records.js';
 import {
+  committedPartitionIds,
   consumerGroupNotFound,
   describeAsClassic,
   describeConsumerGroup,
@@ -382,11 +383,7 @@ export class GroupCoordinator {
       let classicGroup = this.manager.groups.get(p.groupId);
       let created = false;
       if (consumerGroup !== undefined) {
-        const topics = this.topicsView();
-        const partitions = p.topics.flatMap((t) => {
-          const topicId = topics.byName(t.name)?.topicId;
-          return topicId === undefined ? [] : t.partitions.map((x) => ({ topicId, partition: x.partitionIndex }));
-        });
+        const partitions = committedPartitionIds(this.topicsView(), p.topics);
         const invalid = validateConsumerOffsetCommit(consumerGroup, { memberId: p.memberId, memberEpoch: p.generationId, apiVersion: p.apiVersion ?? 9, transactional: false }, partitions);
         if (invalid !== ErrorCode.NONE) return rejected(invalid);
       } else {
@@ -478,11 +475,7 @@ export class GroupCoordinator {
     const group = this.manager.groups.get(p.groupId);
     const consumerGroup = this.consumer.groups.get(p.groupId);
     if (consumerGroup !== undefined) {
-      const topics = this.topicsView();
-      const partitions = p.topics.flatMap((t) => {
-        const topicId = topics.byName(t.name)?.topicId;
-        return topicId === undefined ? [] : t.partitions.map((x) => ({ topicId, partition: x.partitionIndex }));
-      });
+      const partitions = committedPartitionIds(this.topicsView(), p.topics);
       const invalid = validateConsumerOffsetCommit(consumerGroup, { memberId: p.memberId, memberEpoch: p.generationId, apiVersion: p.apiVersion ?? 9, transactional: true }, partitions);
       if (invalid !== ErrorCode.NONE) return allWith(invalid);
     } else if (group !== undefined && p.generationId >= 0) {

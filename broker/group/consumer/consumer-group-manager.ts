@@ -309,6 +309,12 @@ export class ConsumerGroupManager {
       throw err;
     }
     this.groups.set(p.groupId, work);
+    if (reconciled.memberEpoch !== member.memberEpoch || reconciled.state !== member.state || records.length > 0) {
+      this.log.debug(
+        { groupId: p.groupId, memberId, epoch: reconciled.memberEpoch, state: reconciled.state, groupEpoch: work.groupEpoch, sent: p.memberEpoch, owned: p.topicPartitions?.length ?? null },
+        'consumer group member updated',
+      );
+    }
     if (replaced !== null) this.cancelMemberTimers(p.groupId, replaced.memberId);
     this.scheduleSession(p.groupId, memberId);
     this.trackRebalanceTimeout(p.groupId, member, reconciled);
