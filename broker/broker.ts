@@ -139,6 +139,7 @@ export class Broker {
     });
     await groups.start();
     const waiters = new PartitionWaiters(scheduler);
+    const replication = cluster?.startReplication(waiters, clock) ?? null;
     const txnPartitions = store.get(TRANSACTION_STATE_TOPIC)!.partitionCount;
     const txns = new TxnCoordinator({
       log: new InternalTopicLog(TRANSACTION_STATE_TOPIC, txnPartitions, (p) => logs.getLog(TRANSACTION_STATE_TOPIC, p), clock),
@@ -147,7 +148,8 @@ export class Broker {
         const partitionLog = logs.getLog(tp.topic, tp.partition);
         if (partitionLog === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not on this broker`);
         const batch = buildEndTxnMarkerBatch({ ...marker, timestamp: clock.now() });
-        await partitionLog.append(batch, { leaderEpoch: 0, isFromClient: false });
+        await partitionLog.append(batch, { leaderEpoch: cluster?.view.leaderEpoch(tp.topic, tp.partition) ?? 0, isFromClient: false });
+        replication?.appended(tp.topic, tp.partition);
         waiters.notify(tp.topic, tp.partition);
       },
       offsetsPartitionFor: (groupId) => groups.partitionFor(groupId),
@@ -198,6 +200,7 @@ export class Broker {
       log,
       topics: cluster?.topics ?? topics,
       cluster: cluster?.view ?? null,
+      replication,
       waiters,
       producerIds,
       groups,
@@ -207,7 +210,8 @@ export class Broker {
       coordinatorNode: () => cluster?.view.coordinator() ?? { nodeId: config.nodeId, host: advertised.host, port: advertised.port },
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
     };
-    const parts = { topics, groups, remoteLogManager: rlm, fetchSessions };
+    const replicationView = cluster?.replicationPart() ?? undefined;
+    const parts = { topics, groups, remoteLogManager: rlm, fetchSessions, ...(replicationView === undefined ? {} : { replication: replicationView }) };
     const metrics = new BrokerMetrics(parts);
     dispatcher = new Dispatcher<BrokerContext>(metrics.instrument(allHandlers), context, metrics.requestObserver);
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });
