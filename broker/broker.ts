@@ -9,7 +9,7 @@ import { systemClock, type Clock } from './common/clock.js';
 import { systemScheduler, type Scheduler } from './common/scheduler.js';
 import { PartitionWaiters } from './partition-waiters.js';
 import { FetchSessionCache } from './fetch/fetch-session-cache.js';
-import { ProducerIdManager } from './producer-ids.js';
+import { PRODUCER_ID_BLOCK_SIZE, ProducerIdManager } from './producer-ids.js';
 import { BrokerTopics } from './topic-service.js';
 import { LogManager } from './log/log-manager.js';
 import { Dispatcher } from './server/dispatcher.js';
@@ -116,8 +116,11 @@ export class Broker {
     const first = config.listeners[0]!;
     const advertisedConf = config.advertisedListeners[0] ?? first;
     const cluster = membership === null ? null : await ClusterServing.start({ membership, local: topics, config, scheduler, log, listenerName: advertisedConf.name });
-    // In a cluster each broker hands out producer ids from its own range.
-    const producerIds = await ProducerIdManager.open(metaDir, membership === null ? 0n : BigInt(config.nodeId) << 40n);
+    // In a cluster producer id blocks come from the cluster-wide counter in the metadata store.
+    const producerIds =
+      membership === null
+        ? await ProducerIdManager.open(metaDir)
+        : await ProducerIdManager.shared(metaDir, (atLeast) => membership.store.allocateProducerIds(config.nodeId, PRODUCER_ID_BLOCK_SIZE, atLeast));
     const offsetsLog = new InternalTopicLog(CONSUMER_OFFSETS_TOPIC, config.offsetsTopicNumPartitions, (p) => logs.getLog(CONSUMER_OFFSETS_TOPIC, p), clock);
     const groups = new GroupCoordinator({
       log: offsetsLog,

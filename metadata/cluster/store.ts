@@ -132,6 +132,15 @@ export interface ClusterMetadataStore {
     proposal: PartitionProposal,
   ): Promise<PartitionState>;
 
+  /**
+   * Kafka's AllocateProducerIds: hands `nodeId` the next block of `blockSize`
+   * producer ids, cluster-wide, by compare-and-swap on one key holding the
+   * next block's start. No id is ever in two blocks. `atLeast` raises the
+   * block's start (ids this broker handed out before it used the shared
+   * counter). Returns the block's first id.
+   */
+  allocateProducerIds(nodeId: number, blockSize: number, atLeast?: bigint): Promise<bigint>;
+
   /** Sets (string) or removes (null) dynamic configs of a broker or the cluster, in one transaction. */
   alterConfigs(resource: ConfigResource, changes: Readonly<Record<string, string | null>>): Promise<void>;
 
