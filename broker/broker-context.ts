@@ -81,7 +81,7 @@ export interface BrokerContext {
   readonly fetchSessions: FetchSessionCache;
   /** The cluster as this broker's metadata image shows it (etcd.connect); absent or null: the single broker. */
   readonly cluster?: ClusterView | null;
-  /** This broker's advertised endpoint: the coordinator of every group. */
-  coordinatorNode(): { readonly nodeId: number; readonly host: string; readonly port: number };
+  /** The coordinator of a group (key type 0) or transactional id (1); null: COORDINATOR_NOT_AVAILABLE. See GroupHandlerContext. */
+  coordinatorNode(keyType: number, key: string): { readonly nodeId: number; readonly host: string; readonly port: number } | null;
   supportedApiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];
 }

@@ -33,6 +33,7 @@ import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { ClusterServing } from './cluster/cluster-serving.js';
+import type { InternalTopicSpec } from './cluster/coordinators.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
@@ -110,9 +111,9 @@ export class Broker {
       },
     });
     const topics = new BrokerTopics(store, logs, INTERNAL_TOPICS, log.child({ component: 'topics' }));
-    // In a cluster only the internal topics are this broker's own; the others come from the image.
-    await topics.ensureLogs(membership === null ? undefined : (name) => INTERNAL_TOPICS.has(name));
-    await ensureInternalTopics(config, topics);
+    // In a cluster only __remote_log_metadata is this broker's own; the others (internal ones too) come from the image.
+    await topics.ensureLogs(membership === null ? undefined : (name) => name === REMOTE_LOG_METADATA_TOPIC);
+    await ensureInternalTopics(config, topics, membership === null);
     const first = config.listeners[0]!;
     const advertisedConf = config.advertisedListeners[0] ?? first;
     const cluster = membership === null ? null : await ClusterServing.start({ membership, local: topics, config, scheduler, log, listenerName: advertisedConf.name });
@@ -121,9 +122,13 @@ export class Broker {
       membership === null
         ? await ProducerIdManager.open(metaDir)
         : await ProducerIdManager.shared(metaDir, (atLeast) => membership.store.allocateProducerIds(config.nodeId, PRODUCER_ID_BLOCK_SIZE, atLeast));
-    const offsetsLog = new InternalTopicLog(CONSUMER_OFFSETS_TOPIC, config.offsetsTopicNumPartitions, (p) => logs.getLog(CONSUMER_OFFSETS_TOPIC, p), clock);
+    // In a cluster the coordinators serve the internal partitions this broker leads (ClusterCoordinators).
+    const partitioned = cluster !== null;
+    const epochOf = (topic: string) => (p: number) => cluster?.view.leaderEpoch(topic, p) ?? 0;
+    const offsetsLog = new InternalTopicLog(CONSUMER_OFFSETS_TOPIC, config.offsetsTopicNumPartitions, (p) => logs.getLog(CONSUMER_OFFSETS_TOPIC, p), clock, epochOf(CONSUMER_OFFSETS_TOPIC));
     const groups = new GroupCoordinator({
       log: offsetsLog,
+      partitioned,
       clock,
       scheduler,
       logger: log.child({ component: 'group-coordinator' }),
@@ -139,9 +144,10 @@ export class Broker {
     });
     await groups.start();
     const waiters = new PartitionWaiters(scheduler);
-    const txnPartitions = store.get(TRANSACTION_STATE_TOPIC)!.partitionCount;
+    const txnPartitions = store.get(TRANSACTION_STATE_TOPIC)?.partitionCount ?? config.getInt('transaction.state.log.num.partitions');
     const txns = new TxnCoordinator({
-      log: new InternalTopicLog(TRANSACTION_STATE_TOPIC, txnPartitions, (p) => logs.getLog(TRANSACTION_STATE_TOPIC, p), clock),
+      log: new InternalTopicLog(TRANSACTION_STATE_TOPIC, txnPartitions, (p) => logs.getLog(TRANSACTION_STATE_TOPIC, p), clock, epochOf(TRANSACTION_STATE_TOPIC)),
+      partitioned,
       producerIds,
       writeMarker: async (tp, marker) => {
         const partitionLog = logs.getLog(tp.topic, tp.partition);
@@ -164,6 +170,11 @@ export class Broker {
       },
     });
     await txns.start();
+    cluster?.attachCoordinators({
+      groups: { spec: offsetsTopicSpec(config), coordinator: groups },
+      transactions: { spec: transactionTopicSpec(config), coordinator: txns },
+      hasLog: (topic, p) => logs.getLog(topic, p) !== undefined,
+    });
     if (storage !== null) {
       const metadataLog = new InternalTopicLog(REMOTE_LOG_METADATA_TOPIC, store.get(REMOTE_LOG_METADATA_TOPIC)!.partitionCount, (p) => logs.getLog(REMOTE_LOG_METADATA_TOPIC, p), clock);
       const metadata = new RemoteLogMetadataManager({ log: metadataLog });
@@ -203,8 +214,8 @@ export class Broker {
       groups,
       txns,
       fetchSessions,
-      // In a cluster every group goes to one broker (the lowest live node id) until coordinators follow partition leadership.
-      coordinatorNode: () => cluster?.view.coordinator() ?? { nodeId: config.nodeId, host: advertised.host, port: advertised.port },
+      coordinatorNode: (keyType, key) =>
+        cluster === null ? { nodeId: config.nodeId, host: advertised.host, port: advertised.port } : cluster.coordinatorFor(keyType === 1 ? 'transaction' : 'group', key),
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
     };
     const parts = { topics, groups, remoteLogManager: rlm, fetchSessions };
@@ -272,20 +283,30 @@ export class Broker {
   }
 }
 
-async function ensureInternalTopics(config: BrokerConfig, topics: BrokerTopics): Promise<void> {
-  if (!topics.store.has(CONSUMER_OFFSETS_TOPIC)) {
-    await topics.createTopic({
-      name: CONSUMER_OFFSETS_TOPIC,
-      numPartitions: config.getInt('offsets.topic.num.partitions'),
-      configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('offsets.topic.segment.bytes')) },
-    });
-  }
-  if (!topics.store.has(TRANSACTION_STATE_TOPIC)) {
-    await topics.createTopic({
-      name: TRANSACTION_STATE_TOPIC,
-      numPartitions: config.getInt('transaction.state.log.num.partitions'),
-      configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('transaction.state.log.segment.bytes')) },
-    });
+/** __consumer_offsets as Kafka creates it (offsets.topic.*). */
+function offsetsTopicSpec(config: BrokerConfig): InternalTopicSpec {
+  return {
+    name: CONSUMER_OFFSETS_TOPIC,
+    numPartitions: config.getInt('offsets.topic.num.partitions'),
+    replicationFactor: config.getInt('offsets.topic.replication.factor'),
+    configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('offsets.topic.segment.bytes')) },
+  };
+}
+
+/** __transaction_state as Kafka creates it (transaction.state.log.*). */
+function transactionTopicSpec(config: BrokerConfig): InternalTopicSpec {
+  return {
+    name: TRANSACTION_STATE_TOPIC,
+    numPartitions: config.getInt('transaction.state.log.num.partitions'),
+    replicationFactor: config.getInt('transaction.state.log.replication.factor'),
+    configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('transaction.state.log.segment.bytes')) },
+  };
+}
+
+/** Alone, the broker creates its internal topics at start; in a cluster the two coordinator topics are the cluster's (ClusterCoordinators). */
+async function ensureInternalTopics(config: BrokerConfig, topics: BrokerTopics, alone: boolean): Promise<void> {
+  for (const spec of alone ? [offsetsTopicSpec(config), transactionTopicSpec(config)] : []) {
+    if (!topics.store.has(spec.name)) await topics.createTopic({ name: spec.name, numPartitions: spec.numPartitions, configs: { ...spec.configs } });
   }
   if (config.getBoolean('remote.log.storage.system.enable') && !topics.store.has(REMOTE_LOG_METADATA_TOPIC)) {
     await topics.createTopic({

@@ -10,11 +10,14 @@ import type { ClusterMembership } from '../cluster-membership.js';
 import type { Scheduler } from '../common/scheduler.js';
 import type { BrokerTopics } from '../topic-service.js';
 import { ClusterTopics } from './cluster-topics.js';
+import { ClusterCoordinators, type CoordinatorKind, type InternalTopicSpec, type PartitionedCoordinator } from './coordinators.js';
+import type { NodeEndpoint } from './cluster-view.js';
 import { ClusterView } from './cluster-view.js';
 import { TopicSync } from './topic-sync.js';
 
 export class ClusterServing {
   private controller: ClusterController | null = null;
+  private coordinators: ClusterCoordinators | null = null;
 
   private constructor(
     private readonly membership: ClusterMembership,
@@ -52,6 +55,27 @@ export class ClusterServing {
       visibleWithinMs: 3 * config.getInt('etcd.request.timeout.ms'),
     });
     return new ClusterServing(membership, view, topics, sync, config, scheduler, log);
+  }
+
+  /**
+   * Lets this broker's group and transaction coordinators (partitioned mode)
+   * follow the leadership of the internal topics' partitions.
+   */
+  attachCoordinators(options: {
+    readonly groups: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
+    readonly transactions: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
+    readonly hasLog: (topic: string, partition: number) => boolean;
+  }): void {
+    const coordinators = new ClusterCoordinators({ nodeId: this.config.nodeId, view: this.view, topics: this.topics, ...options, log: this.log.child({ component: 'coordinators' }) });
+    this.coordinators = coordinators;
+    this.sync.onPass(() => coordinators.changed());
+    this.membership.onSessionLost(() => coordinators.sessionLost());
+    coordinators.changed();
+  }
+
+  /** FindCoordinator's answer in a cluster (null: COORDINATOR_NOT_AVAILABLE). */
+  coordinatorFor(kind: CoordinatorKind, key: string): NodeEndpoint | null {
+    return this.coordinators?.coordinatorFor(kind, key) ?? null;
   }
 
   /** Starts this broker's controller once it is registered (the election is bound to its session). */

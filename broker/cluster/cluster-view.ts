@@ -2,8 +2,8 @@
 // etcd cluster: the live brokers, the controller, and each partition's leader,
 // replicas and ISR, all read from this broker's MetadataImage (never etcd).
 // Without etcd.connect handlers have no ClusterView and answer as the single
-// broker. Topics that are not in the image (the internal topics, which each
-// broker keeps for its own coordinators) are answered as local partitions.
+// broker. Topics that are not in the image (__remote_log_metadata, which each
+// broker keeps for its own tiering) are answered as local partitions.
 import type { MetadataImage } from '../../metadata/cluster/image.js';
 import type { PartitionState } from '../../metadata/cluster/records.js';
 import { ErrorCode } from '../protocol/errors.js';
@@ -44,14 +44,9 @@ export class ClusterView {
     return out;
   }
 
-  /**
-   * The group and transaction coordinator of the whole cluster for now: the
-   * live broker with the lowest node id (every broker answers FindCoordinator
-   * alike). Its group state lives in its own __consumer_offsets; coordinators
-   * that follow partition leadership are still to come.
-   */
-  coordinator(): NodeEndpoint | undefined {
-    return this.brokers()[0];
+  /** The partition count of a cluster topic, undefined when the image has no such topic. */
+  partitionCount(topic: string): number | undefined {
+    return this.image.topic(topic)?.partitionCount;
   }
 
   endpoint(nodeId: number): NodeEndpoint | undefined {

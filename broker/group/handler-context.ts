@@ -4,8 +4,12 @@ import type { GroupCoordinator } from './group-coordinator.js';
 
 export interface GroupHandlerContext {
   readonly groups: GroupCoordinator;
-  /** This broker's advertised endpoint: the coordinator of every group and transactional id. */
-  coordinatorNode(): { readonly nodeId: number; readonly host: string; readonly port: number };
+  /**
+   * The coordinator of a group (key type 0) or transactional id (1): this
+   * broker alone; in a cluster the leader of the key's internal-topic
+   * partition, null while there is none (COORDINATOR_NOT_AVAILABLE).
+   */
+  coordinatorNode(keyType: number, key: string): { readonly nodeId: number; readonly host: string; readonly port: number } | null;
 }
 
 export interface OffsetCommitHandlerContext extends GroupHandlerContext {

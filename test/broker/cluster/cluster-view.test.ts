@@ -36,14 +36,15 @@ function image(live: number[], partitions: PartitionState[], controller: number 
 const led = (leader: number, replicas = [leader], isr = replicas, leaderEpoch = 2): PartitionState => ({ replicas, leader, leaderEpoch, isr, partitionEpoch: 4 });
 
 describe('ClusterView', () => {
-  it('lists live brokers by the advertised listener name, the controller, and the lowest live node as coordinator', () => {
+  it('lists live brokers by the advertised listener name, the controller, and the partition count of cluster topics', () => {
     const view = new ClusterView(image([3, 1], [], 3), 1, 'PLAINTEXT');
     assert.deepEqual(view.brokers(), [
       { nodeId: 1, host: '127.0.0.1', port: 9001, rack: null },
       { nodeId: 3, host: '127.0.0.1', port: 9003, rack: 'r3' },
     ]);
     assert.equal(view.controllerId, 3);
-    assert.equal(view.coordinator()?.nodeId, 1);
+    assert.equal(view.partitionCount('t'), 0);
+    assert.equal(view.partitionCount('__consumer_offsets'), undefined);
     assert.equal(new ClusterView(image([1], [], null), 1, 'PLAINTEXT').controllerId, -1);
   });
 
