@@ -17,7 +17,7 @@ import { KafkaListener } from './server/listener.js';
 import { allHandlers } from './handlers/index.js';
 import { InternalTopicLog } from './internal-topic-log.js';
 import { GroupCoordinator } from './group/group-coordinator.js';
-import { TxnCoordinator } from './txn/txn-coordinator.js';
+import { TxnCoordinator, type TxnMarker } from './txn/txn-coordinator.js';
 import { buildEndTxnMarkerBatch } from './protocol/record-batch.js';
 import { ErrorCode, KafkaError } from './protocol/errors.js';
 import { ChunkCache } from '../remote-log/read/chunk-cache.js';
@@ -34,11 +34,15 @@ import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { ClusterServing } from './cluster/cluster-serving.js';
 import type { InternalTopicSpec } from './cluster/coordinators.js';
+import { TxnMarkerRouter } from './cluster/txn-markers.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
 export const TRANSACTION_STATE_TOPIC = '__transaction_state';
 export const INTERNAL_TOPICS: ReadonlySet<string> = new Set([CONSUMER_OFFSETS_TOPIC, REMOTE_LOG_METADATA_TOPIC, TRANSACTION_STATE_TOPIC]);
+
+/** Bound of one inter-broker call (WriteTxnMarkers); the transaction coordinator retries after it. */
+const INTER_BROKER_REQUEST_TIMEOUT_MS = 10_000;
 
 export interface BrokerOptions {
   log: Logger;
@@ -70,6 +74,7 @@ export class Broker {
   membership: ClusterMembership | null = null;
   /** Topic sync, cluster view and controller of a cluster member; null for the single broker. */
   cluster: ClusterServing | null = null;
+  private markers: TxnMarkerRouter | null = null;
 
   static async start(config: BrokerConfig, options: BrokerOptions): Promise<Broker> {
     // With etcd.connect, the cluster metadata store decides the cluster id before the log dirs are formatted.
@@ -144,18 +149,22 @@ export class Broker {
     });
     await groups.start();
     const waiters = new PartitionWaiters(scheduler);
+    const writeLocalTxnMarker = async (tp: { readonly topic: string; readonly partition: number }, marker: TxnMarker): Promise<void> => {
+      const partitionLog = logs.getLog(tp.topic, tp.partition);
+      if (partitionLog === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not on this broker`);
+      const leaderEpoch = cluster?.view.leaderEpoch(tp.topic, tp.partition) ?? 0;
+      const batch = buildEndTxnMarkerBatch({ ...marker, timestamp: clock.now() });
+      await partitionLog.append(batch, { leaderEpoch, isFromClient: false });
+      waiters.notify(tp.topic, tp.partition);
+    };
+    // In a cluster a marker for a partition another broker leads goes there (WriteTxnMarkers).
+    const markers = new TxnMarkerRouter({ view: cluster?.view ?? null, local: writeLocalTxnMarker, requestTimeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS, log: log.child({ component: 'txn-markers' }) });
     const txnPartitions = store.get(TRANSACTION_STATE_TOPIC)?.partitionCount ?? config.getInt('transaction.state.log.num.partitions');
     const txns = new TxnCoordinator({
       log: new InternalTopicLog(TRANSACTION_STATE_TOPIC, txnPartitions, (p) => logs.getLog(TRANSACTION_STATE_TOPIC, p), clock, epochOf(TRANSACTION_STATE_TOPIC)),
       partitioned,
       producerIds,
-      writeMarker: async (tp, marker) => {
-        const partitionLog = logs.getLog(tp.topic, tp.partition);
-        if (partitionLog === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not on this broker`);
-        const batch = buildEndTxnMarkerBatch({ ...marker, timestamp: clock.now() });
-        await partitionLog.append(batch, { leaderEpoch: 0, isFromClient: false });
-        waiters.notify(tp.topic, tp.partition);
-      },
+      writeMarker: (tp, marker) => markers.write(tp, marker),
       offsetsPartitionFor: (groupId) => groups.partitionFor(groupId),
       onTxnCompleted: (producerId, committed) => groups.completeTxnOffsets(producerId, committed),
       clock,
@@ -217,6 +226,7 @@ export class Broker {
       coordinatorNode: (keyType, key) =>
         cluster === null ? { nodeId: config.nodeId, host: advertised.host, port: advertised.port } : cluster.coordinatorFor(keyType === 1 ? 'transaction' : 'group', key),
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
+      writeLocalTxnMarker,
     };
     const parts = { topics, groups, remoteLogManager: rlm, fetchSessions };
     const metrics = new BrokerMetrics(parts);
@@ -225,6 +235,7 @@ export class Broker {
     const broker = new Broker(config, context, topics, logs, groups, txns, rlm, cleaner, log);
     broker.membership = membership;
     broker.cluster = cluster;
+    broker.markers = markers;
     try {
       const costRoute = createLiveCostRoute({
         metricsText: () => metrics.registry.metrics(),
@@ -276,6 +287,7 @@ export class Broker {
     await this.http?.stop();
     await this.cleaner.stop();
     await this.txns.close();
+    this.markers?.close();
     await this.groups.close();
     await this.remoteLogManager?.stop();
     await this.logs.shutdown();

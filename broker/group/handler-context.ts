@@ -13,8 +13,14 @@ export interface GroupHandlerContext {
 }
 
 export interface OffsetCommitHandlerContext extends GroupHandlerContext {
-  /** OffsetCommit refuses partitions that do not exist (UNKNOWN_TOPIC_OR_PARTITION), as Kafka does. */
-  readonly topics: { partition(topic: string, partition: number): unknown };
+  /**
+   * OffsetCommit refuses partitions that do not exist (UNKNOWN_TOPIC_OR_PARTITION), as Kafka does.
+   * The store knows every topic of the cluster, also those whose partitions are on other brokers.
+   */
+  readonly topics: {
+    partition(topic: string, partition: number): unknown;
+    readonly store?: { get(name: string): { readonly partitionCount: number } | undefined };
+  };
 }
 
 /** Kafka reports a member's host as InetAddress.toString() of the connection: "/127.0.0.1". */
