@@ -380,6 +380,9 @@ export class TxnCoordinator {
    */
   verifyProduce(producerId: bigint, producerEpoch: number, topic: string, partition: number): number {
     const id = this.byProducerId.get(producerId);
+    // In a cluster the producer's coordinator may be another broker: only a producer coordinated here can be
+    // checked (as Kafka with transaction.partition.verification.enable=false for the others).
+    if (this.partitioned && id === undefined) return ErrorCode.NONE;
     const m = id === undefined ? undefined : this.txns.get(id);
     if (m === undefined || m.producerId !== producerId) return ErrorCode.INVALID_TXN_STATE;
     // As the coordinator answers Kafka's verification (AddPartitionsToTxn verifyOnly): another epoch is fenced.

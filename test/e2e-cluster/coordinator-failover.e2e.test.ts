@@ -173,7 +173,7 @@ describe('coordinators follow partition leadership (3 brokers, etcd)', () => {
       assert.equal(ledger.allValues().size, 4500);
       assert.deepEqual(member.errors, []);
       const summary = ledger.summary(PARTITIONS);
-      console.log(`# deliveries per partition after the failover: ${summary.map((s) => `${s.partition}:${s.distinct}/${s.deliveries}`).join(' ')}`);
+      console.log(`# deliveries per partition after the failover: ${summary.map((s) => `${s.partition}:${s.distinct}/${s.deliveries}`).join(' ')}; generations ${[...member.gens].join(',')}`);
       await member.stop();
     } finally {
       if (member.proc.alive) member.proc.kill();
