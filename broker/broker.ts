@@ -280,7 +280,8 @@ export class Broker {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    // Resign and deregister first, so the cluster stops routing here while the rest closes.
+    // Hand leadership over (controlled shutdown), then resign and deregister, so the cluster stops routing here while the rest closes.
+    await this.cluster?.controlledShutdown();
     await this.cluster?.stop();
     await this.membership?.stop();
     for (const l of this.listeners) await l.stop();

@@ -115,6 +115,47 @@ export class ClusterServing {
     controller.start();
   }
 
+  /**
+   * Kafka's controlled shutdown (controlled.shutdown.enable): marks this
+   * broker's registration as shutting down, then waits, at most
+   * controlled.shutdown.max.retries times controlled.shutdown.retry.backoff.ms,
+   * until it leads no partition that has another live in-sync replica to take
+   * over (the controller, maybe this broker, moves them and takes it out of
+   * ISRs). With RF=1 there is nothing to move and it returns at once. Returns
+   * how many partitions it still leads that could have moved (0: clean).
+   */
+  async controlledShutdown(): Promise<number> {
+    const session = this.membership.session;
+    if (!this.config.getBoolean('controlled.shutdown.enable') || session === undefined || session.state !== 'live') return 0;
+    const retries = this.config.getInt('controlled.shutdown.max.retries');
+    const backoffMs = this.config.getLong('controlled.shutdown.retry.backoff.ms');
+    const image = this.membership.image;
+    const nodeId = this.config.nodeId;
+    const movable = (): number => {
+      const live = new Set(image.brokers().filter((b) => b.inControlledShutdown !== true).map((b) => b.nodeId));
+      let n = 0;
+      for (const ref of image.partitionsLedBy(nodeId)) {
+        const s = image.partition(ref.topicId, ref.partition);
+        if (s !== undefined && s.isr.some((r) => r !== nodeId && live.has(r))) n++;
+      }
+      return n;
+    };
+    const marked = (): boolean => image.broker(nodeId)?.inControlledShutdown === true;
+    for (let attempt = 1; attempt <= retries; attempt++) {
+      try {
+        await this.membership.store.requestControlledShutdown(session);
+        await this.sync.waitFor(() => marked() && movable() === 0, backoffMs, 'controlled shutdown');
+        this.log.info({ attempt }, 'controlled shutdown: this broker leads no partition another in-sync replica could take');
+        return 0;
+      } catch (err) {
+        this.log.warn({ attempt, retries, remaining: movable(), err: err instanceof Error ? err.message : String(err) }, 'controlled shutdown not complete yet');
+      }
+    }
+    const remaining = movable();
+    this.log.warn({ remaining }, 'controlled shutdown: stopping anyway after controlled.shutdown.max.retries attempts');
+    return remaining;
+  }
+
   get isController(): boolean {
     return this.controller?.isActive ?? false;
   }

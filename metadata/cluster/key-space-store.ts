@@ -278,6 +278,27 @@ export abstract class KeySpaceStore implements ClusterMetadataStore {
     throw this.tooManyRaces('campaign for controller');
   }
 
+  async requestControlledShutdown(session: BrokerSession): Promise<void> {
+    const lease = this.leaseOf(session);
+    if (lease === undefined) throw new KafkaError(ErrorCode.INVALID_REQUEST, `The session of node ${session.nodeId} was not created by ${this.description}`);
+    const ks = this.keySpace();
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      if (session.state !== 'live') throw new KafkaError(ErrorCode.STALE_BROKER_EPOCH, `Node ${session.nodeId}'s session is ${session.state}`);
+      const entry = await ks.get(brokerKey(session.nodeId));
+      // The key must still be this session's registration (created at its broker epoch).
+      if (entry === undefined || entry.createRevision !== session.brokerEpoch) {
+        throw new KafkaError(ErrorCode.STALE_BROKER_EPOCH, `Node ${session.nodeId} is no longer registered with broker epoch ${session.brokerEpoch}`);
+      }
+      const reg = this.registeredFrom(entry);
+      if (reg.inControlledShutdown === true) return;
+      const { brokerEpoch: _epoch, ...registration } = reg;
+      const value = encodeBroker({ ...registration, inControlledShutdown: true });
+      const rev = await ks.commitIf([{ key: entry.key, modRevision: entry.modRevision }], [{ type: 'put', key: entry.key, value, lease }]);
+      if (rev !== undefined) return;
+    }
+    throw this.tooManyRaces(`mark node ${session.nodeId} as shutting down`);
+  }
+
   async resignController(session: BrokerSession): Promise<void> {
     const ks = this.keySpace();
     const current = await ks.get(CONTROLLER_KEY);

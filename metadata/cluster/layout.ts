@@ -4,7 +4,7 @@
 // Layout 1 (docs/cluster-metadata.md):
 //   layout                               {"version":1}
 //   cluster/id                           <cluster id>
-//   brokers/<nodeId>                     registration JSON, bound to the broker's lease
+//   brokers/<nodeId>                     registration JSON, bound to the broker's lease ("inControlledShutdown": true once it stops)
 //   topics/<name>                        {"topicId","name","partitionCount","configs"}
 //   partitions/<topicId>/<partition>     {"replicas","leader","leaderEpoch","isr","partitionEpoch"}
 //   configs/brokers/<nodeId>/<name>      value
@@ -92,7 +92,7 @@ export function decodeLayout(value: string): number | string {
 }
 
 export function encodeBroker(reg: BrokerRegistration): string {
-  return JSON.stringify({ nodeId: reg.nodeId, incarnationId: reg.incarnationId, rack: reg.rack, endpoints: reg.endpoints });
+  return JSON.stringify({ nodeId: reg.nodeId, incarnationId: reg.incarnationId, rack: reg.rack, endpoints: reg.endpoints, ...(reg.inControlledShutdown === true ? { inControlledShutdown: true } : {}) });
 }
 
 /** brokerEpoch as a string: a bigint revision, kept exact in JSON. */
@@ -217,11 +217,14 @@ function parseBroker(v: unknown): BrokerRegistration {
       securityProtocol: field(e, 'securityProtocol', isString, 'a string'),
     };
   });
+  const shutdown = v['inControlledShutdown'];
+  if (shutdown !== undefined && typeof shutdown !== 'boolean') throw new Error('field inControlledShutdown is not a boolean');
   return {
     nodeId: field(v, 'nodeId', isInt, 'an integer'),
     incarnationId: field(v, 'incarnationId', isString, 'a string'),
     rack,
     endpoints,
+    ...(shutdown === true ? { inControlledShutdown: true } : {}),
   };
 }
 

@@ -155,6 +155,14 @@ export interface ClusterMetadataStore {
    */
   campaignController(session: BrokerSession): Promise<ControllerRecord | null>;
 
+  /**
+   * Controlled shutdown: marks this session's registration inControlledShutdown
+   * (same key, same lease), for the controller to move its leadership away.
+   * NOT_CONTROLLER-free: any live session may; a session that is no longer
+   * live, or whose registration is gone, is refused (STALE_BROKER_EPOCH).
+   */
+  requestControlledShutdown(session: BrokerSession): Promise<void>;
+
   /** Gives up the controller key if this session holds it (no-op otherwise). */
   resignController(session: BrokerSession): Promise<void>;
 
