@@ -70,7 +70,7 @@ export class ClusterServing {
     this.coordinators = coordinators;
     this.sync.onPass(() => coordinators.changed());
     this.membership.onSessionLost(() => coordinators.sessionLost());
-    coordinators.changed();
+    if (this.membership.session?.state === 'live') coordinators.sessionStarted();
   }
 
   /** FindCoordinator's answer in a cluster (null: COORDINATOR_NOT_AVAILABLE). */
@@ -78,10 +78,18 @@ export class ClusterServing {
     return this.coordinators?.coordinatorFor(kind, key) ?? null;
   }
 
-  /** Starts this broker's controller once it is registered (the election is bound to its session). */
+  /**
+   * Once registered: this broker may lead and coordinate (until its session
+   * is lost), and its controller starts (the election is bound to its session).
+   */
   startController(): void {
     const session = this.membership.session;
     if (session === undefined || this.controller !== null) return;
+    if (session.state === 'live') {
+      this.view.setLive(true);
+      this.coordinators?.sessionStarted();
+    }
+    session.onLost(() => this.view.setLive(false));
     const controller = new ClusterController({
       store: this.membership.store,
       image: this.membership.image,

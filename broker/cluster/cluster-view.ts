@@ -23,12 +23,28 @@ export interface NotLeader {
 }
 
 export class ClusterView {
+  /** Whether this broker holds a live cluster session: before it registers, or once its session is lost, it leads nothing. */
+  private live = false;
+
   constructor(
     private readonly image: MetadataImage,
     readonly nodeId: number,
     /** The listener name whose endpoints clients are given (the first advertised listener's). */
     private readonly listenerName: string,
   ) {}
+
+  /**
+   * Registered (true) or session lost (false). A broker without a live
+   * session must not act as leader: another may already lead its partitions
+   * (its lease ran out), or its previous run's registration still holds them.
+   */
+  setLive(live: boolean): void {
+    this.live = live;
+  }
+
+  get isLive(): boolean {
+    return this.live;
+  }
 
   get controllerId(): number {
     return this.image.controllerId;
@@ -79,7 +95,11 @@ export class ClusterView {
     if (state === undefined) {
       return this.isClusterTopic(topic) ? { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, leaderId: -1, leaderEpoch: -1 } : null;
     }
-    if (state.leader === this.nodeId) return null;
+    if (state.leader === this.nodeId) {
+      if (this.live) return null;
+      // The image names this node, but this process has no session: the leader is unknown to it (clients retry).
+      return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderId: -1, leaderEpoch: state.leaderEpoch };
+    }
     return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderId: state.leader, leaderEpoch: state.leaderEpoch };
   }
 

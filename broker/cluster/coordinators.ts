@@ -45,7 +45,8 @@ interface Coordinated {
 
 export class ClusterCoordinators {
   private readonly kinds: Record<CoordinatorKind, Coordinated>;
-  private live = true;
+  /** False until this broker is registered, and again once its session is lost. */
+  private live = false;
 
   constructor(
     private readonly o: {
@@ -85,6 +86,12 @@ export class ClusterCoordinators {
   /** The image changed (after the topic sync's pass): load what this broker now leads, unload what it does not. */
   changed(): void {
     for (const k of Object.values(this.kinds)) this.reconcile(k);
+  }
+
+  /** This broker is registered: coordinate what it leads. */
+  sessionStarted(): void {
+    this.live = true;
+    this.changed();
   }
 
   /** The cluster session was lost: stop coordinating everything, for good (a new session means a new process state). */

@@ -11,7 +11,8 @@
 // commits another; a read_committed consumer reads exactly the committed
 // records, and every partition's last stable offset reaches its log end (the
 // markers reached the partitions led by the other brokers, through
-// WriteTxnMarkers). Times are printed.
+// WriteTxnMarkers). (3) SIGTERM is a controlled shutdown: with RF=1 it stops
+// at once and restarts at once (the registration was revoked). Times are printed.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -245,5 +246,22 @@ describe('coordinators follow partition leadership (3 brokers, etcd)', () => {
     const txnValues = [...seen].filter((v) => /^(t\d|aborted)/.test(v));
     assert.deepEqual(txnValues.filter((v) => v.startsWith('aborted')), [], 'aborted records are not read');
     assert.equal(new Set(txnValues).size, expected.size);
+  });
+  it('SIGTERM is a controlled shutdown: with RF=1 nothing can move, the broker stops cleanly at once and restarts without waiting for a lease', { timeout: 120_000 }, async () => {
+    const victim = await leaderOf(TOPIC, 2);
+    const b = cluster.broker(victim);
+    const stopAt = Date.now();
+    const exit = await b.stop();
+    const stopMs = Date.now() - stopAt;
+    assert.deepEqual(exit, { code: 0, signal: null });
+    const logs = b.logs.lines.map((l) => String(l['msg'] ?? ''));
+    assert.ok(logs.includes('controlled shutdown: this broker leads no partition another in-sync replica could take'), logs.slice(-20).join('\n'));
+    // Far below controlled.shutdown.max.retries x controlled.shutdown.retry.backoff.ms (3 x 5 s): nothing waited for.
+    assert.ok(stopMs < 10_000, `stopped after ${stopMs} ms`);
+    const restartAt = Date.now();
+    await b.start();
+    const observer = [1, 2, 3].find((id) => id !== victim)!;
+    await cluster.untilMetadata(observer, [TOPIC], (m) => m.topics[0]?.partitions[2]?.leader === victim, 20_000, 'served again');
+    console.log(`# controlled shutdown of node ${victim}: stopped in ${stopMs} ms; restarted and serving its partitions ${Date.now() - restartAt} ms later`);
   });
 });
