@@ -13,6 +13,7 @@ import type { GroupCoordinator } from './group/group-coordinator.js';
 import type { TxnCoordinator, TxnMarker } from './txn/txn-coordinator.js';
 import type { FetchSessionCache } from './fetch/fetch-session-cache.js';
 import type { ClusterView } from './cluster/cluster-view.js';
+import type { FetchRequest, FetchResponse } from './protocol/messages/fetch.js';
 
 /** One producer of a partition's producer state, as DescribeProducers reports it. */
 export interface ActiveProducer {
@@ -65,6 +66,18 @@ export interface TopicService {
   isInternal(name: string): boolean;
 }
 
+/** Replication of the partitions with several replicas (a cluster; broker/replica/). */
+export interface ReplicationService {
+  /** A follower's Fetch (replica id >= 0). */
+  answerReplicaFetch(req: FetchRequest, apiVersion: number, signal: AbortSignal): Promise<FetchResponse>;
+  /** acks=all before the append: NOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas, else NONE. */
+  checkEnoughReplicas(topic: string, partition: number): number;
+  /** acks=all after the append: the error code to answer once the HW reaches `requiredOffset` (or the timeout passes). */
+  awaitReplication(topic: string, partition: number, requiredOffset: bigint, timeoutMs: number): Promise<number>;
+  /** A leader append happened (the HW may move at once). */
+  appended(topic: string, partition: number): void;
+}
+
 export interface BrokerContext {
   readonly config: BrokerConfig;
   readonly nodeId: number;
@@ -81,6 +94,8 @@ export interface BrokerContext {
   readonly fetchSessions: FetchSessionCache;
   /** The cluster as this broker's metadata image shows it (etcd.connect); absent or null: the single broker. */
   readonly cluster?: ClusterView | null;
+  /** Replication (a cluster); absent or null: the single broker, nothing is replicated. */
+  readonly replication?: ReplicationService | null;
   /** The coordinator of a group (key type 0) or transactional id (1); null: COORDINATOR_NOT_AVAILABLE. See GroupHandlerContext. */
   coordinatorNode(keyType: number, key: string): { readonly nodeId: number; readonly host: string; readonly port: number } | null;
   supportedApiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];

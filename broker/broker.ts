@@ -35,6 +35,7 @@ import { ClusterMembership } from './cluster-membership.js';
 import { ClusterServing } from './cluster/cluster-serving.js';
 import type { InternalTopicSpec } from './cluster/coordinators.js';
 import { TxnMarkerRouter } from './cluster/txn-markers.js';
+import { consumerTopicsView } from './group/consumer/types.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
@@ -146,15 +147,19 @@ export class Broker {
         offsetsRetentionMs: config.offsetsRetentionMs,
         offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
       },
+      consumerConfig: config.consumerGroupConfig,
+      topics: () => consumerTopicsView(store, (name) => topics.isInternal(name)),
     });
     await groups.start();
     const waiters = new PartitionWaiters(scheduler);
+    const replication = cluster?.startReplication(waiters, clock) ?? null;
     const writeLocalTxnMarker = async (tp: { readonly topic: string; readonly partition: number }, marker: TxnMarker): Promise<void> => {
       const partitionLog = logs.getLog(tp.topic, tp.partition);
       if (partitionLog === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not on this broker`);
       const leaderEpoch = cluster?.view.leaderEpoch(tp.topic, tp.partition) ?? 0;
       const batch = buildEndTxnMarkerBatch({ ...marker, timestamp: clock.now() });
       await partitionLog.append(batch, { leaderEpoch, isFromClient: false });
+      replication?.appended(tp.topic, tp.partition);
       waiters.notify(tp.topic, tp.partition);
     };
     // In a cluster a marker for a partition another broker leads goes there (WriteTxnMarkers).
@@ -218,6 +223,7 @@ export class Broker {
       log,
       topics: cluster?.topics ?? topics,
       cluster: cluster?.view ?? null,
+      replication,
       waiters,
       producerIds,
       groups,
@@ -228,7 +234,8 @@ export class Broker {
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
       writeLocalTxnMarker,
     };
-    const parts = { topics, groups, remoteLogManager: rlm, fetchSessions };
+    const replicationView = cluster?.replicationPart() ?? undefined;
+    const parts = { topics, groups, remoteLogManager: rlm, fetchSessions, ...(replicationView === undefined ? {} : { replication: replicationView }) };
     const metrics = new BrokerMetrics(parts);
     dispatcher = new Dispatcher<BrokerContext>(metrics.instrument(allHandlers), context, metrics.requestObserver);
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });

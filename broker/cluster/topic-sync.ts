@@ -23,8 +23,8 @@ export class TopicSync {
   private running: Promise<void> | null = null;
   private again = false;
   private readonly waiters = new Set<Waiter>();
-  private stopped = false;
   private readonly passListeners: Array<() => void> = [];
+  private stopped = false;
 
   constructor(
     private readonly local: BrokerTopics,
@@ -71,7 +71,7 @@ export class TopicSync {
     });
   }
 
-  /** Called after every pass (the logs of the image's partitions are open): the coordinators follow leadership from here. */
+  /** Called after every pass (the logs of the image's partitions are open): replication takes their roles, the coordinators follow leadership. */
   onPass(listener: () => void): void {
     this.passListeners.push(listener);
   }
