@@ -13,6 +13,7 @@ import type { GroupCoordinator } from './group/group-coordinator.js';
 import type { TxnCoordinator } from './txn/txn-coordinator.js';
 import type { FetchSessionCache } from './fetch/fetch-session-cache.js';
 import type { ClusterView } from './cluster/cluster-view.js';
+import type { ShareGroups } from './share/share-groups.js';
 
 /** One producer of a partition's producer state, as DescribeProducers reports it. */
 export interface ActiveProducer {
@@ -81,6 +82,8 @@ export interface BrokerContext {
   readonly fetchSessions: FetchSessionCache;
   /** The cluster as this broker's metadata image shows it (etcd.connect); absent or null: the single broker. */
   readonly cluster?: ClusterView | null;
+  /** Share groups (KIP-932); absent or null: not served (small test contexts). */
+  readonly shareGroups?: ShareGroups | null;
   /** This broker's advertised endpoint: the coordinator of every group. */
   coordinatorNode(): { readonly nodeId: number; readonly host: string; readonly port: number };
   supportedApiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];

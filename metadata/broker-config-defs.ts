@@ -21,6 +21,7 @@ import {
   type Validator,
 } from './config-schema.js';
 import { parseEtcdConnect } from './cluster/etcd-connect.js';
+import { SHARE_CONFIG_DEFS } from './share-config-defs.js';
 
 const HOUR_MS = 3_600_000;
 const WEEK_HOURS = 168;
@@ -379,6 +380,7 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   broker('leader.imbalance.check.interval.seconds', 'long', 300, 'high',
     'The frequency with which the partition rebalance check is triggered by the controller.',
     { validator: atLeast(1) }),
+  ...SHARE_CONFIG_DEFS,
 ];
 
 function etcdConnectProblem(value: ConfigValue): string | undefined {

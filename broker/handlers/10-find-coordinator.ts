@@ -1,8 +1,10 @@
 // FindCoordinator (key 10), versions 0-6.
 // This single broker coordinates every group (key type 0) and every
 // transactional id (key type 1): the answer is always its advertised endpoint.
-// v4+ batches keys (one answer per key). Share groups (key type 2, v6+) and
-// unknown key types get INVALID_REQUEST. v0 has no key type: groups. v5 only
+// v4+ batches keys (one answer per key). Share-partition keys (key type 2, v6+,
+// "groupId:topicId:partition") go to the share coordinator, placed like the
+// group coordinator; a malformed one and unknown key types get INVALID_REQUEST.
+// v0 has no key type: groups. v5 only
 // lets the client accept TRANSACTION_ABORTABLE (KIP-890).
 // Not implemented: authorization (no GROUP/TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 import type { ApiHandler } from './api-handler.js';
@@ -12,6 +14,7 @@ import { ErrorCode } from '../protocol/errors.js';
 
 const GROUP = 0;
 const TRANSACTION = 1;
+const SHARE = 2;
 
 interface Answer {
   nodeId: number;
@@ -21,8 +24,11 @@ interface Answer {
   errorMessage: string | null;
 }
 
-function answer(broker: GroupHandlerContext, keyType: number): Answer {
-  if (keyType !== GROUP && keyType !== TRANSACTION) {
+function answer(broker: GroupHandlerContext, keyType: number, key: string): Answer {
+  if (keyType === SHARE && !/^.+:[A-Za-z0-9_-]{22}:\d+$/.test(key)) {
+    return { nodeId: -1, host: '', port: -1, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Invalid share coordinator key ${key}` };
+  }
+  if (keyType !== GROUP && keyType !== TRANSACTION && keyType !== SHARE) {
     return { nodeId: -1, host: '', port: -1, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported key type ${keyType}` };
   }
   const node = broker.coordinatorNode();
@@ -43,10 +49,10 @@ export const handler: ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse
         nodeId: -1,
         host: '',
         port: -1,
-        coordinators: req.coordinatorKeys.map((key) => ({ key, ...answer(broker, keyType) })),
+        coordinators: req.coordinatorKeys.map((key) => ({ key, ...answer(broker, keyType, key) })),
       };
     }
-    return { throttleTimeMs: 0, ...answer(broker, keyType), coordinators: [] };
+    return { throttleTimeMs: 0, ...answer(broker, keyType, req.key), coordinators: [] };
   },
   errorResponse(req, errorCode, ctx) {
     const none = { nodeId: -1, host: '', port: -1, errorCode, errorMessage: null };

@@ -37,6 +37,10 @@ import { handler as describeProducers } from './61-describe-producers.js';
 import { handler as describeTransactions } from './65-describe-transactions.js';
 import { handler as listTransactions } from './66-list-transactions.js';
 import { handler as describeTopicPartitions } from './75-describe-topic-partitions.js';
+import { handler as shareGroupHeartbeat } from './76-share-group-heartbeat.js';
+import { handler as shareGroupDescribe } from './77-share-group-describe.js';
+import { handler as shareFetch } from './78-share-fetch.js';
+import { handler as shareAcknowledge } from './79-share-acknowledge.js';
 
 export const allHandlers = [
   produce,
@@ -74,4 +78,8 @@ export const allHandlers = [
   describeTransactions,
   listTransactions,
   describeTopicPartitions,
+  shareGroupHeartbeat,
+  shareGroupDescribe,
+  shareFetch,
+  shareAcknowledge,
 ] as unknown as ApiHandler<unknown, unknown, BrokerContext>[];
