@@ -2,19 +2,22 @@
 // Every classic group this coordinator holds. v4+: filter by state
 // (case-insensitive: Empty, PreparingRebalance, CompletingRebalance, Stable);
 // v5+: filter by type, where only "classic" matches (all groups here are
-// classic). Dead groups are never listed.
+// classic). Dead groups are never listed. Share groups (type "share") are
+// listed after the classic ones, from broker/share/.
 import type { ApiHandler } from './api-handler.js';
 import type { GroupHandlerContext } from '../group/handler-context.js';
+import type { ShareGroups } from '../share/share-groups.js';
 import type { ListGroupsRequest, ListGroupsResponse } from '../protocol/messages/list-groups.js';
 
-export const handler: ApiHandler<ListGroupsRequest, ListGroupsResponse, GroupHandlerContext> = {
+export const handler: ApiHandler<ListGroupsRequest, ListGroupsResponse, GroupHandlerContext & { readonly shareGroups?: ShareGroups | null }> = {
   apiKey: 16,
   minVersion: 0,
   maxVersion: 5,
   handle(broker, req, ctx) {
     const v = ctx.apiVersion;
     const result = broker.groups.listGroups(v >= 4 ? req.statesFilter : [], v >= 5 ? req.typesFilter : []);
-    return { throttleTimeMs: 0, errorCode: result.errorCode, groups: result.groups };
+    const share = result.errorCode === 0 ? (broker.shareGroups?.admin.list(v >= 4 ? req.statesFilter : [], v >= 5 ? req.typesFilter : []) ?? []) : [];
+    return { throttleTimeMs: 0, errorCode: result.errorCode, groups: [...result.groups, ...share] };
   },
   errorResponse(_req, errorCode) {
     return { throttleTimeMs: 0, errorCode, groups: [] };

@@ -41,6 +41,9 @@ import { handler as shareGroupHeartbeat } from './76-share-group-heartbeat.js';
 import { handler as shareGroupDescribe } from './77-share-group-describe.js';
 import { handler as shareFetch } from './78-share-fetch.js';
 import { handler as shareAcknowledge } from './79-share-acknowledge.js';
+import { handler as describeShareGroupOffsets } from './90-describe-share-group-offsets.js';
+import { handler as alterShareGroupOffsets } from './91-alter-share-group-offsets.js';
+import { handler as deleteShareGroupOffsets } from './92-delete-share-group-offsets.js';
 
 export const allHandlers = [
   produce,
@@ -82,4 +85,7 @@ export const allHandlers = [
   shareGroupDescribe,
   shareFetch,
   shareAcknowledge,
+  describeShareGroupOffsets,
+  alterShareGroupOffsets,
+  deleteShareGroupOffsets,
 ] as unknown as ApiHandler<unknown, unknown, BrokerContext>[];

@@ -31,6 +31,8 @@ export interface ShareGroupConfig {
 export interface ShareMember {
   readonly memberId: string;
   memberEpoch: number;
+  /** The epoch before the last one given: a heartbeat whose answer was lost still counts. */
+  previousMemberEpoch: number;
   clientId: string;
   clientHost: string;
   rackId: string | null;
@@ -143,7 +145,7 @@ export class ShareGroupCoordinator {
     if (p.memberEpoch === 0) {
       if (member === undefined) {
         if (g.members.size >= this.options.config.maxSize) throw new KafkaError(ErrorCode.GROUP_MAX_SIZE_REACHED, `The share group has reached its maximum capacity of ${this.options.config.maxSize} members.`);
-        member = { memberId: p.memberId, memberEpoch: 0, clientId: p.clientId, clientHost: p.clientHost, rackId: p.rackId, subscribedTopicNames: [], assignment: new Map(), sentAssignment: '\u0000' };
+        member = { memberId: p.memberId, memberEpoch: 0, previousMemberEpoch: -1, clientId: p.clientId, clientHost: p.clientHost, rackId: p.rackId, subscribedTopicNames: [], assignment: new Map(), sentAssignment: '\u0000' };
         g.members.set(p.memberId, member);
         changed = true;
       }
@@ -151,7 +153,7 @@ export class ShareGroupCoordinator {
       member.sentAssignment = '\u0000';
     } else {
       if (member === undefined) throw new KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${p.memberId} is not a member of group ${p.groupId}.`);
-      if (p.memberEpoch !== member.memberEpoch) throw new KafkaError(ErrorCode.FENCED_MEMBER_EPOCH, `The share group member has a different epoch (${member.memberEpoch}) than the one in the request (${p.memberEpoch}).`);
+      if (p.memberEpoch !== member.memberEpoch && p.memberEpoch !== member.previousMemberEpoch) throw new KafkaError(ErrorCode.FENCED_MEMBER_EPOCH, `The share group member has a different epoch (${member.memberEpoch}) than the one in the request (${p.memberEpoch}).`);
     }
     member.clientId = p.clientId;
     member.clientHost = p.clientHost;
@@ -164,7 +166,12 @@ export class ShareGroupCoordinator {
       }
     }
     if (this.refreshAssignment(g, changed)) changed = true;
-    member.memberEpoch = g.assignmentEpoch;
+    if (member.memberEpoch !== g.assignmentEpoch) {
+      member.previousMemberEpoch = member.memberEpoch;
+      member.memberEpoch = g.assignmentEpoch;
+    }
+    // An answer to the previous epoch must carry the assignment again.
+    if (p.memberEpoch !== member.memberEpoch) member.sentAssignment = '\u0000';
     this.timers.schedule(this.sessionKey(g.groupId, member.memberId), this.options.config.sessionTimeoutMs(g.groupId), () => this.expire(g.groupId, member.memberId));
     const key = assignmentKey(member.assignment);
     let assignment: HeartbeatResult['assignment'] = null;
@@ -201,7 +208,6 @@ export class ShareGroupCoordinator {
     this.timers.cancel(this.sessionKey(g.groupId, memberId));
     g.members.delete(memberId);
     this.refreshAssignment(g, true);
-    for (const m of g.members.values()) m.memberEpoch = g.assignmentEpoch;
     this.options.onMemberRemoved(g.groupId, memberId);
   }
 

@@ -14,6 +14,7 @@ import { ShareGroupCoordinator } from './share-group-coordinator.js';
 import { ShareGroupConfigs } from './share-group-configs.js';
 import { SharePartitionManager, type ShareStatePersister } from './share-partition-manager.js';
 import { FINAL_SHARE_EPOCH, INITIAL_SHARE_EPOCH, partitionKeyString, ShareSessionCache, type SharePartitionKey, type ShareSession } from './share-session-cache.js';
+import { ShareAdmin } from './share-admin.js';
 import { AcknowledgeType, type AcknowledgementBatch, type AcquireMode, type AcquiredRange } from './share-partition.js';
 
 /** What share groups need from the rest of the broker. */
@@ -94,9 +95,11 @@ export class ShareGroups {
   readonly sessions: ShareSessionCache;
   readonly partitions: SharePartitionManager;
   readonly configs: ShareGroupConfigs;
+  readonly admin: ShareAdmin;
 
   constructor(private readonly o: ShareGroupsOptions) {
     this.configs = o.configs;
+    this.admin = new ShareAdmin(this, o.broker);
     this.sessions = new ShareSessionCache(o.maxShareSessions);
     this.partitions = new SharePartitionManager({
       clock: o.clock,

@@ -73,5 +73,7 @@ export async function startShareGroups(w: ShareWiring): Promise<{ shareGroups: S
       otherGroupExists: w.otherGroupExists,
     },
   });
+  // Group metadata is not persisted: groups with share-partition state come back empty (members rejoin by heartbeat).
+  for (const groupId of coordinator.groupIds()) shareGroups.coordinator.getOrCreate(groupId);
   return { shareGroups, coordinator };
 }

@@ -1,7 +1,9 @@
 // A Java share consumer (KafkaShareConsumer, KIP-932) for the share-group
 // end-to-end suite. Compiled by the test with javac against the reference
 // Kafka jars; run as
-//   java -cp <dir>:<kafka libs>/* ShareMember <bootstrap> <group> <topic> <implicit|explicit> <hold>
+//   java -cp <dir>:<kafka libs>/* ShareMember <bootstrap> <group> <topic> <implicit|explicit> <hold|-> <k=v,...|->
+// The last argument sets group configs first (Admin.incrementalAlterConfigs on
+// the GROUP resource, e.g. share.auto.offset.reset=earliest).
 // In explicit mode each record is acknowledged by its value's prefix:
 //   "release-"  RELEASE at its first delivery, ACCEPT afterwards
 //   "reject-"   REJECT
@@ -14,7 +16,7 @@
 // stdout, one JSON object a line:
 //   {"ev":"rec","p":0,"o":12,"v":"...","dc":1}   (a record delivered, before its acknowledgement)
 //   {"ev":"ack","p":0,"o":12,"type":"ACCEPT"}     (explicit mode, after commitSync returned it)
-//   {"ev":"polled","n":N}  {"ev":"closed"}  {"ev":"error","error":"..."}
+//   {"ev":"polled","n":N}  {"ev":"idle"} (an empty poll)  {"ev":"closed"}  {"ev":"error","error":"..."}
 // A line "stop" on stdin closes the consumer (which acknowledges what is pending) and exits 0.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -26,6 +28,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.ArrayList;
+import java.util.Collection;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -58,6 +66,19 @@ public final class ShareMember {
     String topic = args[2];
     boolean explicit = args[3].equals("explicit");
     boolean hold = args[4].equals("hold");
+    if (!args[5].equals("-")) {
+      Properties ap = new Properties();
+      ap.put("bootstrap.servers", bootstrap);
+      try (Admin admin = Admin.create(ap)) {
+        Collection<AlterConfigOp> ops = new ArrayList<>();
+        for (String kv : args[5].split(",")) {
+          String[] p = kv.split("=", 2);
+          ops.add(new AlterConfigOp(new ConfigEntry(p[0], p[1]), AlterConfigOp.OpType.SET));
+        }
+        admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, group), ops)).all().get();
+      }
+      emit("{\"ev\":\"configured\"}");
+    }
     Properties props = new Properties();
     props.put("bootstrap.servers", bootstrap);
     props.put("group.id", group);
@@ -76,8 +97,8 @@ public final class ShareMember {
       } catch (Exception ignored) {
         // stdin closed
       }
+      // No wakeup(): a pending wakeup would make close() throw; polls are short and check the flag.
       stopping = true;
-      consumer.wakeup();
     });
     stdin.setDaemon(true);
     stdin.start();
@@ -100,7 +121,7 @@ public final class ShareMember {
         } catch (WakeupException e) {
           break;
         }
-        if (records.count() > 0) emit("{\"ev\":\"polled\",\"n\":" + records.count() + "}");
+        emit(records.count() > 0 ? "{\"ev\":\"polled\",\"n\":" + records.count() + "}" : "{\"ev\":\"idle\"}");
         StringBuilder acks = new StringBuilder();
         for (ConsumerRecord<String, String> rec : records) {
           Optional<Short> dc = rec.deliveryCount();
