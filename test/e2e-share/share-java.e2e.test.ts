@@ -5,97 +5,24 @@
 // record, or one released at the delivery count limit, is archived; nothing
 // acknowledged is delivered again, also after the broker restarts.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { LogLevel, startSediment, type SedimentProcess } from '../support/sediment.js';
-import { kafkaClasspath, repoRoot, requireTools } from '../support/tools.js';
-import { eventually, JsonLineProcess, type JsonEvent } from '../e2e-groups/support.js';
+import { requireTools } from '../support/tools.js';
+import { eventually } from '../e2e-groups/support.js';
+import { compileShareMember, createAndProduce, Ledger, ShareMember, type MemberEnv } from './support.js';
 
-const javaDir = path.join(repoRoot(), 'test', 'e2e-share', 'java');
 let broker: SedimentProcess;
 let classes: string;
 const members: ShareMember[] = [];
-
-interface Delivery {
-  readonly p: number;
-  readonly o: number;
-  readonly v: string;
-  readonly dc: number;
-  readonly member: string;
-}
-
-/** Every delivery and acknowledgement any member of a test reported, in arrival order. */
-class Ledger {
-  readonly deliveries: Delivery[] = [];
-  readonly acks: { p: number; o: number; type: string; member: string; at: number }[] = [];
-
-  seen(v: string): Delivery[] {
-    return this.deliveries.filter((d) => d.v === v);
-  }
-
-  distinct(): Set<string> {
-    return new Set(this.deliveries.map((d) => d.v));
-  }
-}
-
-class ShareMember {
-  readonly proc: JsonLineProcess;
-  readonly errors: string[] = [];
-  idle = 0;
-
-  constructor(readonly name: string, ledger: Ledger, group: string, topic: string, mode: 'implicit' | 'explicit', hold: boolean, groupConfigs: Record<string, string>) {
-    const configs = Object.entries(groupConfigs).map(([k, v]) => `${k}=${v}`).join(',');
-    this.proc = new JsonLineProcess(
-      `share ${name}`,
-      'java',
-      [
-        `-Dlog4j2.configurationFile=${path.join(repoRoot(), 'test', 'e2e-groups', 'java', 'log4j2.properties')}`,
-        '-cp', `${classes}${path.delimiter}${kafkaClasspath()}`,
-        'ShareMember', broker.bootstrap, group, topic, mode, hold ? 'hold' : '-', configs === '' ? '-' : configs,
-      ],
-      (e: JsonEvent) => {
-        if (e.ev === 'rec') ledger.deliveries.push({ p: Number(e['p']), o: Number(e['o']), v: String(e['v']), dc: Number(e['dc']), member: name });
-        else if (e.ev === 'ack') ledger.acks.push({ p: Number(e['p']), o: Number(e['o']), type: String(e['type']), member: name, at: ledger.deliveries.length });
-        else if (e.ev === 'idle') this.idle++;
-        else if (e.ev === 'error' || e.ev === 'ack-error') this.errors.push(String(e['error']));
-      },
-      (e) => e.ev !== 'rec' && e.ev !== 'idle',
-    );
-    members.push(this);
-  }
-
-  async stop(): Promise<void> {
-    this.proc.send('stop');
-    const exit = await this.proc.waitExit(90_000);
-    assert.deepEqual(exit, { code: 0, signal: null }, this.proc.diagnostics());
-  }
-}
-
-async function createAndProduce(topic: string, partitions: number, values: readonly string[]): Promise<void> {
-  const kafka = new Kafka({ clientId: 'share-e2e', brokers: [broker.bootstrap], logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
-  await admin.disconnect();
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await producer.connect();
-  // Round-robin over the partitions, in small batches so acquisitions span several batches.
-  for (let i = 0; i < values.length; i += 10) {
-    await producer.send({ topic, messages: values.slice(i, i + 10).map((value, j) => ({ value, partition: (i / 10 + j) % partitions })) });
-  }
-  await producer.disconnect();
-}
+let env: MemberEnv;
 
 before(async () => {
   requireTools(['java', 'kafka']);
-  classes = mkdtempSync(path.join(os.tmpdir(), 'sediment-share-java-'));
-  const r = spawnSync('javac', ['-d', classes, '-cp', kafkaClasspath(), path.join(javaDir, 'ShareMember.java')], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
+  classes = compileShareMember();
   broker = await startSediment({ overrides: { 'group.share.min.record.lock.duration.ms': '1000' } });
+  env = { classes, get bootstrap() { return broker.bootstrap; }, members };
 });
 
 after(async () => {
@@ -107,15 +34,15 @@ after(async () => {
 test('implicit acknowledgement, three members, one killed holding a batch: every record is delivered, the held ones again to someone', { timeout: 400_000 }, async () => {
   const topic = 'share-implicit';
   const values = Array.from({ length: 600 }, (_, i) => `v-${i}`);
-  await createAndProduce(topic, 3, values);
+  await createAndProduce(broker.bootstrap, topic, 3, values);
   const ledger = new Ledger();
   const configs = { 'share.auto.offset.reset': 'earliest' };
   // The holder takes one batch and stops acknowledging; then it is killed.
-  const holder = new ShareMember('holder', ledger, 'g-implicit', topic, 'implicit', true, configs);
+  const holder = new ShareMember(env, 'holder', ledger, 'g-implicit', topic, 'implicit', true, configs);
   await eventually('the holder to acquire a batch', () => ledger.deliveries.some((d) => d.member === 'holder'), 120_000, () => holder.proc.diagnostics());
   const held = ledger.deliveries.filter((d) => d.member === 'holder').map((d) => d.v);
-  const a = new ShareMember('a', ledger, 'g-implicit', topic, 'implicit', false, configs);
-  const b = new ShareMember('b', ledger, 'g-implicit', topic, 'implicit', false, configs);
+  const a = new ShareMember(env, 'a', ledger, 'g-implicit', topic, 'implicit', false, configs);
+  const b = new ShareMember(env, 'b', ledger, 'g-implicit', topic, 'implicit', false, configs);
   await eventually('the other members to deliver', () => ledger.deliveries.some((d) => d.member !== 'holder'), 120_000, () => a.proc.diagnostics() + b.proc.diagnostics());
   await holder.proc.kill();
   await eventually('every record to be delivered', () => ledger.distinct().size === values.length, 180_000, () => `delivered ${ledger.distinct().size} of ${values.length}`);
@@ -141,10 +68,10 @@ test('explicit acknowledgement: released records come back, rejected ones and th
     ...Array.from({ length: 10 }, (_, i) => `reject-${i}`),
     ...Array.from({ length: 5 }, (_, i) => `poison-${i}`),
   ];
-  await createAndProduce(topic, 2, values);
+  await createAndProduce(broker.bootstrap, topic, 2, values);
   const ledger = new Ledger();
   const configs = { 'share.auto.offset.reset': 'earliest', 'share.delivery.count.limit': '3' };
-  const ms = ['x', 'y', 'z'].map((n) => new ShareMember(n, ledger, 'g-explicit', topic, 'explicit', false, configs));
+  const ms = ['x', 'y', 'z'].map((n) => new ShareMember(env, n, ledger, 'g-explicit', topic, 'explicit', false, configs));
   const done = (): boolean =>
     values.every((v) => {
       const seen = ledger.seen(v);
@@ -154,7 +81,7 @@ test('explicit acknowledgement: released records come back, rejected ones and th
     });
   await eventually('every record to reach its end state', done, 240_000, () => `delivered ${ledger.distinct().size} distinct, ${ledger.deliveries.length} deliveries`);
   // A member that joins afterwards finds nothing left: archived and acknowledged records are never delivered again.
-  const late = new ShareMember('late', ledger, 'g-explicit', topic, 'explicit', false, {});
+  const late = new ShareMember(env, 'late', ledger, 'g-explicit', topic, 'explicit', false, {});
   await eventually('the late member to poll empty several times', () => late.idle >= 6, 120_000, () => late.proc.diagnostics());
   for (const m of [...ms, late]) await m.stop();
   for (const v of values) {
@@ -170,13 +97,13 @@ test('explicit acknowledgement: released records come back, rejected ones and th
 test('an acquisition lock that expires (a member holding records without acknowledging) makes them available to another member', { timeout: 300_000 }, async () => {
   const topic = 'share-lock';
   const values = Array.from({ length: 40 }, (_, i) => `v-${i}`);
-  await createAndProduce(topic, 1, values);
+  await createAndProduce(broker.bootstrap, topic, 1, values);
   const ledger = new Ledger();
   const configs = { 'share.auto.offset.reset': 'earliest', 'share.record.lock.duration.ms': '2000' };
-  const holder = new ShareMember('holder', ledger, 'g-lock', topic, 'explicit', true, configs);
+  const holder = new ShareMember(env, 'holder', ledger, 'g-lock', topic, 'explicit', true, configs);
   await eventually('the holder to acquire records', () => ledger.deliveries.some((d) => d.member === 'holder'), 120_000, () => holder.proc.diagnostics());
   const held = ledger.deliveries.filter((d) => d.member === 'holder');
-  const other = new ShareMember('other', ledger, 'g-lock', topic, 'explicit', false, {});
+  const other = new ShareMember(env, 'other', ledger, 'g-lock', topic, 'explicit', false, {});
   await eventually('the held records to reach the other member', () => held.every((h) => ledger.seen(h.v).some((d) => d.member === 'other')), 120_000, () => other.proc.diagnostics());
   for (const h of held) assert.ok(ledger.seen(h.v).filter((d) => d.member === 'other').every((d) => d.dc >= 2), `${h.v} redelivered with its delivery count raised`);
   assert.ok(holder.proc.alive, 'the holder is still a member: the lock expired, it was not released by a disconnect');
@@ -194,7 +121,7 @@ test('after a broker restart, acknowledged records stay done and new ones are de
   await producer.send({ topic, messages: [0, 1, 2].map((partition) => ({ value: `after-restart-${partition}`, partition })) });
   await producer.disconnect();
   const ledger = new Ledger();
-  const m = new ShareMember('after', ledger, 'g-implicit', topic, 'implicit', false, {});
+  const m = new ShareMember(env, 'after', ledger, 'g-implicit', topic, 'implicit', false, {});
   await eventually('the new records', () => ledger.distinct().size >= 3, 120_000, () => m.proc.diagnostics());
   await eventually('a few empty polls', () => m.idle >= 4, 60_000);
   await m.stop();
