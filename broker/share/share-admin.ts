@@ -4,7 +4,18 @@
 // offsets (SPSO) from the persisted state; lag counts the records at or above
 // the start that are not yet acknowledged or archived, up to the high watermark.
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
-import type { ShareGroups, ShareBrokerPort } from './share-groups.js';
+import type { ShareBrokerPort } from './share-ports.js';
+import type { ShareGroupCoordinator } from './share-group-coordinator.js';
+import type { SharePartitionManager, ShareStatePersister } from './share-partition-manager.js';
+import type { ShareGroupConfigs } from './share-group-configs.js';
+
+/** The share-group parts the admin operations use. */
+export interface ShareAdminParts {
+  readonly coordinator: ShareGroupCoordinator;
+  readonly partitions: SharePartitionManager;
+  readonly persister: ShareStatePersister;
+  readonly configs: ShareGroupConfigs;
+}
 
 export interface ShareOffsetAnswer {
   readonly partition: number;
@@ -19,7 +30,7 @@ const DONE_STATES = new Set([2, 4]);
 
 export class ShareAdmin {
   constructor(
-    private readonly share: ShareGroups,
+    private readonly share: ShareAdminParts,
     private readonly broker: ShareBrokerPort,
   ) {}
 

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
 import type { Scheduler } from '../common/scheduler.js';
-import type { PartitionView } from '../broker-context.js';
+import type { ShareBrokerPort, ShareLogView } from './share-ports.js';
 import { PartitionWaiters } from '../partition-waiters.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { ShareGroupCoordinator } from './share-group-coordinator.js';
@@ -16,17 +16,6 @@ import { SharePartitionManager, type ShareStatePersister } from './share-partiti
 import { FINAL_SHARE_EPOCH, INITIAL_SHARE_EPOCH, partitionKeyString, ShareSessionCache, type SharePartitionKey, type ShareSession } from './share-session-cache.js';
 import { ShareAdmin } from './share-admin.js';
 import { AcknowledgeType, type AcknowledgementBatch, type AcquireMode, type AcquiredRange } from './share-partition.js';
-
-/** What share groups need from the rest of the broker. */
-export interface ShareBrokerPort {
-  topicName(topicId: string): string | undefined;
-  topicByName(name: string): { topicId: string; partitionCount: number } | undefined;
-  partition(topic: string, partition: number): PartitionView | undefined;
-  /** null when this broker leads it. */
-  notLeader(topic: string, partition: number): { errorCode: number; leaderId: number; leaderEpoch: number } | null;
-  /** A classic or consumer group of this id exists. */
-  otherGroupExists(groupId: string): boolean;
-}
 
 export interface ShareGroupsOptions {
   readonly clock: Clock;
@@ -90,6 +79,8 @@ function errorOf(err: unknown): { code: number; message: string } {
   return err instanceof KafkaError ? { code: err.code, message: err.message } : { code: ErrorCode.UNKNOWN_SERVER_ERROR, message: (err as Error).message };
 }
 
+export type { ShareBrokerPort } from './share-ports.js';
+
 export class ShareGroups {
   readonly coordinator: ShareGroupCoordinator;
   readonly sessions: ShareSessionCache;
@@ -99,7 +90,7 @@ export class ShareGroups {
 
   constructor(private readonly o: ShareGroupsOptions) {
     this.configs = o.configs;
-    this.admin = new ShareAdmin(this, o.broker);
+    
     this.sessions = new ShareSessionCache(o.maxShareSessions);
     this.partitions = new SharePartitionManager({
       clock: o.clock,
@@ -127,6 +118,7 @@ export class ShareGroups {
         void this.partitions.releaseMember(g, m).catch((err: unknown) => o.log.warn({ err, groupId: g, memberId: m }, 'releasing a departed member\'s records failed'));
       },
     });
+    this.admin = new ShareAdmin({ coordinator: this.coordinator, partitions: this.partitions, persister: o.persister, configs: o.configs }, o.broker);
   }
 
   get persister(): ShareStatePersister {
@@ -146,7 +138,7 @@ export class ShareGroups {
     }
   }
 
-  private resolve(topicId: string, partition: number): { view: PartitionView; name: string } | { errorCode: number; message: string; leaderId: number; leaderEpoch: number } {
+  private resolve(topicId: string, partition: number): { view: ShareLogView; name: string } | { errorCode: number; message: string; leaderId: number; leaderEpoch: number } {
     const name = this.o.broker.topicName(topicId);
     if (name === undefined) return { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, message: `unknown topic id ${topicId}`, leaderId: -1, leaderEpoch: -1 };
     const nl = this.o.broker.notLeader(name, partition);

@@ -2,14 +2,14 @@
 // SharePartition per (group, topic id, partition), created on the first
 // ShareFetch from the persisted state, or else at share.auto.offset.reset
 // (latest by default, earliest, or by_duration:<ISO-8601 duration>). It reads
-// the log for fetches (local or remote tier, through the same PartitionView as
+// the log for fetches (local or remote tier, through the same partition view as
 // Fetch), turns the batches read into acquisitions, applies acknowledgements,
 // runs the acquisition-lock timers, and writes every change of state through
 // the persister before an acknowledgement is answered.
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
 import type { Scheduler, TimerHandle } from '../common/scheduler.js';
-import type { PartitionView } from '../broker-context.js';
+import type { ShareLogView } from './share-ports.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { BatchScanner, isControl, isTransactional, lastOffset } from '../protocol/record-batch.js';
 import { recordsBuffer } from '../protocol/record-parts.js';
@@ -52,7 +52,7 @@ export interface SharePartitionManagerOptions {
   readonly persister: ShareStatePersister;
   readonly groupConfigs: ShareGroupConfigs;
   /** The partition's log, by topic id. */
-  readonly partition: (topicId: string, partition: number) => PartitionView | undefined;
+  readonly partition: (topicId: string, partition: number) => ShareLogView | undefined;
   /** Records became available again (released, lock expired): long polls on the partition may wake. */
   readonly onAvailable: (topicId: string, partition: number) => void;
 }
@@ -107,7 +107,7 @@ export class SharePartitionManager {
     };
   }
 
-  private async entry(groupId: string, topicId: string, partition: number, view: PartitionView): Promise<Entry> {
+  private async entry(groupId: string, topicId: string, partition: number, view: ShareLogView): Promise<Entry> {
     const k = key(groupId, topicId, partition);
     const have = this.entries.get(k);
     if (have !== undefined) return have;
@@ -119,7 +119,7 @@ export class SharePartitionManager {
     return pending;
   }
 
-  private async load(groupId: string, topicId: string, partition: number, view: PartitionView): Promise<Entry> {
+  private async load(groupId: string, topicId: string, partition: number, view: ShareLogView): Promise<Entry> {
     let state = await this.o.persister.read(groupId, topicId, partition);
     const fresh = state === null;
     if (state === null) state = { startOffset: await this.resetOffset(groupId, view), stateBatches: [] };
@@ -133,7 +133,7 @@ export class SharePartitionManager {
   }
 
   /** share.auto.offset.reset for a share-partition with no state. */
-  private async resetOffset(groupId: string, view: PartitionView): Promise<bigint> {
+  private async resetOffset(groupId: string, view: ShareLogView): Promise<bigint> {
     const reset = this.o.groupConfigs.autoOffsetReset(groupId);
     const latest = this.o.groupConfigs.readCommitted(groupId) ? view.lastStableOffset : view.highWatermark;
     if (reset === 'earliest') return view.logStartOffset;
@@ -146,7 +146,7 @@ export class SharePartitionManager {
   }
 
   /** Reads from the next fetch offset and acquires what it read for the member. */
-  async fetch(groupId: string, memberId: string, topicId: string, partition: number, view: PartitionView, opts: { maxRecords: number; maxBytes: number; mode: AcquireMode; signal?: AbortSignal }): Promise<ShareFetchAnswer> {
+  async fetch(groupId: string, memberId: string, topicId: string, partition: number, view: ShareLogView, opts: { maxRecords: number; maxBytes: number; mode: AcquireMode; signal?: AbortSignal }): Promise<ShareFetchAnswer> {
     const e = await this.entry(groupId, topicId, partition, view);
     const sp = e.sp;
     sp.updateLogStartOffset(view.logStartOffset);
@@ -171,7 +171,7 @@ export class SharePartitionManager {
   }
 
   /** Applies acknowledgements and waits until the new state is written. */
-  async acknowledge(groupId: string, memberId: string, topicId: string, partition: number, view: PartitionView, batches: readonly AcknowledgementBatch[]): Promise<void> {
+  async acknowledge(groupId: string, memberId: string, topicId: string, partition: number, view: ShareLogView, batches: readonly AcknowledgementBatch[]): Promise<void> {
     const e = await this.entry(groupId, topicId, partition, view);
     const releasedBefore = e.sp.nextFetchOffset();
     e.sp.acknowledge(memberId, batches);

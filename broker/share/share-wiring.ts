@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { BrokerConfig } from '../config.js';
 import type { Clock } from '../common/clock.js';
 import type { Scheduler } from '../common/scheduler.js';
-import type { PartitionView } from '../broker-context.js';
+import type { ShareLogView } from './share-ports.js';
 import type { PartitionWaiters } from '../partition-waiters.js';
 import type { OffsetsTopicLog } from '../group/offsets-topic.js';
 import type { ClusterView } from '../cluster/cluster-view.js';
@@ -29,7 +29,7 @@ export interface ShareWiring {
   readonly ensureStateTopic: () => Promise<void>;
   readonly stateTopicExists: () => boolean;
   readonly store: TopicStore;
-  readonly partition: (topic: string, partition: number) => PartitionView | undefined;
+  readonly partition: (topic: string, partition: number) => ShareLogView | undefined;
   readonly cluster: ClusterView | null;
   readonly waiters: PartitionWaiters;
   readonly otherGroupExists: (groupId: string) => boolean;
