@@ -83,7 +83,7 @@ export class ShareMember {
 }
 
 export async function createAndProduce(bootstrap: string, topic: string, partitions: number, values: readonly string[], configs: Readonly<Record<string, string>> = {}): Promise<void> {
-  const kafka = new Kafka({ clientId: 'share-e2e', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({ clientId: 'share-e2e', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
   await admin.createTopics({ topics: [{ topic, numPartitions: partitions, configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })) }], waitForLeaders: true });
