@@ -129,3 +129,31 @@ test('after a broker restart, acknowledged records stay done and new ones are de
   const errors = broker.logs.atLeast(LogLevel.error);
   assert.equal(errors.length, 0, errors.map((l) => JSON.stringify(l)).join('\n'));
 });
+
+test('after the broker is killed (kill -9) and restarted, records a member held are delivered again and acknowledged ones are not', { timeout: 400_000 }, async () => {
+  const topic = 'share-crash';
+  const done = Array.from({ length: 20 }, (_, i) => `done-${i}`);
+  await createAndProduce(broker.bootstrap, topic, 1, done);
+  const ledger = new Ledger();
+  const configs = { 'share.auto.offset.reset': 'earliest' };
+  const a = new ShareMember(env, 'a', ledger, 'g-crash', topic, 'explicit', false, configs);
+  await eventually('the first records to be acknowledged', () => ledger.acks.length >= done.length, 120_000, () => a.proc.diagnostics());
+  await a.stop();
+  const kafka = new Kafka({ clientId: 'share-e2e', brokers: [broker.bootstrap], logLevel: logLevel.NOTHING });
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const held = Array.from({ length: 10 }, (_, i) => `held-${i}`);
+  await producer.send({ topic, messages: held.map((value) => ({ value, partition: 0 })) });
+  await producer.disconnect();
+  const holder = new ShareMember(env, 'holder', ledger, 'g-crash', topic, 'explicit', true, {});
+  await eventually('the holder to acquire the new records', () => held.every((v) => ledger.seen(v).length > 0), 120_000, () => holder.proc.diagnostics());
+  await broker.kill();
+  await holder.proc.kill();
+  await broker.restart();
+  const b = new ShareMember(env, 'b', ledger, 'g-crash', topic, 'explicit', false, {});
+  await eventually('the held records again', () => held.every((v) => ledger.seen(v).some((d) => d.member === 'b')), 120_000, () => b.proc.diagnostics());
+  await eventually('b to poll empty', () => b.idle >= 4, 60_000);
+  await b.stop();
+  const got = ledger.deliveries.filter((d) => d.member === 'b').map((d) => d.v);
+  assert.deepEqual([...got].sort(), [...held].sort(), 'only the held records, each once; nothing acknowledged before the crash');
+});
