@@ -14,6 +14,7 @@ import type { TxnCoordinator } from './txn/txn-coordinator.js';
 import type { FetchSessionCache } from './fetch/fetch-session-cache.js';
 import type { ClusterView } from './cluster/cluster-view.js';
 import type { ShareGroups } from './share/share-groups.js';
+import type { FetchRequest, FetchResponse } from './protocol/messages/fetch.js';
 
 /** One producer of a partition's producer state, as DescribeProducers reports it. */
 export interface ActiveProducer {
@@ -66,6 +67,18 @@ export interface TopicService {
   isInternal(name: string): boolean;
 }
 
+/** Replication of the partitions with several replicas (a cluster; broker/replica/). */
+export interface ReplicationService {
+  /** A follower's Fetch (replica id >= 0). */
+  answerReplicaFetch(req: FetchRequest, apiVersion: number, signal: AbortSignal): Promise<FetchResponse>;
+  /** acks=all before the append: NOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas, else NONE. */
+  checkEnoughReplicas(topic: string, partition: number): number;
+  /** acks=all after the append: the error code to answer once the HW reaches `requiredOffset` (or the timeout passes). */
+  awaitReplication(topic: string, partition: number, requiredOffset: bigint, timeoutMs: number): Promise<number>;
+  /** A leader append happened (the HW may move at once). */
+  appended(topic: string, partition: number): void;
+}
+
 export interface BrokerContext {
   readonly config: BrokerConfig;
   readonly nodeId: number;
@@ -84,6 +97,8 @@ export interface BrokerContext {
   readonly cluster?: ClusterView | null;
   /** Share groups (KIP-932); absent or null: not served (small test contexts). */
   readonly shareGroups?: ShareGroups | null;
+  /** Replication (a cluster); absent or null: the single broker, nothing is replicated. */
+  readonly replication?: ReplicationService | null;
   /** This broker's advertised endpoint: the coordinator of every group. */
   coordinatorNode(): { readonly nodeId: number; readonly host: string; readonly port: number };
   supportedApiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];

@@ -36,6 +36,7 @@ import { ClusterServing } from './cluster/cluster-serving.js';
 import { SHARE_GROUP_STATE_TOPIC } from './share/share-coordinator.js';
 import { startShareGroups } from './share/share-wiring.js';
 import type { ShareGroups } from './share/share-groups.js';
+import { consumerTopicsView } from './group/consumer/types.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
@@ -138,9 +139,12 @@ export class Broker {
         offsetsRetentionMs: config.offsetsRetentionMs,
         offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
       },
+      consumerConfig: config.consumerGroupConfig,
+      topics: () => consumerTopicsView(store, (name) => topics.isInternal(name)),
     });
     await groups.start();
     const waiters = new PartitionWaiters(scheduler);
+    const replication = cluster?.startReplication(waiters, clock) ?? null;
     const txnPartitions = store.get(TRANSACTION_STATE_TOPIC)!.partitionCount;
     const txns = new TxnCoordinator({
       log: new InternalTopicLog(TRANSACTION_STATE_TOPIC, txnPartitions, (p) => logs.getLog(TRANSACTION_STATE_TOPIC, p), clock),
@@ -149,7 +153,8 @@ export class Broker {
         const partitionLog = logs.getLog(tp.topic, tp.partition);
         if (partitionLog === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not on this broker`);
         const batch = buildEndTxnMarkerBatch({ ...marker, timestamp: clock.now() });
-        await partitionLog.append(batch, { leaderEpoch: 0, isFromClient: false });
+        await partitionLog.append(batch, { leaderEpoch: cluster?.view.leaderEpoch(tp.topic, tp.partition) ?? 0, isFromClient: false });
+        replication?.appended(tp.topic, tp.partition);
         waiters.notify(tp.topic, tp.partition);
       },
       offsetsPartitionFor: (groupId) => groups.partitionFor(groupId),
@@ -213,7 +218,7 @@ export class Broker {
       partition: (t, p) => servedTopics.partition(t, p),
       cluster: cluster?.view ?? null,
       waiters,
-      otherGroupExists: (groupId) => groups.groupState(groupId) !== null,
+      otherGroupExists: (groupId) => groups.groupState(groupId) !== null || groups.consumer.groups.has(groupId),
     });
     const context: BrokerContext = {
       config,
@@ -225,6 +230,7 @@ export class Broker {
       topics: servedTopics,
       cluster: cluster?.view ?? null,
       shareGroups,
+      replication,
       waiters,
       producerIds,
       groups,
@@ -234,7 +240,8 @@ export class Broker {
       coordinatorNode: () => cluster?.view.coordinator() ?? { nodeId: config.nodeId, host: advertised.host, port: advertised.port },
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
     };
-    const parts = { topics, groups, remoteLogManager: rlm, fetchSessions };
+    const replicationView = cluster?.replicationPart() ?? undefined;
+    const parts = { topics, groups, remoteLogManager: rlm, fetchSessions, ...(replicationView === undefined ? {} : { replication: replicationView }) };
     const metrics = new BrokerMetrics(parts);
     dispatcher = new Dispatcher<BrokerContext>(metrics.instrument(allHandlers), context, metrics.requestObserver);
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });

@@ -1,20 +1,27 @@
 // What a broker of an etcd cluster runs on top of its ClusterMembership: the
 // topic sync (local topics and logs follow the image), the ClusterView the
 // handlers read, the TopicService that writes admin changes to the store, and
-// the controller (every broker runs one; the elected one acts). Built only
+// the controller (every broker runs one; the elected one acts), and the
+// replication of partitions with several replicas (broker/replica/). Built only
 // with etcd.connect; the single broker has none of it.
 import type { Logger } from 'pino';
 import { ClusterController } from '../../metadata/cluster/controller.js';
 import type { BrokerConfig } from '../config.js';
 import type { ClusterMembership } from '../cluster-membership.js';
+import type { Clock } from '../common/clock.js';
 import type { Scheduler } from '../common/scheduler.js';
 import type { BrokerTopics } from '../topic-service.js';
+import type { PartitionWaiters } from '../partition-waiters.js';
+import { Replication } from '../replica/replication.js';
+import type { ReplicationPart } from '../metrics/replication-view.js';
 import { ClusterTopics } from './cluster-topics.js';
+import { replicationPart } from './replication-part.js';
 import { ClusterView } from './cluster-view.js';
 import { TopicSync } from './topic-sync.js';
 
 export class ClusterServing {
   private controller: ClusterController | null = null;
+  private replicationService: Replication | null = null;
 
   private constructor(
     private readonly membership: ClusterMembership,
@@ -24,7 +31,47 @@ export class ClusterServing {
     private readonly config: BrokerConfig,
     private readonly scheduler: Scheduler,
     private readonly log: Logger,
+    private readonly local: BrokerTopics,
+    private readonly listenerName: string,
   ) {}
+
+  /** Starts replication: roles follow the image, after every image change and topic sync pass. */
+  startReplication(waiters: PartitionWaiters, clock: Clock): Replication {
+    if (this.replicationService !== null) return this.replicationService;
+    const membership = this.membership;
+    const replication = new Replication({
+      nodeId: this.config.nodeId,
+      brokerEpoch: () => membership.session?.brokerEpoch ?? -1n,
+      image: membership.image,
+      store: membership.store,
+      logOf: (topic, partition) => this.local.partitionLog(topic, partition),
+      minInsyncReplicas: (topic) => this.local.store.logConfig(topic).minInSyncReplicas,
+      topicNameById: (topicId) => this.local.store.getById(topicId)?.name,
+      waiters,
+      listenerName: this.listenerName,
+      config: this.config,
+      clock,
+      scheduler: this.scheduler,
+      log: this.log.child({ component: 'replication' }),
+    });
+    this.replicationService = replication;
+    membership.onImageChange(() => replication.manager.reconcile());
+    this.sync.onPass(() => replication.manager.reconcile());
+    membership.onSessionLost(() => replication.manager.sessionLost());
+    replication.manager.start();
+    return replication;
+  }
+
+  get replication(): Replication | null {
+    return this.replicationService;
+  }
+
+  /** The replication picture for the metrics and the console; null until replication started. */
+  replicationPart(): ReplicationPart | null {
+    const r = this.replicationService;
+    if (r === null) return null;
+    return replicationPart({ nodeId: this.config.nodeId, image: this.membership.image, manager: r.manager, local: this.local, defaultMinIsr: this.config.getInt('min.insync.replicas') });
+  }
 
   /** Brings the local topics in step with the image (before the listeners open) and starts following it. */
   static async start(options: {
@@ -51,7 +98,7 @@ export class ClusterServing {
       // An accepted change reaches this broker's image through the watch: a few etcd round trips.
       visibleWithinMs: 3 * config.getInt('etcd.request.timeout.ms'),
     });
-    return new ClusterServing(membership, view, topics, sync, config, scheduler, log);
+    return new ClusterServing(membership, view, topics, sync, config, scheduler, log, local, options.listenerName);
   }
 
   /** Starts this broker's controller once it is registered (the election is bound to its session). */
@@ -97,6 +144,7 @@ export class ClusterServing {
 
   async stop(): Promise<void> {
     this.sync.stop();
+    await this.replicationService?.manager.stop();
     await this.controller?.stop();
   }
 }

@@ -21,6 +21,7 @@ export class TopicSync {
   private running: Promise<void> | null = null;
   private again = false;
   private readonly waiters = new Set<Waiter>();
+  private readonly passListeners: Array<() => void> = [];
   private stopped = false;
 
   constructor(
@@ -68,6 +69,11 @@ export class TopicSync {
     });
   }
 
+  /** Called after every pass (replication takes the roles of the logs a pass opened). */
+  onPass(listener: () => void): void {
+    this.passListeners.push(listener);
+  }
+
   stop(): void {
     this.stopped = true;
   }
@@ -81,6 +87,7 @@ export class TopicSync {
         // A log that cannot be opened (disk) is retried on the next change; the others went on.
         this.log.error({ err }, 'could not bring the local topics in step with the cluster metadata');
       }
+      for (const l of this.passListeners) l();
       for (const w of [...this.waiters]) {
         if (w.done()) {
           this.waiters.delete(w);

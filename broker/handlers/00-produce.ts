@@ -11,8 +11,13 @@
 // a compacted topic, a timestamp out of range) are listed in recordErrors with
 // their batch index and message (KIP-467, v8+). acks must be 0, 1 or -1; acks=0 gets no
 // response, and when any partition failed the connection is closed instead
-// (Kafka does so the producer learns of the error). With one broker, acks=-1
-// and acks=1 both mean "appended to the leader's log".
+// (Kafka does so the producer learns of the error). With one broker (or one
+// replica), acks=-1 and acks=1 both mean "appended to the leader's log". A
+// replicated partition (broker/replica/) answers acks=-1 once its high
+// watermark covers the batch, REQUEST_TIMED_OUT after the request's timeout;
+// with the ISR below min.insync.replicas it refuses with NOT_ENOUGH_REPLICAS
+// before appending, or answers NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR
+// shrank below it while the write waited (Kafka's ReplicaManager rules).
 // In a cluster, a partition this broker does not lead is answered
 // NOT_LEADER_OR_FOLLOWER with KIP-951's CurrentLeader and, at v10+, the
 // leaders' NodeEndpoints, so the producer re-routes without a metadata round trip.
@@ -119,9 +124,21 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
                 if (code !== ErrorCode.NONE) return partitionResponse(p.index, code, 'the partition is not part of an ongoing transaction of this producer');
               }
             }
+            const replication = broker.replication ?? null;
+            if (req.acks === -1 && replication !== null) {
+              const code = replication.checkEnoughReplicas(name, p.index);
+              if (code !== ErrorCode.NONE) return partitionResponse(p.index, code, `the ISR of ${name}-${p.index} is below min.insync.replicas`);
+            }
             try {
               const r = await partition.append(records);
-              if (!r.duplicate) broker.waiters.notify(name, p.index);
+              if (!r.duplicate) {
+                replication?.appended(name, p.index);
+                broker.waiters.notify(name, p.index);
+              }
+              if (req.acks === -1 && replication !== null) {
+                const code = await replication.awaitReplication(name, p.index, r.lastOffset + 1n, req.timeoutMs);
+                if (code !== ErrorCode.NONE) return partitionResponse(p.index, code, code === ErrorCode.REQUEST_TIMED_OUT ? `not replicated to the ISR within ${req.timeoutMs} ms` : null);
+              }
               return { index: p.index, errorCode: 0, baseOffset: r.baseOffset, logAppendTimeMs: r.logAppendTime, logStartOffset: r.logStartOffset, recordErrors: [], errorMessage: null };
             } catch (err) {
               if (err instanceof RecordValidationError) {

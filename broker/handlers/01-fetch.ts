@@ -1,7 +1,7 @@
 // Fetch (key 1), versions 4-18.
-// Consumer fetches only (replica fetches are refused: there are no followers;
-// the replica id is in ReplicaState from v15, and v15-v18's replica fields,
-// ReplicaDirectoryId and HighWatermark, concern followers only).
+// Consumer fetches here; a follower's fetch (replica id >= 0, in ReplicaState
+// from v15) goes to broker/replica/leader-fetch.ts in a cluster and is refused
+// (NOT_LEADER_OR_FOLLOWER) by a single broker, which has no followers.
 // Per partition: whole batches starting with the one containing the fetch
 // offset, read from whichever tier holds it (local log, or remote storage for
 // offsets below the local log start); the first partition that returns data
@@ -149,6 +149,7 @@ export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
   maxVersion: 18,
   async handle(broker, req, ctx) {
     if (req.replicaId >= 0 || (req.replicaState?.replicaId ?? -1) >= 0) {
+      if (broker.replication != null) return broker.replication.answerReplicaFetch(req, ctx.apiVersion, ctx.signal);
       return { throttleTimeMs: 0, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, sessionId: 0, responses: [] };
     }
     const context = openFetchContext(broker.fetchSessions, req, ctx.apiVersion);

@@ -2,7 +2,10 @@
 // Consumers validate their position after a leader change: for a leader epoch
 // the answer is its end offset (the start of the next epoch, or the log end
 // for the current one). One broker means one leader; epochs only grow across
-// restarts of a partition's leadership. Replica requests are refused.
+// restarts of a partition's leadership. In a cluster, replicas (replica id
+// >= 0) are answered like consumers, by the leader only (Kafka answers
+// replicas from the leader alone); a single broker, which has no followers,
+// refuses them.
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse } from '../protocol/messages/offset-for-leader-epoch.js';
@@ -19,7 +22,7 @@ export const handler: ApiHandler<OffsetForLeaderEpochRequest, OffsetForLeaderEpo
       topic: t.topic,
       partitions: t.partitions.map((p) => {
         const fail = (errorCode: number) => ({ errorCode, partition: p.partition, leaderEpoch: -1, endOffset: -1n });
-        if (req.replicaId !== CONSUMER) return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+        if (req.replicaId !== CONSUMER && (broker.cluster ?? null) === null) return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER);
         const notLeader = broker.cluster?.notLeader(t.topic, p.partition) ?? null;
         if (notLeader !== null) return fail(notLeader.errorCode);
         const view = broker.topics.partition(t.topic, p.partition);

@@ -44,6 +44,8 @@ import { handler as shareAcknowledge } from './79-share-acknowledge.js';
 import { handler as describeShareGroupOffsets } from './90-describe-share-group-offsets.js';
 import { handler as alterShareGroupOffsets } from './91-alter-share-group-offsets.js';
 import { handler as deleteShareGroupOffsets } from './92-delete-share-group-offsets.js';
+import { handler as consumerGroupHeartbeat } from './68-consumer-group-heartbeat.js';
+import { handler as consumerGroupDescribe } from './69-consumer-group-describe.js';
 
 export const allHandlers = [
   produce,
@@ -88,4 +90,6 @@ export const allHandlers = [
   describeShareGroupOffsets,
   alterShareGroupOffsets,
   deleteShareGroupOffsets,
+  consumerGroupHeartbeat,
+  consumerGroupDescribe,
 ] as unknown as ApiHandler<unknown, unknown, BrokerContext>[];

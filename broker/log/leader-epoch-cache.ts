@@ -55,6 +55,13 @@ export class LeaderEpochCache {
     return { epoch: floor.epoch, endOffset: next === undefined ? logEndOffset : next.startOffset };
   }
 
+  /** Forgets the whole history (the log was emptied and starts again elsewhere). */
+  clear(): boolean {
+    const had = this.list.length > 0;
+    this.list = [];
+    return had;
+  }
+
   /** Drops entries starting at or after `endOffset` (log truncated to it). */
   truncateFromEnd(endOffset: bigint): boolean {
     const before = this.list.length;

@@ -470,6 +470,24 @@ export class LogSegment {
   }
 
   /**
+   * Kafka's LogSegment.truncateTo: cuts the log before the first batch holding
+   * an offset >= `offset` and rebuilds the indexes from what is left (the txn
+   * index loses the entries past the new end). The segment is the active one
+   * afterwards (the log removed every later segment). Returns the bytes cut.
+   */
+  async truncateTo(offset: bigint): Promise<number> {
+    const at = await this.translateOffset(offset);
+    if (at === null) return 0;
+    const cut = this.committedSize - at.position;
+    await this.log.truncate(at.position);
+    this.committedSize = at.position;
+    this.inactive = false;
+    await this.recover(this.baseOffset);
+    if (this.committedSize === 0) this.next = this.baseOffset;
+    return cut;
+  }
+
+  /**
    * The segment stops being the active one: its final max-timestamp entry goes
    * into the time index (so retention and time lookups see it), and everything is
    * fsynced by the caller's flush.

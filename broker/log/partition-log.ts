@@ -6,7 +6,10 @@
 //
 // Single broker, replication factor 1: the high watermark is the log end
 // offset after each append; the last stable offset stops at the first open
-// transaction.
+// transaction. A replicated partition (broker/replica/) sets the high
+// watermark itself (the leader from its ISR's log end offsets, a follower from
+// its leader's fetch answers), appends as a follower what the leader sent, and
+// truncates where its log diverged from the leader's.
 import { promises as fsp } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
@@ -18,7 +21,10 @@ import { fileExists } from '../common/file-io.js';
 import type { EpochEntry, LeaderEpochCache, LeaderEpochCheckpoint } from './leader-epoch-cache.js';
 import type { LogConfig } from '../../metadata/log-config.js';
 import type { LocalLog, LogSegmentData } from '../../remote-log/local-log.js';
+import { followerBatches } from './follower-append.js';
 import { loadLog } from './log-loader.js';
+import { rebuildProducerState } from './log-truncation.js';
+import { replayBatch } from './producer-replay.js';
 import { LogSegment, type SegmentOptions, type TimestampAndOffset } from './log-segment.js';
 import type { LogSegments } from './log-segments.js';
 import { readPartitionMetadata, writePartitionMetadata } from './partition-metadata-file.js';
@@ -139,6 +145,8 @@ export class PartitionLog implements LocalLog {
   private logStart: bigint;
   private recoveryPointOffset: bigint;
   private unflushedMessages = 0;
+  /** Null: not replicated, the high watermark is the log end. */
+  private replicatedHighWatermark: bigint | null = null;
   private lastFlush: number;
   private readonly logger: Logger | undefined;
 
@@ -227,7 +235,27 @@ export class PartitionLog implements LocalLog {
   }
 
   get highWatermark(): bigint {
-    return this.logEnd;
+    const hw = this.replicatedHighWatermark;
+    return hw === null || hw > this.logEnd ? this.logEnd : hw;
+  }
+
+  /**
+   * The partition is replicated: from now on the high watermark is what
+   * setHighWatermark says (never above the log end). It starts at `initial`
+   * when not replicated before (there is no replication-offset-checkpoint yet:
+   * a restarted replica starts from its log start and learns the rest).
+   */
+  enableReplicatedHighWatermark(initial: bigint = this.logStart): void {
+    if (this.replicatedHighWatermark === null) this.replicatedHighWatermark = initial;
+  }
+
+  get isReplicated(): boolean {
+    return this.replicatedHighWatermark !== null;
+  }
+
+  /** Sets the high watermark of a replicated partition (capped at the log end when read). */
+  setHighWatermark(offset: bigint): void {
+    this.replicatedHighWatermark = offset;
   }
 
   /** First offset of the earliest open transaction, or null. */
@@ -418,6 +446,146 @@ export class PartitionLog implements LocalLog {
       return;
     }
     for (const r of run) r.item.resolve({ ...r.result, logStartOffset: this.logStart });
+  }
+
+  // ---- replication (follower side) ----
+
+  /**
+   * Kafka's appendAsFollower: the leader's batches verbatim, offsets and
+   * partitionLeaderEpoch kept. Producer state is rebuilt from them (origin
+   * replication: no sequence checks), the leader-epoch cache learns every
+   * epoch start, aborted transactions go to the txn index. Returns the new log
+   * end offset (unchanged when no whole batch came).
+   */
+  appendAsFollower(records: Buffer): Promise<bigint> {
+    return this.serial(async () => {
+      this.ensureUsable();
+      const where = `${this.opts.topic}-${this.opts.partition}`;
+      const batches = followerBatches(records, this.logEnd, where);
+      if (batches === null) return this.logEnd;
+      const now = this.opts.clock.now();
+      try {
+        const roll = this.active.shouldRoll({
+          segmentBytes: this.config.segmentBytes,
+          segmentMs: this.config.segmentMs,
+          messagesSize: batches.valid.length,
+          maxTimestampInMessages: batches.meta.maxTimestamp,
+          maxOffsetInMessages: batches.meta.lastOffset,
+          now,
+        });
+        // A leader's batch may start past the log end (compacted away before it reached us): the segment starts there.
+        if (roll || this.active.isEmpty) {
+          if (batches.meta.firstOffset > this.logEnd && this.active.isEmpty) await this.restartEmptyActiveAt(batches.meta.firstOffset, now);
+          else if (roll) await this.rollLocked(now);
+        }
+        const aborted: AbortedTxn[] = [];
+        let pos = 0;
+        for (const h of batches.headers) {
+          const size = h.batchLength + LOG_OVERHEAD;
+          const a = replayBatch(this.producerState, h, batches.valid.subarray(pos, pos + size));
+          if (a !== null) aborted.push(a);
+          pos += size;
+        }
+        const segment = this.active;
+        await segment.appendMany([{ records: batches.valid, meta: batches.meta }]);
+        for (const a of aborted) await segment.appendAbortedTxn(a);
+        let epochsChanged = false;
+        for (const h of batches.headers) if (this.epochCache.assign(h.partitionLeaderEpoch, h.baseOffset)) epochsChanged = true;
+        this.logEnd = batches.meta.lastOffset + 1n;
+        this.producerState.updateMapEndOffset(this.logEnd);
+        if (epochsChanged) await this.epochCheckpoint.write(this.epochCache.entries());
+        this.unflushedMessages += batches.messages;
+        if (this.unflushedMessages >= this.config.flushIntervalMessages) await this.flushTo(this.logEnd);
+        return this.logEnd;
+      } catch (e) {
+        throw this.goOffline(`replicated append to ${where} failed`, e);
+      }
+    });
+  }
+
+  /** An empty active segment moved to `offset` (the log end jumps there). */
+  private async restartEmptyActiveAt(offset: bigint, now: number): Promise<void> {
+    const old = this.active;
+    this.segments.remove(old.baseOffset);
+    await old.delete();
+    this.segments.add(await LogSegment.create(this.opts.dir, offset, this.segmentOptions, now));
+    if (this.segments.size === 1) this.logStart = offset;
+    this.logEnd = offset;
+  }
+
+  /**
+   * Kafka's UnifiedLog.truncateTo: removes every batch holding an offset >=
+   * `offset` (a batch straddling it goes whole), rebuilds producer state and
+   * trims the leader-epoch cache. At or below the first segment's base the log
+   * is emptied and starts at `offset`. Returns the new log end offset.
+   */
+  truncateTo(offset: bigint): Promise<bigint> {
+    return this.serial(async () => {
+      this.ensureUsable();
+      if (offset >= this.logEnd) return this.logEnd;
+      try {
+        const first = this.segments.first() as LogSegment;
+        if (offset <= first.baseOffset || offset < this.logStart) {
+          await this.truncateFullyLocked(offset);
+          return this.logEnd;
+        }
+        await this.backgroundFlush;
+        for (const seg of [...this.segments.all()].reverse()) {
+          if (seg.baseOffset < offset) break;
+          this.segments.remove(seg.baseOffset);
+          await seg.delete();
+        }
+        const last = this.active;
+        await last.truncateTo(offset);
+        this.logEnd = last.nextOffset;
+        await this.afterTruncation();
+        return this.logEnd;
+      } catch (e) {
+        throw this.goOffline(`truncation of ${this.opts.topic}-${this.opts.partition} failed`, e);
+      }
+    });
+  }
+
+  /** Kafka's truncateFullyAndStartAt: every segment goes, the log starts empty at `offset`. */
+  truncateFullyAndStartAt(offset: bigint): Promise<void> {
+    return this.serial(async () => {
+      this.ensureUsable();
+      try {
+        await this.truncateFullyLocked(offset);
+      } catch (e) {
+        throw this.goOffline(`truncation of ${this.opts.topic}-${this.opts.partition} failed`, e);
+      }
+    });
+  }
+
+  private async truncateFullyLocked(offset: bigint): Promise<void> {
+    await this.backgroundFlush;
+    for (const seg of [...this.segments.all()]) {
+      this.segments.remove(seg.baseOffset);
+      await seg.delete();
+    }
+    this.segments.add(await LogSegment.create(this.opts.dir, offset, this.segmentOptions, this.opts.clock.now()));
+    this.logStart = offset;
+    this.logEnd = offset;
+    if (this.epochCache.clear()) await this.epochCheckpoint.write([]);
+    await this.afterTruncation();
+  }
+
+  private async afterTruncation(): Promise<void> {
+    await rebuildProducerState(this.opts.dir, this.producerState, this.segments.all(), this.logStart, this.logEnd);
+    if (this.epochCache.truncateFromEnd(this.logEnd)) await this.epochCheckpoint.write(this.epochCache.entries());
+    if (this.recoveryPointOffset > this.logEnd) this.recoveryPointOffset = this.logEnd;
+    if (this.replicatedHighWatermark !== null && this.replicatedHighWatermark > this.logEnd) this.replicatedHighWatermark = this.logEnd;
+    this.unflushedMessages = 0;
+    this.logger?.info({ topic: this.opts.topic, partition: this.opts.partition, logEndOffset: this.logEnd.toString() }, 'truncated log');
+  }
+
+  /** A new leader's epoch starts at the log end (Kafka's assign on becoming leader), so OffsetForLeaderEpoch knows it before any append. */
+  assignEpochStartOffset(epoch: number): Promise<void> {
+    return this.serial(async () => {
+      this.ensureUsable();
+      if (this.epochCache.assign(epoch, this.logEnd)) await this.epochCheckpoint.write(this.epochCache.entries());
+    });
   }
 
   // ---- read ----

@@ -1,0 +1,155 @@
+// What the leader of a replicated partition knows about its followers, and the
+// decisions Kafka's Partition.scala takes from it. Pure: time comes in as
+// arguments, nothing here does I/O; ReplicaManager applies the decisions.
+//
+// - A follower's fetch at offset F records F as its log end offset (LEO), and
+//   Kafka's lastCaughtUpTime rule: caught up at this fetch when F reaches the
+//   leader's LEO now, else at the previous fetch when F reaches the leader's
+//   LEO as of that fetch (ReplicaState.updateFetchStateOrThrow).
+// - The high watermark is the smallest LEO over the "maximal" ISR: the
+//   committed ISR plus a member being added by an ISR change in flight (or
+//   still counting one being removed), so the HW is never computed over a set
+//   smaller than the one etcd may commit. It never moves back.
+// - A follower out of the ISR joins (expand) once its LEO reaches the HW and
+//   the start offset of this leader's epoch; an ISR member is out of sync
+//   (shrink) when its LEO is not the leader's and it has not caught up for
+//   replica.lag.time.max.ms.
+
+export interface FollowerState {
+  readonly replicaId: number;
+  /** -1 until the first fetch of this leader term. */
+  logEndOffset: bigint;
+  lastCaughtUpTimeMs: number;
+  lastFetchLeaderLogEndOffset: bigint;
+  lastFetchTimeMs: number;
+  /** The broker epoch the follower sent in ReplicaState (-1 when not sent). */
+  brokerEpoch: bigint;
+}
+
+export interface CommittedIsr {
+  readonly isr: readonly number[];
+  readonly partitionEpoch: number;
+}
+
+export class LeaderState {
+  private readonly followers = new Map<number, FollowerState>();
+  private committed: CommittedIsr;
+  /** The ISR proposed to the store and not yet answered, or null. */
+  private pending: readonly number[] | null = null;
+
+  constructor(
+    readonly leaderId: number,
+    readonly leaderEpoch: number,
+    /** Where this leader's epoch starts in its log (its LEO when it became leader). */
+    readonly epochStartOffset: bigint,
+    readonly replicas: readonly number[],
+    committed: CommittedIsr,
+    now: number,
+    private readonly replicaLagTimeMaxMs: number,
+  ) {
+    this.committed = committed;
+    for (const r of replicas) {
+      if (r === leaderId) continue;
+      // As Kafka's resetReplicaState on becoming leader: ISR members count as caught up now.
+      const caughtUp = committed.isr.includes(r) ? now : 0;
+      this.followers.set(r, { replicaId: r, logEndOffset: -1n, lastCaughtUpTimeMs: caughtUp, lastFetchLeaderLogEndOffset: -1n, lastFetchTimeMs: 0, brokerEpoch: -1n });
+    }
+  }
+
+  get isr(): readonly number[] {
+    return this.committed.isr;
+  }
+
+  get partitionEpoch(): number {
+    return this.committed.partitionEpoch;
+  }
+
+  get pendingIsr(): readonly number[] | null {
+    return this.pending;
+  }
+
+  /** Committed ISR plus whatever a change in flight names. */
+  get maximalIsr(): readonly number[] {
+    if (this.pending === null) return this.committed.isr;
+    const out = [...this.committed.isr];
+    for (const r of this.pending) if (!out.includes(r)) out.push(r);
+    return out;
+  }
+
+  follower(replicaId: number): FollowerState | undefined {
+    return this.followers.get(replicaId);
+  }
+
+  allFollowers(): readonly FollowerState[] {
+    return [...this.followers.values()];
+  }
+
+  /** A fetch from `replicaId` at `fetchOffset`; false when it is not a replica of this partition. */
+  updateFollowerFetch(replicaId: number, fetchOffset: bigint, leaderLogEndOffset: bigint, brokerEpoch: bigint, now: number): boolean {
+    const f = this.followers.get(replicaId);
+    if (f === undefined) return false;
+    if (fetchOffset >= leaderLogEndOffset) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, now);
+    else if (fetchOffset >= f.lastFetchLeaderLogEndOffset && f.lastFetchLeaderLogEndOffset >= 0n) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, f.lastFetchTimeMs);
+    f.logEndOffset = fetchOffset;
+    f.lastFetchLeaderLogEndOffset = leaderLogEndOffset;
+    f.lastFetchTimeMs = now;
+    f.brokerEpoch = brokerEpoch;
+    return true;
+  }
+
+  /** Kafka's maybeIncrementLeaderHW candidate: min LEO over the maximal ISR (the leader's LEO included). */
+  highWatermarkCandidate(leaderLogEndOffset: bigint): bigint {
+    let hw = leaderLogEndOffset;
+    for (const r of this.maximalIsr) {
+      if (r === this.leaderId) continue;
+      const leo = this.followers.get(r)?.logEndOffset ?? -1n;
+      if (leo < hw) hw = leo;
+    }
+    return hw;
+  }
+
+  /** The ISR to propose when `replicaId` may join, or null (Kafka's isFollowerInSync + maybeExpandIsr). */
+  expansion(replicaId: number, highWatermark: bigint, live: (replicaId: number) => boolean): number[] | null {
+    if (this.pending !== null || this.committed.isr.includes(replicaId)) return null;
+    const f = this.followers.get(replicaId);
+    if (f === undefined || !live(replicaId)) return null;
+    if (f.logEndOffset < highWatermark || f.logEndOffset < this.epochStartOffset) return null;
+    return [...this.committed.isr, replicaId];
+  }
+
+  /** ISR members that are out of sync at `now` (Kafka's getOutOfSyncReplicas). */
+  outOfSync(leaderLogEndOffset: bigint, now: number): number[] {
+    const out: number[] = [];
+    for (const r of this.committed.isr) {
+      if (r === this.leaderId) continue;
+      const f = this.followers.get(r);
+      if (f === undefined) continue;
+      if (f.logEndOffset !== leaderLogEndOffset && now - f.lastCaughtUpTimeMs > this.replicaLagTimeMaxMs) out.push(r);
+    }
+    return out;
+  }
+
+  /** The ISR to propose without the out-of-sync members, or null. Never removes the leader. */
+  shrink(leaderLogEndOffset: bigint, now: number): { isr: number[]; removed: number[] } | null {
+    if (this.pending !== null) return null;
+    const removed = this.outOfSync(leaderLogEndOffset, now);
+    if (removed.length === 0) return null;
+    return { isr: this.committed.isr.filter((r) => !removed.includes(r)), removed };
+  }
+
+  /** An ISR change was sent to the store. */
+  proposed(isr: readonly number[]): void {
+    this.pending = [...isr];
+  }
+
+  /** The store answered (accepted, or refused with its current state), or the image showed a new ISR. */
+  committedIsr(committed: CommittedIsr): void {
+    this.committed = { isr: [...committed.isr], partitionEpoch: committed.partitionEpoch };
+    this.pending = null;
+  }
+
+  /** The change in flight failed without an answer (store unreachable): it is retried on the next check. */
+  proposalFailed(): void {
+    this.pending = null;
+  }
+}

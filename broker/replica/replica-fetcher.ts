@@ -1,0 +1,231 @@
+// A follower's fetcher (Kafka's ReplicaFetcherThread): one per (leader broker,
+// fetcher index), fetching every partition this broker follows on that leader
+// with one Fetch at a time over one broker-to-broker connection. The request
+// names this broker in ReplicaState (v15+: replica id and broker epoch), the
+// follower's log end as fetch offset and its latest epoch as LastFetchedEpoch.
+// An answer's batches are appended verbatim (PartitionLog.appendAsFollower);
+// a diverging epoch truncates the log first (follower-truncation.ts); the
+// follower's high watermark is min(leader's HW, own LEO). A failed connection
+// or request backs off replica.fetch.backoff.ms; a partition answered with an
+// error backs off alone and waits for the image to move it (a new leader).
+import type { Logger } from 'pino';
+import type { Clock } from '../common/clock.js';
+import type { Scheduler, TimerHandle } from '../common/scheduler.js';
+import { ErrorCode, KafkaError, errorName } from '../protocol/errors.js';
+import type { FetchRequest, FetchRequestFetchTopic, FetchResponse, FetchResponsePartitionData } from '../protocol/messages/fetch.js';
+import { recordsBuffer } from '../protocol/record-parts.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import { truncationOffset } from './follower-truncation.js';
+
+export interface ReplicaFetchConfig {
+  /** replica.fetch.max.bytes */
+  readonly fetchMaxBytes: number;
+  /** replica.fetch.response.max.bytes */
+  readonly responseMaxBytes: number;
+  /** replica.fetch.wait.max.ms */
+  readonly waitMaxMs: number;
+  /** replica.fetch.min.bytes */
+  readonly minBytes: number;
+  /** replica.fetch.backoff.ms */
+  readonly backoffMs: number;
+}
+
+/** The Fetch round trip, over whatever connection the fetcher was given. */
+export interface FetchConnection {
+  fetch(build: (version: number) => FetchRequest): Promise<FetchResponse>;
+  close(): void;
+}
+
+export interface FollowedPartition {
+  readonly topic: string;
+  readonly topicId: string;
+  readonly partition: number;
+  readonly log: PartitionLog;
+  /** The leader epoch this broker follows at (the image's). */
+  leaderEpoch: number;
+}
+
+export type FetcherEvent =
+  | { readonly type: 'fetched'; readonly partition: FollowedPartition; readonly leaderHighWatermark: bigint; readonly appendedBytes: number }
+  | { readonly type: 'truncated'; readonly partition: FollowedPartition; readonly from: bigint; readonly to: bigint }
+  | { readonly type: 'partition-error'; readonly partition: FollowedPartition; readonly errorCode: number };
+
+export interface ReplicaFetcherOptions {
+  readonly nodeId: number;
+  readonly brokerEpoch: () => bigint;
+  readonly leaderId: number;
+  readonly fetcherId: number;
+  readonly connect: () => Promise<FetchConnection>;
+  readonly config: ReplicaFetchConfig;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly log: Logger;
+  readonly onEvent?: (e: FetcherEvent) => void;
+}
+
+const key = (topicId: string, partition: number): string => `${topicId}:${partition}`;
+
+export class ReplicaFetcher {
+  private readonly partitions = new Map<string, FollowedPartition>();
+  private readonly delayedUntil = new Map<string, number>();
+  private conn: FetchConnection | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(private readonly o: ReplicaFetcherOptions) {}
+
+  get size(): number {
+    return this.partitions.size;
+  }
+
+  has(topicId: string, partition: number): boolean {
+    return this.partitions.has(key(topicId, partition));
+  }
+
+  add(p: FollowedPartition): void {
+    const k = key(p.topicId, p.partition);
+    const had = this.partitions.get(k);
+    if (had !== undefined) {
+      had.leaderEpoch = p.leaderEpoch;
+    } else {
+      this.partitions.set(k, p);
+    }
+    this.delayedUntil.delete(k);
+    this.running ??= this.loop().finally(() => {
+      this.running = null;
+    });
+    this.wake();
+  }
+
+  remove(topicId: string, partition: number): void {
+    const k = key(topicId, partition);
+    this.partitions.delete(k);
+    this.delayedUntil.delete(k);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake();
+    this.conn?.close();
+    this.conn = null;
+    await this.running;
+  }
+
+  private wake(): void {
+    const w = this.wakeUp;
+    this.wakeUp = null;
+    w?.();
+  }
+
+  /** Resolves after `ms`, or at once on add/stop. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let timer: TimerHandle | null = null;
+      this.wakeUp = () => {
+        if (timer !== null) this.o.scheduler.clearTimeout(timer);
+        resolve();
+      };
+      timer = this.o.scheduler.setTimeout(() => {
+        this.wakeUp = null;
+        resolve();
+      }, ms);
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped && this.partitions.size > 0) {
+      const now = this.o.clock.now();
+      const ready = [...this.partitions.entries()].filter(([k]) => (this.delayedUntil.get(k) ?? 0) <= now).map(([, p]) => p);
+      if (ready.length === 0) {
+        const next = Math.min(...[...this.delayedUntil.values()]);
+        await this.pause(Math.max(1, next - now));
+        continue;
+      }
+      try {
+        this.conn ??= await this.o.connect();
+        const sent = ready.map((p) => ({ p, epoch: p.leaderEpoch, fetchOffset: p.log.logEndOffset }));
+        const res = await this.conn.fetch((version) => this.request(version, sent));
+        if (this.stopped) return;
+        if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, `fetch from leader ${this.o.leaderId} failed: ${errorName(res.errorCode)}`);
+        for (const t of res.responses) {
+          for (const d of t.partitions) {
+            const s = sent.find((x) => x.p.topicId === t.topicId && x.p.partition === d.partitionIndex) ?? sent.find((x) => x.p.topic === t.topic && x.p.partition === d.partitionIndex);
+            // Removed, or moved to another leader epoch, while the fetch was out: its answer is stale.
+            if (s === undefined || this.partitions.get(key(s.p.topicId, s.p.partition)) !== s.p || s.p.leaderEpoch !== s.epoch) continue;
+            if (s.p.log.logEndOffset !== s.fetchOffset) continue;
+            await this.handle(s.p, d);
+          }
+        }
+      } catch (err) {
+        if (this.stopped) return;
+        this.o.log.warn({ leader: this.o.leaderId, fetcherId: this.o.fetcherId, err: err instanceof Error ? err.message : String(err) }, 'replica fetch failed; backing off');
+        this.conn?.close();
+        this.conn = null;
+        await this.pause(this.o.config.backoffMs);
+      }
+    }
+  }
+
+  private request(version: number, sent: readonly { p: FollowedPartition; epoch: number; fetchOffset: bigint }[]): FetchRequest {
+    const topics = new Map<string, FetchRequestFetchTopic>();
+    for (const { p, epoch, fetchOffset } of sent) {
+      let t = topics.get(p.topicId);
+      if (t === undefined) topics.set(p.topicId, (t = { topic: p.topic, topicId: p.topicId, partitions: [] }));
+      t.partitions.push({
+        partition: p.partition,
+        currentLeaderEpoch: epoch,
+        fetchOffset,
+        lastFetchedEpoch: p.log.latestEpoch() ?? -1,
+        logStartOffset: p.log.logStartOffset,
+        partitionMaxBytes: this.o.config.fetchMaxBytes,
+        ...(version >= 18 ? { highWatermark: p.log.highWatermark } : {}),
+      });
+    }
+    return {
+      replicaId: version <= 14 ? this.o.nodeId : -1,
+      ...(version >= 15 ? { replicaState: { replicaId: this.o.nodeId, replicaEpoch: this.o.brokerEpoch() } } : {}),
+      maxWaitMs: this.o.config.waitMaxMs,
+      minBytes: this.o.config.minBytes,
+      maxBytes: this.o.config.responseMaxBytes,
+      isolationLevel: 0,
+      sessionId: 0,
+      sessionEpoch: -1,
+      topics: [...topics.values()],
+      forgottenTopicsData: [],
+      rackId: '',
+    };
+  }
+
+  private async handle(p: FollowedPartition, d: FetchResponsePartitionData): Promise<void> {
+    const k = key(p.topicId, p.partition);
+    const log = p.log;
+    if (d.errorCode === ErrorCode.NONE) {
+      const div = d.divergingEpoch;
+      if (div !== undefined && (div.epoch >= 0 || div.endOffset >= 0n)) {
+        const from = log.logEndOffset;
+        const decision = truncationOffset(div, (e) => log.endOffsetForEpoch(e), from, log.highWatermark);
+        const to = await log.truncateTo(decision.offset);
+        this.o.log.info({ topic: p.topic, partition: p.partition, from: String(from), to: String(to), divergingEpoch: div.epoch, leaderEndOffset: String(div.endOffset) }, 'follower log diverged from the leader: truncated');
+        this.o.onEvent?.({ type: 'truncated', partition: p, from, to });
+        return;
+      }
+      const records = d.records === null ? null : recordsBuffer(d.records);
+      const before = log.logEndOffset;
+      if (records !== null && records.length > 0) await log.appendAsFollower(records);
+      const leo = log.logEndOffset;
+      log.setHighWatermark(d.highWatermark < leo ? d.highWatermark : leo);
+      this.o.onEvent?.({ type: 'fetched', partition: p, leaderHighWatermark: d.highWatermark, appendedBytes: leo > before ? (records?.length ?? 0) : 0 });
+      return;
+    }
+    if (d.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE && d.logStartOffset > log.logEndOffset) {
+      // Kafka's fetchOffsetAndTruncate: the leader's log starts past ours; start over there.
+      this.o.log.warn({ topic: p.topic, partition: p.partition, logEndOffset: String(log.logEndOffset), leaderLogStartOffset: String(d.logStartOffset) }, 'follower is below the leader\'s log start: emptying the log to start there');
+      await log.truncateFullyAndStartAt(d.logStartOffset);
+      return;
+    }
+    this.o.onEvent?.({ type: 'partition-error', partition: p, errorCode: d.errorCode });
+    this.o.log.debug({ topic: p.topic, partition: p.partition, leader: this.o.leaderId, error: errorName(d.errorCode) }, 'replica fetch of a partition failed; backing off');
+    this.delayedUntil.set(k, this.o.clock.now() + this.o.config.backoffMs);
+  }
+}

@@ -1,0 +1,408 @@
+// The replication role of every replicated partition (replicas > 1) this
+// broker holds, taken from the cluster image (Kafka's ReplicaManager
+// becomeLeaderOrFollower, driven by metadata deltas as in KRaft):
+// - leader (the image's leader is this broker): a LeaderState tracks the
+//   followers; the high watermark advances to min LEO over the ISR; acks=all
+//   produces wait for it; the ISR grows and shrinks by compare-and-swap on the
+//   partition state in the store (AlterPartition), a refused change takes the
+//   store's state and is decided again;
+// - follower: the partition is fetched by the ReplicaFetcher of its leader
+//   (one per leader and fetcher index, num.replica.fetchers);
+// - offline (no leader): neither.
+// A partition with one replica is left as it is (its HW is its log end), and a
+// single broker builds none of this. Events (role, HW, ISR changes, follower
+// lag, truncation) are published for metrics.
+import type { Logger } from 'pino';
+import type { MetadataImage } from '../../metadata/cluster/image.js';
+import type { PartitionState } from '../../metadata/cluster/records.js';
+import type { ClusterMetadataStore } from '../../metadata/cluster/store.js';
+import { StalePartitionUpdateError } from '../../metadata/cluster/errors.js';
+import type { Clock } from '../common/clock.js';
+import type { Scheduler, TimerHandle } from '../common/scheduler.js';
+import { ErrorCode } from '../protocol/errors.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import { LeaderState } from './leader-state.js';
+import { ReplicaFetcher, type FetchConnection, type FetcherEvent, type ReplicaFetchConfig } from './replica-fetcher.js';
+import type { ReplicationEvent } from './replication-events.js';
+
+export interface ReplicaManagerConfig {
+  readonly fetch: ReplicaFetchConfig;
+  /** num.replica.fetchers */
+  readonly numReplicaFetchers: number;
+  /** replica.lag.time.max.ms */
+  readonly replicaLagTimeMaxMs: number;
+}
+
+export interface ReplicaManagerOptions {
+  readonly nodeId: number;
+  readonly brokerEpoch: () => bigint;
+  readonly image: MetadataImage;
+  readonly store: ClusterMetadataStore;
+  /** The local log of a partition, if this broker has one. */
+  readonly logOf: (topic: string, partition: number) => PartitionLog | undefined;
+  /** min.insync.replicas of a topic. */
+  readonly minInsyncReplicas: (topic: string) => number;
+  /** Wakes long polls (consumer and replica fetches) of a partition. */
+  readonly notify: (topic: string, partition: number) => void;
+  /** A connection to a broker for replica fetches. */
+  readonly connect: (host: string, port: number, clientId: string) => Promise<FetchConnection>;
+  /** The listener name whose endpoint followers connect to. */
+  readonly listenerName: string;
+  readonly config: ReplicaManagerConfig;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly log: Logger;
+}
+
+interface AckWaiter {
+  readonly requiredOffset: bigint;
+  readonly resolve: (errorCode: number) => void;
+}
+
+export type Role =
+  | { readonly kind: 'leader'; readonly state: LeaderState }
+  | { readonly kind: 'follower'; readonly leaderId: number; readonly leaderEpoch: number }
+  | { readonly kind: 'offline'; readonly leaderEpoch: number };
+
+export interface Replica {
+  readonly topic: string;
+  readonly topicId: string;
+  readonly partition: number;
+  readonly log: PartitionLog;
+  role: Role;
+  acks: AckWaiter[];
+}
+
+const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+/** Kafka's fetcher index: a stable hash of the partition over num.replica.fetchers. */
+export function fetcherIndex(topic: string, partition: number, numFetchers: number): number {
+  let h = 0;
+  for (let i = 0; i < topic.length; i++) h = (Math.imul(31, h) + topic.charCodeAt(i)) | 0;
+  return Math.abs((Math.imul(31, h) + partition) | 0) % Math.max(1, numFetchers);
+}
+
+export class ReplicaManager {
+  private readonly replicas = new Map<string, Replica>();
+  private readonly fetchers = new Map<string, ReplicaFetcher>();
+  private readonly listeners: Array<(e: ReplicationEvent) => void> = [];
+  private isrTimer: TimerHandle | null = null;
+  private stopped = false;
+
+  constructor(private readonly o: ReplicaManagerOptions) {}
+
+  onEvent(listener: (e: ReplicationEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private emit(e: ReplicationEvent): void {
+    for (const l of this.listeners) l(e);
+  }
+
+  start(): void {
+    this.scheduleIsrCheck();
+    this.reconcile();
+  }
+
+  replica(topic: string, partition: number): Replica | undefined {
+    return this.replicas.get(key(topic, partition));
+  }
+
+  /** Every replicated partition this broker holds, for the console and tests. */
+  all(): readonly Replica[] {
+    return [...this.replicas.values()];
+  }
+
+  /** Brings every partition's role in step with the image (after each image change and topic sync pass). */
+  reconcile(): void {
+    if (this.stopped) return;
+    const seen = new Set<string>();
+    for (const t of this.o.image.topics()) {
+      this.o.image.partitions(t.topicId).forEach((state, partition) => {
+        if (state === undefined || state.replicas.length < 2 || !state.replicas.includes(this.o.nodeId)) return;
+        const log = this.o.logOf(t.name, partition);
+        if (log === undefined || log.topicId !== t.topicId) return;
+        const k = key(t.name, partition);
+        seen.add(k);
+        let r = this.replicas.get(k);
+        if (r === undefined || r.log !== log) {
+          if (r !== undefined) this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+          log.enableReplicatedHighWatermark();
+          r = { topic: t.name, topicId: t.topicId, partition, log, role: { kind: 'offline', leaderEpoch: -1 }, acks: [] };
+          this.replicas.set(k, r);
+        }
+        this.applyState(r, state);
+      });
+    }
+    for (const [k, r] of this.replicas) {
+      if (seen.has(k)) continue;
+      this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      this.replicas.delete(k);
+    }
+  }
+
+  private applyState(r: Replica, state: PartitionState): void {
+    const role = r.role;
+    if (state.leader === this.o.nodeId) {
+      if (role.kind === 'leader' && role.state.leaderEpoch === state.leaderEpoch) {
+        if (state.partitionEpoch > role.state.partitionEpoch) {
+          role.state.committedIsr(state);
+          this.checkMinIsr(r);
+          this.maybeAdvanceHighWatermark(r);
+        }
+        return;
+      }
+      this.becomeLeader(r, state);
+      return;
+    }
+    if (state.leader >= 0) {
+      if (role.kind === 'follower' && role.leaderId === state.leader && role.leaderEpoch === state.leaderEpoch) return;
+      this.becomeFollower(r, state);
+      return;
+    }
+    if (role.kind === 'offline' && role.leaderEpoch === state.leaderEpoch) return;
+    this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    r.role = { kind: 'offline', leaderEpoch: state.leaderEpoch };
+    this.emit({ type: 'role', topic: r.topic, partition: r.partition, role: 'offline', leaderEpoch: state.leaderEpoch });
+  }
+
+  private becomeLeader(r: Replica, state: PartitionState): void {
+    this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    const now = this.o.clock.now();
+    const epochStart = r.log.logEndOffset;
+    r.role = {
+      kind: 'leader',
+      state: new LeaderState(this.o.nodeId, state.leaderEpoch, epochStart, state.replicas, state, now, this.o.config.replicaLagTimeMaxMs),
+    };
+    // The new epoch starts at the log end even before anything is appended in it (OffsetForLeaderEpoch, divergence checks).
+    r.log.assignEpochStartOffset(state.leaderEpoch).catch((err: unknown) => this.o.log.error({ err, topic: r.topic, partition: r.partition }, 'could not record the new leader epoch'));
+    this.o.log.info({ topic: r.topic, partition: r.partition, leaderEpoch: state.leaderEpoch, isr: state.isr, logEndOffset: String(epochStart), highWatermark: String(r.log.highWatermark) }, 'became leader');
+    this.emit({ type: 'role', topic: r.topic, partition: r.partition, role: 'leader', leaderEpoch: state.leaderEpoch });
+    this.maybeAdvanceHighWatermark(r);
+  }
+
+  private becomeFollower(r: Replica, state: PartitionState): void {
+    this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    r.role = { kind: 'follower', leaderId: state.leader, leaderEpoch: state.leaderEpoch };
+    const fetcher = this.fetcherFor(state.leader, fetcherIndex(r.topic, r.partition, this.o.config.numReplicaFetchers));
+    if (fetcher !== null) fetcher.add({ topic: r.topic, topicId: r.topicId, partition: r.partition, log: r.log, leaderEpoch: state.leaderEpoch });
+    else this.o.log.warn({ topic: r.topic, partition: r.partition, leader: state.leader }, 'the leader has no endpoint in the cluster metadata; not fetching until it registers');
+    this.o.log.info({ topic: r.topic, partition: r.partition, leader: state.leader, leaderEpoch: state.leaderEpoch, logEndOffset: String(r.log.logEndOffset) }, 'became follower');
+    this.emit({ type: 'role', topic: r.topic, partition: r.partition, role: 'follower', leaderEpoch: state.leaderEpoch });
+  }
+
+  /** Stops whatever the partition did: fetching, or leading (waiting acks are answered `ackError`). */
+  private leaveRole(r: Replica, ackError: number): void {
+    for (const f of this.fetchers.values()) f.remove(r.topicId, r.partition);
+    const waiting = r.acks;
+    r.acks = [];
+    for (const a of waiting) a.resolve(ackError);
+  }
+
+  private fetcherFor(leaderId: number, fetcherId: number): ReplicaFetcher | null {
+    const b = this.o.image.broker(leaderId);
+    const e = b?.endpoints.find((x) => x.name === this.o.listenerName) ?? b?.endpoints[0];
+    if (e === undefined) return null;
+    const k = `${leaderId}:${fetcherId}:${e.host}:${e.port}`;
+    let f = this.fetchers.get(k);
+    if (f === undefined) {
+      // A leader that re-registered on another endpoint gets a new fetcher; the old one empties.
+      f = new ReplicaFetcher({
+        nodeId: this.o.nodeId,
+        brokerEpoch: this.o.brokerEpoch,
+        leaderId,
+        fetcherId,
+        connect: () => this.o.connect(e.host, e.port, `broker-${this.o.nodeId}-fetcher-${fetcherId}`),
+        config: this.o.config.fetch,
+        clock: this.o.clock,
+        scheduler: this.o.scheduler,
+        log: this.o.log.child({ fetcher: `${leaderId}-${fetcherId}` }),
+        onEvent: (ev) => this.onFetcherEvent(ev),
+      });
+      this.fetchers.set(k, f);
+    }
+    return f;
+  }
+
+  private onFetcherEvent(e: FetcherEvent): void {
+    const p = e.partition;
+    switch (e.type) {
+      case 'fetched':
+        this.emit({ type: 'follower-fetched', topic: p.topic, partition: p.partition, logEndOffset: p.log.logEndOffset, highWatermark: p.log.highWatermark });
+        return;
+      case 'truncated':
+        this.emit({ type: 'truncated', topic: p.topic, partition: p.partition, from: e.from, to: e.to });
+        return;
+      case 'partition-error':
+        return;
+    }
+  }
+
+  // ---- leader side ----
+
+  /** The leader state of a partition this broker leads, or undefined. */
+  leaderState(topic: string, partition: number): { replica: Replica; state: LeaderState } | undefined {
+    const r = this.replicas.get(key(topic, partition));
+    if (r === undefined || r.role.kind !== 'leader') return undefined;
+    return { replica: r, state: r.role.state };
+  }
+
+  /**
+   * A follower fetched at `fetchOffset`: record it, then grow the ISR or move
+   * the HW if that follows. False when `replicaId` is not a replica.
+   */
+  followerFetched(r: Replica, state: LeaderState, replicaId: number, fetchOffset: bigint, brokerEpoch: bigint): boolean {
+    const leo = r.log.logEndOffset;
+    if (!state.updateFollowerFetch(replicaId, fetchOffset, leo, brokerEpoch, this.o.clock.now())) return false;
+    this.emit({ type: 'follower-lag', topic: r.topic, partition: r.partition, replicaId, lag: leo > fetchOffset ? leo - fetchOffset : 0n });
+    const grown = state.expansion(replicaId, r.log.highWatermark, (id) => this.o.image.broker(id) !== undefined);
+    if (grown !== null) this.alterIsr(r, state, grown, 'expand', [replicaId]);
+    this.maybeAdvanceHighWatermark(r);
+    return true;
+  }
+
+  /** After a leader append (produce, marker): with no follower in the ISR the HW moves at once. */
+  appended(topic: string, partition: number): void {
+    const r = this.replicas.get(key(topic, partition));
+    if (r !== undefined) this.maybeAdvanceHighWatermark(r);
+  }
+
+  /** acks=all before the append: NOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas, else NONE. */
+  checkEnoughReplicas(topic: string, partition: number): number {
+    const l = this.leaderState(topic, partition);
+    if (l === undefined) return ErrorCode.NONE;
+    return l.state.isr.length < this.o.minInsyncReplicas(topic) ? ErrorCode.NOT_ENOUGH_REPLICAS : ErrorCode.NONE;
+  }
+
+  /**
+   * acks=all after the append: resolves once the HW reaches `requiredOffset`
+   * (NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR is then below
+   * min.insync.replicas), with REQUEST_TIMED_OUT after `timeoutMs`, or
+   * NOT_LEADER_OR_FOLLOWER when leadership moves meanwhile. Unreplicated
+   * partitions answer NONE at once.
+   */
+  awaitReplication(topic: string, partition: number, requiredOffset: bigint, timeoutMs: number): Promise<number> {
+    const r = this.replicas.get(key(topic, partition));
+    if (r === undefined) return Promise.resolve(ErrorCode.NONE);
+    if (r.role.kind !== 'leader') return Promise.resolve(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    const done = this.ackResult(r, requiredOffset);
+    if (done !== null) return Promise.resolve(done);
+    return new Promise((resolve) => {
+      const timer = this.o.scheduler.setTimeout(() => {
+        r.acks = r.acks.filter((a) => a !== waiter);
+        resolve(ErrorCode.REQUEST_TIMED_OUT);
+      }, Math.max(0, timeoutMs));
+      const waiter: AckWaiter = {
+        requiredOffset,
+        resolve: (code) => {
+          this.o.scheduler.clearTimeout(timer);
+          resolve(code);
+        },
+      };
+      r.acks.push(waiter);
+    });
+  }
+
+  /** Kafka's checkEnoughReplicasReachOffset: null while the HW is below the offset. */
+  private ackResult(r: Replica, requiredOffset: bigint): number | null {
+    if (r.role.kind !== 'leader') return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    if (r.log.highWatermark < requiredOffset) return null;
+    return r.role.state.isr.length < this.o.minInsyncReplicas(r.topic) ? ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND : ErrorCode.NONE;
+  }
+
+  private maybeAdvanceHighWatermark(r: Replica): void {
+    if (r.role.kind !== 'leader') return;
+    const candidate = r.role.state.highWatermarkCandidate(r.log.logEndOffset);
+    if (candidate <= r.log.highWatermark) return;
+    r.log.setHighWatermark(candidate);
+    this.emit({ type: 'high-watermark', topic: r.topic, partition: r.partition, highWatermark: candidate });
+    this.completeAcks(r);
+    this.o.notify(r.topic, r.partition);
+  }
+
+  private completeAcks(r: Replica): void {
+    if (r.acks.length === 0) return;
+    const keep: AckWaiter[] = [];
+    const done: Array<[AckWaiter, number]> = [];
+    for (const a of r.acks) {
+      const code = this.ackResult(r, a.requiredOffset);
+      if (code === null) keep.push(a);
+      else done.push([a, code]);
+    }
+    r.acks = keep;
+    for (const [a, code] of done) a.resolve(code);
+  }
+
+  /** The ISR fell below min.insync.replicas while acks=all writes waited: they answer now (Kafka completes them on ISR change). */
+  private checkMinIsr(r: Replica): void {
+    this.completeAcks(r);
+  }
+
+  // ---- ISR changes ----
+
+  private scheduleIsrCheck(): void {
+    if (this.stopped) return;
+    // Kafka's isr-expiration task runs every replica.lag.time.max.ms / 2.
+    this.isrTimer = this.o.scheduler.setTimeout(() => {
+      this.isrTimer = null;
+      this.checkIsrs();
+      this.scheduleIsrCheck();
+    }, Math.max(1, Math.floor(this.o.config.replicaLagTimeMaxMs / 2)));
+  }
+
+  /** Shrinks the ISR of every led partition whose followers fell behind for replica.lag.time.max.ms. */
+  checkIsrs(): void {
+    const now = this.o.clock.now();
+    for (const r of this.replicas.values()) {
+      if (r.role.kind !== 'leader') continue;
+      const state = r.role.state;
+      const shrink = state.shrink(r.log.logEndOffset, now);
+      if (shrink !== null) this.alterIsr(r, state, shrink.isr, 'shrink', shrink.removed);
+    }
+  }
+
+  private alterIsr(r: Replica, state: LeaderState, isr: readonly number[], kind: 'expand' | 'shrink', changed: readonly number[]): void {
+    state.proposed(isr);
+    const ref = { topicId: r.topicId, partition: r.partition };
+    const expected = { leaderEpoch: state.leaderEpoch, partitionEpoch: state.partitionEpoch };
+    this.o.log.info({ topic: r.topic, partition: r.partition, from: state.isr, to: isr, leaderEpoch: state.leaderEpoch, partitionEpoch: state.partitionEpoch }, kind === 'expand' ? 'expanding the ISR' : 'shrinking the ISR');
+    this.o.store
+      .alterPartition(ref, expected, { replicas: state.replicas, leader: this.o.nodeId, leaderEpoch: state.leaderEpoch, isr })
+      .then((next) => {
+        if (r.role.kind !== 'leader' || r.role.state !== state) return;
+        state.committedIsr(next);
+        this.emit({ type: kind === 'expand' ? 'isr-expand' : 'isr-shrink', topic: r.topic, partition: r.partition, isr: next.isr, changed, partitionEpoch: next.partitionEpoch });
+        this.completeAcks(r);
+        this.maybeAdvanceHighWatermark(r);
+      })
+      .catch((err: unknown) => {
+        if (r.role.kind !== 'leader' || r.role.state !== state) return;
+        if (err instanceof StalePartitionUpdateError && err.current.leader === this.o.nodeId && err.current.leaderEpoch === state.leaderEpoch) {
+          // Fenced by a newer partition epoch (the controller changed the ISR): decide again from the store's state.
+          state.committedIsr(err.current);
+          this.o.log.info({ topic: r.topic, partition: r.partition, isr: err.current.isr, partitionEpoch: err.current.partitionEpoch }, 'ISR change refused on a stale partition epoch; retrying from the current state');
+          this.completeAcks(r);
+          return;
+        }
+        state.proposalFailed();
+        this.o.log.warn({ topic: r.topic, partition: r.partition, err: err instanceof Error ? err.message : String(err) }, 'ISR change failed; retried on the next check');
+      });
+  }
+
+  /** This broker's session is gone: it leads nothing any more (waiting acks fail), and fetches nothing. */
+  sessionLost(): void {
+    for (const r of this.replicas.values()) {
+      this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      r.role = { kind: 'offline', leaderEpoch: r.role.kind === 'leader' ? r.role.state.leaderEpoch : r.role.leaderEpoch };
+    }
+    this.stopped = true;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.isrTimer !== null) this.o.scheduler.clearTimeout(this.isrTimer);
+    for (const r of this.replicas.values()) this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    await Promise.all([...this.fetchers.values()].map((f) => f.stop()));
+    this.fetchers.clear();
+  }
+}

@@ -1,0 +1,114 @@
+// What the request handlers reach of replication (BrokerContext.replication),
+// and its wiring for a broker of a cluster: the ReplicaManager over the
+// cluster image and store, broker-to-broker fetch connections built on the
+// generated codecs (broker/cli/broker-connection.ts), configs by Kafka's names.
+import type { Logger } from 'pino';
+import type { MetadataImage } from '../../metadata/cluster/image.js';
+import type { ClusterMetadataStore } from '../../metadata/cluster/store.js';
+import type { ReplicationService } from '../broker-context.js';
+import { BrokerConnection } from '../cli/broker-connection.js';
+import type { Clock } from '../common/clock.js';
+import type { Scheduler } from '../common/scheduler.js';
+import type { BrokerConfig } from '../config.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import type { PartitionWaiters } from '../partition-waiters.js';
+import type { FetchRequest, FetchResponse } from '../protocol/messages/fetch.js';
+import { apis } from '../protocol/messages/index.js';
+import { answerReplicaFetch } from './leader-fetch.js';
+import type { FetchConnection } from './replica-fetcher.js';
+import { ReplicaManager, type ReplicaManagerConfig } from './replica-manager.js';
+
+/** The replication configs of a broker config (Kafka's names and defaults). */
+export function replicaManagerConfig(config: BrokerConfig): ReplicaManagerConfig & { socketTimeoutMs: number } {
+  return {
+    numReplicaFetchers: config.getInt('num.replica.fetchers'),
+    replicaLagTimeMaxMs: config.getLong('replica.lag.time.max.ms'),
+    socketTimeoutMs: config.getInt('replica.socket.timeout.ms'),
+    fetch: {
+      fetchMaxBytes: config.getInt('replica.fetch.max.bytes'),
+      responseMaxBytes: config.getInt('replica.fetch.response.max.bytes'),
+      waitMaxMs: config.getInt('replica.fetch.wait.max.ms'),
+      minBytes: config.getInt('replica.fetch.min.bytes'),
+      backoffMs: config.getInt('replica.fetch.backoff.ms'),
+    },
+  };
+}
+
+/** A Fetch connection to another broker (Fetch v12+: LastFetchedEpoch and DivergingEpoch are needed). */
+export async function connectForReplicaFetch(host: string, port: number, clientId: string, timeoutMs: number): Promise<FetchConnection> {
+  const conn = await BrokerConnection.connect(host, port, { clientId, timeoutMs });
+  return {
+    fetch: async (build: (version: number) => FetchRequest): Promise<FetchResponse> => (await conn.send(apis.Fetch, build, { min: 12 })).body,
+    close: () => conn.close(),
+  };
+}
+
+export interface ReplicationOptions {
+  readonly nodeId: number;
+  readonly brokerEpoch: () => bigint;
+  readonly image: MetadataImage;
+  readonly store: ClusterMetadataStore;
+  readonly logOf: (topic: string, partition: number) => PartitionLog | undefined;
+  readonly minInsyncReplicas: (topic: string) => number;
+  readonly topicNameById: (topicId: string) => string | undefined;
+  readonly waiters: PartitionWaiters;
+  readonly listenerName: string;
+  readonly config: BrokerConfig;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly log: Logger;
+}
+
+export class Replication implements ReplicationService {
+  readonly manager: ReplicaManager;
+
+  constructor(private readonly o: ReplicationOptions) {
+    const config = replicaManagerConfig(o.config);
+    this.manager = new ReplicaManager({
+      nodeId: o.nodeId,
+      brokerEpoch: o.brokerEpoch,
+      image: o.image,
+      store: o.store,
+      logOf: o.logOf,
+      minInsyncReplicas: o.minInsyncReplicas,
+      notify: (topic, partition) => o.waiters.notify(topic, partition),
+      connect: (host, port, clientId) => connectForReplicaFetch(host, port, clientId, config.socketTimeoutMs),
+      listenerName: o.listenerName,
+      config,
+      clock: o.clock,
+      scheduler: o.scheduler,
+      log: o.log,
+    });
+  }
+
+  answerReplicaFetch(req: FetchRequest, apiVersion: number, signal: AbortSignal): Promise<FetchResponse> {
+    return answerReplicaFetch(
+      {
+        replicas: this.manager,
+        waiters: this.o.waiters,
+        clock: this.o.clock,
+        topicNameById: this.o.topicNameById,
+        currentLeader: (topic, partition) => {
+          const t = this.o.image.topic(topic);
+          const s = t === undefined ? undefined : this.o.image.partition(t.topicId, partition);
+          return s === undefined ? undefined : { leaderId: s.leader, leaderEpoch: s.leaderEpoch };
+        },
+      },
+      req,
+      apiVersion,
+      signal,
+    );
+  }
+
+  checkEnoughReplicas(topic: string, partition: number): number {
+    return this.manager.checkEnoughReplicas(topic, partition);
+  }
+
+  awaitReplication(topic: string, partition: number, requiredOffset: bigint, timeoutMs: number): Promise<number> {
+    return this.manager.awaitReplication(topic, partition, requiredOffset, timeoutMs);
+  }
+
+  appended(topic: string, partition: number): void {
+    this.manager.appended(topic, partition);
+  }
+}
