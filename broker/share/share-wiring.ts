@@ -10,7 +10,6 @@ import type { Scheduler } from '../common/scheduler.js';
 import type { ShareLogView } from './share-ports.js';
 import type { PartitionWaiters } from '../partition-waiters.js';
 import type { OffsetsTopicLog } from '../group/offsets-topic.js';
-import type { ClusterView } from '../cluster/cluster-view.js';
 import type { TopicStore } from '../../metadata/topic-store.js';
 import { ShareCoordinator } from './share-coordinator.js';
 import { ShareGroupConfigs } from './share-group-configs.js';
@@ -30,7 +29,8 @@ export interface ShareWiring {
   readonly stateTopicExists: () => boolean;
   readonly store: TopicStore;
   readonly partition: (topic: string, partition: number) => ShareLogView | undefined;
-  readonly cluster: ClusterView | null;
+  /** The cluster's view of leadership (broker/cluster's ClusterView), null for the single broker; structural, so broker/share does not import broker/cluster. */
+  readonly cluster: { notLeader(topic: string, partition: number): { errorCode: number; leaderId: number; leaderEpoch: number } | null } | null;
   readonly waiters: PartitionWaiters;
   readonly otherGroupExists: (groupId: string) => boolean;
 }
