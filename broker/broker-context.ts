@@ -13,6 +13,7 @@ import type { GroupCoordinator } from './group/group-coordinator.js';
 import type { TxnCoordinator, TxnMarker } from './txn/txn-coordinator.js';
 import type { FetchSessionCache } from './fetch/fetch-session-cache.js';
 import type { ClusterView } from './cluster/cluster-view.js';
+import type { ShareGroups } from './share/share-groups.js';
 import type { FetchRequest, FetchResponse } from './protocol/messages/fetch.js';
 
 /** One producer of a partition's producer state, as DescribeProducers reports it. */
@@ -94,6 +95,8 @@ export interface BrokerContext {
   readonly fetchSessions: FetchSessionCache;
   /** The cluster as this broker's metadata image shows it (etcd.connect); absent or null: the single broker. */
   readonly cluster?: ClusterView | null;
+  /** Share groups (KIP-932); absent or null: not served (small test contexts). */
+  readonly shareGroups?: ShareGroups | null;
   /** Replication (a cluster); absent or null: the single broker, nothing is replicated. */
   readonly replication?: ReplicationService | null;
   /** The coordinator of a group (key type 0) or transactional id (1); null: COORDINATOR_NOT_AVAILABLE. See GroupHandlerContext. */

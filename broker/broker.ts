@@ -35,12 +35,15 @@ import { ClusterMembership } from './cluster-membership.js';
 import { ClusterServing } from './cluster/cluster-serving.js';
 import type { InternalTopicSpec } from './cluster/coordinators.js';
 import { TxnMarkerRouter } from './cluster/txn-markers.js';
+import { SHARE_GROUP_STATE_TOPIC } from './share/share-coordinator.js';
+import { startShareGroups } from './share/share-wiring.js';
+import type { ShareGroups } from './share/share-groups.js';
 import { consumerTopicsView } from './group/consumer/types.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
 export const TRANSACTION_STATE_TOPIC = '__transaction_state';
-export const INTERNAL_TOPICS: ReadonlySet<string> = new Set([CONSUMER_OFFSETS_TOPIC, REMOTE_LOG_METADATA_TOPIC, TRANSACTION_STATE_TOPIC]);
+export const INTERNAL_TOPICS: ReadonlySet<string> = new Set([CONSUMER_OFFSETS_TOPIC, REMOTE_LOG_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_GROUP_STATE_TOPIC]);
 
 /** Bound of one inter-broker call (WriteTxnMarkers); the transaction coordinator retries after it. */
 const INTER_BROKER_REQUEST_TIMEOUT_MS = 10_000;
@@ -76,6 +79,8 @@ export class Broker {
   /** Topic sync, cluster view and controller of a cluster member; null for the single broker. */
   cluster: ClusterServing | null = null;
   private markers: TxnMarkerRouter | null = null;
+  /** Share groups (KIP-932). */
+  shareGroups: ShareGroups | null = null;
 
   static async start(config: BrokerConfig, options: BrokerOptions): Promise<Broker> {
     // With etcd.connect, the cluster metadata store decides the cluster id before the log dirs are formatted.
@@ -214,6 +219,30 @@ export class Broker {
     let dispatcher: Dispatcher<BrokerContext> | null = null;
     const advertised = { host: advertisedConf.host === '' ? '127.0.0.1' : advertisedConf.host, port: advertisedConf.port };
     const fetchSessions = new FetchSessionCache({ maxSlots: config.maxIncrementalFetchSessionCacheSlots, clock });
+    const servedTopics = cluster?.topics ?? topics;
+    const { shareGroups } = await startShareGroups({
+      config,
+      clock,
+      scheduler,
+      log: log.child({ component: 'share-groups' }),
+      metaDir,
+      stateLog: new InternalTopicLog(SHARE_GROUP_STATE_TOPIC, config.getInt('share.coordinator.state.topic.num.partitions'), (p) => logs.getLog(SHARE_GROUP_STATE_TOPIC, p), clock),
+      // Created on the first share-partition state written, as Kafka creates it when first needed.
+      ensureStateTopic: async () => {
+        if (topics.store.has(SHARE_GROUP_STATE_TOPIC)) return;
+        await topics.createTopic({
+          name: SHARE_GROUP_STATE_TOPIC,
+          numPartitions: config.getInt('share.coordinator.state.topic.num.partitions'),
+          configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('share.coordinator.state.topic.segment.bytes')) },
+        });
+      },
+      stateTopicExists: () => topics.store.has(SHARE_GROUP_STATE_TOPIC),
+      store: servedTopics.store,
+      partition: (t, p) => servedTopics.partition(t, p),
+      cluster: cluster?.view ?? null,
+      waiters,
+      otherGroupExists: (groupId) => groups.groupState(groupId) !== null || groups.consumer.groups.has(groupId),
+    });
     const context: BrokerContext = {
       config,
       nodeId: config.nodeId,
@@ -221,8 +250,9 @@ export class Broker {
       advertised,
       clock,
       log,
-      topics: cluster?.topics ?? topics,
+      topics: servedTopics,
       cluster: cluster?.view ?? null,
+      shareGroups,
       replication,
       waiters,
       producerIds,
@@ -243,6 +273,7 @@ export class Broker {
     broker.membership = membership;
     broker.cluster = cluster;
     broker.markers = markers;
+    broker.shareGroups = shareGroups;
     try {
       const costRoute = createLiveCostRoute({
         metricsText: () => metrics.registry.metrics(),
@@ -294,6 +325,7 @@ export class Broker {
     for (const l of this.listeners) await l.stop();
     await this.http?.stop();
     await this.cleaner.stop();
+    this.shareGroups?.close();
     await this.txns.close();
     this.markers?.close();
     await this.groups.close();

@@ -21,6 +21,7 @@ import {
   type Validator,
 } from './config-schema.js';
 import { parseEtcdConnect } from './cluster/etcd-connect.js';
+import { SHARE_CONFIG_DEFS } from './share-config-defs.js';
 
 const HOUR_MS = 3_600_000;
 const WEEK_HOURS = 168;
@@ -438,6 +439,7 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   broker('controlled.shutdown.retry.backoff.ms', 'long', 5000, 'medium',
     'How long each controlled shutdown attempt waits for the controller.',
     { validator: atLeast(0) }),
+  ...SHARE_CONFIG_DEFS,
 ];
 
 function etcdConnectProblem(value: ConfigValue): string | undefined {

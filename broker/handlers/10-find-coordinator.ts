@@ -5,8 +5,9 @@
 // __transaction_state partition (Kafka's partitionFor), and
 // COORDINATOR_NOT_AVAILABLE while that partition has no leader or the topic
 // is still being created (on the first request, as Kafka does).
-// v4+ batches keys (one answer per key). Share groups (key type 2, v6+) and
-// unknown key types get INVALID_REQUEST. v0 has no key type: groups. v5 only
+// v4+ batches keys (one answer per key). Share-partition keys (key type 2, v6+,
+// "groupId:topicId:partition") go to the share coordinator; a malformed one
+// and unknown key types get INVALID_REQUEST. v0 has no key type: groups. v5 only
 // lets the client accept TRANSACTION_ABORTABLE (KIP-890).
 // Not implemented: authorization (no GROUP/TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 import type { ApiHandler } from './api-handler.js';
@@ -16,6 +17,7 @@ import { ErrorCode } from '../protocol/errors.js';
 
 const GROUP = 0;
 const TRANSACTION = 1;
+const SHARE = 2;
 
 interface Answer {
   nodeId: number;
@@ -26,7 +28,10 @@ interface Answer {
 }
 
 function answer(broker: GroupHandlerContext, keyType: number, key: string): Answer {
-  if (keyType !== GROUP && keyType !== TRANSACTION) {
+  if (keyType === SHARE && !/^.+:[A-Za-z0-9_-]{22}:\d+$/.test(key)) {
+    return { nodeId: -1, host: '', port: -1, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Invalid share coordinator key ${key}` };
+  }
+  if (keyType !== GROUP && keyType !== TRANSACTION && keyType !== SHARE) {
     return { nodeId: -1, host: '', port: -1, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported key type ${keyType}` };
   }
   const node = broker.coordinatorNode(keyType, key);

@@ -4,13 +4,19 @@
 // and documentation. BROKER resources: this broker's keys, all read-only (no
 // dynamic broker configs). Unknown topics get UNKNOWN_TOPIC_OR_PARTITION, a
 // broker id other than this one (or empty) INVALID_REQUEST... except the empty
-// name, which Kafka reads as "the default broker config".
+// name, which Kafka reads as "the default broker config". GROUP resources:
+// the share group configs, overrides with source GROUP_CONFIG (8).
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { DescribeConfigsRequest, DescribeConfigsResponse, DescribeConfigsResponseDescribeConfigsResult } from '../protocol/messages/describe-configs.js';
 import { describeBrokerConfigs, describeTopicConfigs, type DescribeConfigsEntry } from '../../metadata/describe-configs.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { ResourceType, toErrorPair } from './admin-errors.js';
+
+const GROUP_CONFIG_SOURCE = 8;
+const DEFAULT_CONFIG_SOURCE = 5;
+const CONFIG_TYPE_STRING = 2;
+const CONFIG_TYPE_INT = 3;
 
 function toWire(e: DescribeConfigsEntry) {
   return {
@@ -50,6 +56,13 @@ export const handler: ApiHandler<DescribeConfigsRequest, DescribeConfigsResponse
             continue;
           }
           const configs = describeBrokerConfigs(broker.config, { ...options, effective: { 'cluster.id': broker.clusterId } }).map(toWire);
+          results.push({ ...base, errorCode: 0, errorMessage: null, configs });
+        } else if (r.resourceType === ResourceType.GROUP && broker.shareGroups) {
+          const wanted = r.configurationKeys === null || r.configurationKeys.length === 0 ? null : new Set(r.configurationKeys);
+          const configs = broker.shareGroups.configs.describe(r.resourceName).filter((e) => wanted === null || wanted.has(e.name)).map((e) => ({
+            name: e.name, value: e.value, readOnly: false, isDefault: !e.isOverride, configSource: e.isOverride ? GROUP_CONFIG_SOURCE : DEFAULT_CONFIG_SOURCE, isSensitive: false,
+            synonyms: [], configType: /ms$|limit$|locks$/.test(e.name) ? CONFIG_TYPE_INT : CONFIG_TYPE_STRING, documentation: null,
+          }));
           results.push({ ...base, errorCode: 0, errorMessage: null, configs });
         } else {
           results.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type ${r.resourceType}`, configs: [] });

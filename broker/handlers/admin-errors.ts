@@ -9,4 +9,4 @@ export function toErrorPair(err: unknown, log: Logger): { errorCode: number; err
 }
 
 /** ConfigResource types of DescribeConfigs / AlterConfigs. */
-export const ResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8 } as const;
+export const ResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, GROUP: 32 } as const;

@@ -38,6 +38,13 @@ import { handler as describeProducers } from './61-describe-producers.js';
 import { handler as describeTransactions } from './65-describe-transactions.js';
 import { handler as listTransactions } from './66-list-transactions.js';
 import { handler as describeTopicPartitions } from './75-describe-topic-partitions.js';
+import { handler as shareGroupHeartbeat } from './76-share-group-heartbeat.js';
+import { handler as shareGroupDescribe } from './77-share-group-describe.js';
+import { handler as shareFetch } from './78-share-fetch.js';
+import { handler as shareAcknowledge } from './79-share-acknowledge.js';
+import { handler as describeShareGroupOffsets } from './90-describe-share-group-offsets.js';
+import { handler as alterShareGroupOffsets } from './91-alter-share-group-offsets.js';
+import { handler as deleteShareGroupOffsets } from './92-delete-share-group-offsets.js';
 import { handler as consumerGroupHeartbeat } from './68-consumer-group-heartbeat.js';
 import { handler as consumerGroupDescribe } from './69-consumer-group-describe.js';
 
@@ -78,6 +85,13 @@ export const allHandlers = [
   describeTransactions,
   listTransactions,
   describeTopicPartitions,
+  shareGroupHeartbeat,
+  shareGroupDescribe,
+  shareFetch,
+  shareAcknowledge,
+  describeShareGroupOffsets,
+  alterShareGroupOffsets,
+  deleteShareGroupOffsets,
   consumerGroupHeartbeat,
   consumerGroupDescribe,
 ] as unknown as ApiHandler<unknown, unknown, BrokerContext>[];

@@ -1,0 +1,29 @@
+// Shared by ShareFetch (78) and ShareAcknowledge (79): per-partition results
+// grouped by topic in request order, and the endpoints of the leaders named in
+// NOT_LEADER_OR_FOLLOWER answers (KIP-951).
+import type { BrokerContext } from '../broker-context.js';
+import { ErrorCode } from '../protocol/errors.js';
+import type { SharePartitionResult } from '../share/share-groups.js';
+
+export function byTopic<T>(results: readonly SharePartitionResult[], partition: (r: SharePartitionResult) => T): { topicId: string; partitions: T[] }[] {
+  const topics = new Map<string, T[]>();
+  for (const r of results) {
+    let list = topics.get(r.topicId);
+    if (list === undefined) topics.set(r.topicId, (list = []));
+    list.push(partition(r));
+  }
+  return [...topics].map(([topicId, partitions]) => ({ topicId, partitions }));
+}
+
+export function leaderEndpoints(broker: BrokerContext, results: readonly SharePartitionResult[]): { nodeId: number; host: string; port: number; rack: string | null }[] {
+  const ids = new Set(results.filter((r) => (r.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER || r.acknowledgeErrorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER) && r.leaderId >= 0).map((r) => r.leaderId));
+  const out: { nodeId: number; host: string; port: number; rack: string | null }[] = [];
+  for (const id of ids) {
+    const e = broker.cluster?.endpoint(id);
+    if (e !== undefined) out.push({ nodeId: e.nodeId, host: e.host, port: e.port, rack: e.rack });
+  }
+  return out;
+}
+
+/** SHARE groups are off when the broker was built without them (tests with a small context). */
+export const SHARE_GROUPS_OFF = { errorCode: ErrorCode.UNSUPPORTED_VERSION, errorMessage: 'share groups are not enabled on this broker' } as const;

@@ -1,0 +1,239 @@
+// Share group membership (KIP-932): ShareGroupHeartbeat and ShareGroupDescribe,
+// as Kafka's GroupMetadataManager serves them for share groups.
+// A member joins with epoch 0 and its subscribed topic names, then heartbeats
+// with the epoch it was given; epoch -1 leaves. The group epoch moves on every
+// change of membership, subscriptions or subscribed topics' partition counts,
+// and the simple assignor then computes the target assignment, which members
+// take at once (share-partitions need no revocation: several members may
+// share one). A member that misses group.share.session.timeout.ms is removed
+// and the records it holds are released. States: Empty, Stable (Dead once
+// deleted).
+// Group metadata is kept in memory and rebuilt from the heartbeats after a
+// restart: a member unknown after a restart gets UNKNOWN_MEMBER_ID and rejoins
+// (the client does this by itself). The share-partition state is what persists.
+import type { Clock } from '../common/clock.js';
+import type { Scheduler } from '../common/scheduler.js';
+import { KeyedTimers } from '../group/keyed-timers.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { assignSimple } from './simple-assignor.js';
+
+export interface ShareTopicsPort {
+  byName(name: string): { topicId: string; partitionCount: number } | undefined;
+  nameOf(topicId: string): string | undefined;
+}
+
+export interface ShareGroupConfig {
+  sessionTimeoutMs(groupId: string): number;
+  heartbeatIntervalMs(groupId: string): number;
+  readonly maxSize: number;
+}
+
+export interface ShareMember {
+  readonly memberId: string;
+  memberEpoch: number;
+  /** The epoch before the last one given: a heartbeat whose answer was lost still counts. */
+  previousMemberEpoch: number;
+  clientId: string;
+  clientHost: string;
+  rackId: string | null;
+  subscribedTopicNames: string[];
+  /** topic id -> partitions */
+  assignment: Map<string, number[]>;
+  /** The assignment last sent to the member, to send only changes. */
+  sentAssignment: string;
+}
+
+export type ShareGroupState = 'Empty' | 'Stable';
+
+export class ShareGroup {
+  groupEpoch = 0;
+  assignmentEpoch = 0;
+  readonly members = new Map<string, ShareMember>();
+  /** What the last assignment was computed from: subscribed topics and their partition counts. */
+  metadataKey = '';
+
+  constructor(readonly groupId: string) {}
+
+  get state(): ShareGroupState {
+    return this.members.size === 0 ? 'Empty' : 'Stable';
+  }
+
+  /** Every subscribed topic-partition of the group (whether assigned or not). */
+  subscribedTopicNames(): Set<string> {
+    return new Set([...this.members.values()].flatMap((m) => m.subscribedTopicNames));
+  }
+}
+
+export interface HeartbeatParams {
+  readonly groupId: string;
+  readonly memberId: string;
+  readonly memberEpoch: number;
+  readonly rackId: string | null;
+  readonly subscribedTopicNames: readonly string[] | null;
+  readonly clientId: string;
+  readonly clientHost: string;
+}
+
+export interface HeartbeatResult {
+  readonly memberId: string;
+  readonly memberEpoch: number;
+  readonly heartbeatIntervalMs: number;
+  /** null: unchanged since the last answer. */
+  readonly assignment: { topicId: string; partitions: number[] }[] | null;
+}
+
+export interface ShareGroupCoordinatorOptions {
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly topics: ShareTopicsPort;
+  readonly config: ShareGroupConfig;
+  /** A group id used by a classic or consumer group cannot name a share group. */
+  readonly otherGroupExists: (groupId: string) => boolean;
+  /** Called when a member leaves or is removed: its acquired records go back. */
+  readonly onMemberRemoved: (groupId: string, memberId: string) => void;
+}
+
+const LEAVE_EPOCH = -1;
+
+function assignmentKey(a: ReadonlyMap<string, readonly number[]>): string {
+  return [...a].sort(([x], [y]) => (x < y ? -1 : 1)).map(([t, ps]) => `${t}:${[...ps].sort((p, q) => p - q).join(',')}`).join(';');
+}
+
+export class ShareGroupCoordinator {
+  private readonly groups = new Map<string, ShareGroup>();
+  private readonly timers: KeyedTimers;
+
+  constructor(private readonly options: ShareGroupCoordinatorOptions) {
+    this.timers = new KeyedTimers(options.scheduler);
+  }
+
+  group(groupId: string): ShareGroup | undefined {
+    return this.groups.get(groupId);
+  }
+
+  allGroups(): ShareGroup[] {
+    return [...this.groups.values()];
+  }
+
+  /** Creates an empty group (AlterShareGroupOffsets on a new group id). */
+  getOrCreate(groupId: string): ShareGroup {
+    let g = this.groups.get(groupId);
+    if (g === undefined) this.groups.set(groupId, (g = new ShareGroup(groupId)));
+    return g;
+  }
+
+  heartbeat(p: HeartbeatParams): HeartbeatResult {
+    if (p.groupId === '') throw new KafkaError(ErrorCode.INVALID_REQUEST, 'GroupId can\'t be empty.');
+    if (p.memberId === '') throw new KafkaError(ErrorCode.INVALID_REQUEST, 'MemberId can\'t be empty.');
+    if (p.memberEpoch < LEAVE_EPOCH) throw new KafkaError(ErrorCode.INVALID_REQUEST, `MemberEpoch is ${p.memberEpoch}, should be -1, 0 or positive.`);
+    if (p.memberEpoch === 0 && (p.subscribedTopicNames === null || p.subscribedTopicNames.length === 0)) {
+      throw new KafkaError(ErrorCode.INVALID_REQUEST, 'SubscribedTopicNames must be set in first request.');
+    }
+    if (!this.groups.has(p.groupId) && this.options.otherGroupExists(p.groupId)) {
+      throw new KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${p.groupId} is not a share group.`);
+    }
+    const interval = this.options.config.heartbeatIntervalMs(p.groupId);
+    if (p.memberEpoch === LEAVE_EPOCH) {
+      const g = this.groups.get(p.groupId);
+      if (g === undefined || !g.members.has(p.memberId)) throw new KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${p.memberId} is not a member of group ${p.groupId}.`);
+      this.removeMember(g, p.memberId);
+      return { memberId: p.memberId, memberEpoch: LEAVE_EPOCH, heartbeatIntervalMs: 0, assignment: null };
+    }
+    const g = this.getOrCreate(p.groupId);
+    let member = g.members.get(p.memberId);
+    let changed = false;
+    if (p.memberEpoch === 0) {
+      if (member === undefined) {
+        if (g.members.size >= this.options.config.maxSize) throw new KafkaError(ErrorCode.GROUP_MAX_SIZE_REACHED, `The share group has reached its maximum capacity of ${this.options.config.maxSize} members.`);
+        member = { memberId: p.memberId, memberEpoch: 0, previousMemberEpoch: -1, clientId: p.clientId, clientHost: p.clientHost, rackId: p.rackId, subscribedTopicNames: [], assignment: new Map(), sentAssignment: '\u0000' };
+        g.members.set(p.memberId, member);
+        changed = true;
+      }
+      // A rejoin (after a restart of the client's session) gets its assignment again.
+      member.sentAssignment = '\u0000';
+    } else {
+      if (member === undefined) throw new KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${p.memberId} is not a member of group ${p.groupId}.`);
+      if (p.memberEpoch !== member.memberEpoch && p.memberEpoch !== member.previousMemberEpoch) throw new KafkaError(ErrorCode.FENCED_MEMBER_EPOCH, `The share group member has a different epoch (${member.memberEpoch}) than the one in the request (${p.memberEpoch}).`);
+    }
+    member.clientId = p.clientId;
+    member.clientHost = p.clientHost;
+    if (p.rackId !== null) member.rackId = p.rackId;
+    if (p.subscribedTopicNames !== null) {
+      const names = [...new Set(p.subscribedTopicNames)].sort();
+      if (names.join('\u0000') !== member.subscribedTopicNames.join('\u0000')) {
+        member.subscribedTopicNames = names;
+        changed = true;
+      }
+    }
+    if (this.refreshAssignment(g, changed)) changed = true;
+    if (member.memberEpoch !== g.assignmentEpoch) {
+      member.previousMemberEpoch = member.memberEpoch;
+      member.memberEpoch = g.assignmentEpoch;
+    }
+    // An answer to the previous epoch must carry the assignment again.
+    if (p.memberEpoch !== member.memberEpoch) member.sentAssignment = '\u0000';
+    this.timers.schedule(this.sessionKey(g.groupId, member.memberId), this.options.config.sessionTimeoutMs(g.groupId), () => this.expire(g.groupId, member.memberId));
+    const key = assignmentKey(member.assignment);
+    let assignment: HeartbeatResult['assignment'] = null;
+    if (key !== member.sentAssignment) {
+      member.sentAssignment = key;
+      assignment = [...member.assignment].map(([topicId, partitions]) => ({ topicId, partitions: [...partitions] }));
+    }
+    return { memberId: member.memberId, memberEpoch: member.memberEpoch, heartbeatIntervalMs: interval, assignment };
+  }
+
+  /** Deletes an empty group (DeleteGroups); NON_EMPTY_GROUP while it has members. */
+  deleteGroup(groupId: string): void {
+    const g = this.groups.get(groupId);
+    if (g === undefined) throw new KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} not found.`);
+    if (g.members.size > 0) throw new KafkaError(ErrorCode.NON_EMPTY_GROUP, `Group ${groupId} is not empty.`);
+    this.groups.delete(groupId);
+  }
+
+  close(): void {
+    this.timers.cancelAll();
+  }
+
+  private sessionKey(groupId: string, memberId: string): string {
+    return `share-session\u0000${groupId}\u0000${memberId}`;
+  }
+
+  private expire(groupId: string, memberId: string): void {
+    const g = this.groups.get(groupId);
+    if (g === undefined || !g.members.has(memberId)) return;
+    this.removeMember(g, memberId);
+  }
+
+  private removeMember(g: ShareGroup, memberId: string): void {
+    this.timers.cancel(this.sessionKey(g.groupId, memberId));
+    g.members.delete(memberId);
+    this.refreshAssignment(g, true);
+    this.options.onMemberRemoved(g.groupId, memberId);
+  }
+
+  /** Recomputes the target assignment when membership or topic metadata changed; returns whether it did. */
+  private refreshAssignment(g: ShareGroup, membershipChanged: boolean): boolean {
+    const topics = [...g.subscribedTopicNames()].sort();
+    const metadataKey = topics.map((t) => {
+      const d = this.options.topics.byName(t);
+      return d === undefined ? `${t}:-` : `${t}:${d.topicId}:${d.partitionCount}`;
+    }).join(';');
+    if (!membershipChanged && metadataKey === g.metadataKey) return false;
+    g.metadataKey = metadataKey;
+    g.groupEpoch++;
+    const members = [...g.members.values()].map((m) => ({
+      memberId: m.memberId,
+      topicIds: m.subscribedTopicNames.map((n) => this.options.topics.byName(n)?.topicId).filter((id): id is string => id !== undefined),
+      current: m.assignment,
+    }));
+    const counts = new Map<string, number>();
+    for (const t of topics) {
+      const d = this.options.topics.byName(t);
+      if (d !== undefined) counts.set(d.topicId, d.partitionCount);
+    }
+    const target = assignSimple(members, (id) => counts.get(id) ?? 0);
+    for (const m of g.members.values()) m.assignment = target.get(m.memberId) ?? new Map();
+    g.assignmentEpoch = g.groupEpoch;
+    return true;
+  }
+}

@@ -1,0 +1,257 @@
+// The share-partitions this broker leads (Kafka's SharePartitionManager): one
+// SharePartition per (group, topic id, partition), created on the first
+// ShareFetch from the persisted state, or else at share.auto.offset.reset
+// (latest by default, earliest, or by_duration:<ISO-8601 duration>). It reads
+// the log for fetches (local or remote tier, through the same partition view as
+// Fetch), turns the batches read into acquisitions, applies acknowledgements,
+// runs the acquisition-lock timers, and writes every change of state through
+// the persister before an acknowledgement is answered.
+import type { Logger } from 'pino';
+import type { Clock } from '../common/clock.js';
+import type { Scheduler, TimerHandle } from '../common/scheduler.js';
+import type { ShareLogView } from './share-ports.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { BatchScanner, isControl, isTransactional, lastOffset } from '../protocol/record-batch.js';
+import { recordsBuffer } from '../protocol/record-parts.js';
+import { abortedOffsetRanges, SharePartition, type AcknowledgementBatch, type AcquireMode, type AcquiredRange, type BatchInfo, type PersistedShareState, type SharePartitionConfig } from './share-partition.js';
+import { parseIsoDurationMs, type ShareGroupConfigs } from './share-group-configs.js';
+
+/** Where share-partition state is kept (the share coordinator, or memory in tests). */
+export interface ShareStatePersister {
+  /** null: never initialised. */
+  read(groupId: string, topicId: string, partition: number): Promise<PersistedShareState | null>;
+  write(groupId: string, topicId: string, partition: number, state: PersistedShareState): Promise<void>;
+  delete(groupId: string, topicId: string, partition: number): Promise<void>;
+  /** The share-partitions that have state for a group. */
+  partitionsOf(groupId: string): Promise<{ topicId: string; partition: number }[]>;
+}
+
+export class MemoryShareStatePersister implements ShareStatePersister {
+  readonly states = new Map<string, PersistedShareState>();
+  private static key(g: string, t: string, p: number): string {
+    return `${g}\u0000${t}\u0000${p}`;
+  }
+  async read(g: string, t: string, p: number): Promise<PersistedShareState | null> {
+    return this.states.get(MemoryShareStatePersister.key(g, t, p)) ?? null;
+  }
+  async write(g: string, t: string, p: number, state: PersistedShareState): Promise<void> {
+    this.states.set(MemoryShareStatePersister.key(g, t, p), state);
+  }
+  async delete(g: string, t: string, p: number): Promise<void> {
+    this.states.delete(MemoryShareStatePersister.key(g, t, p));
+  }
+  async partitionsOf(g: string): Promise<{ topicId: string; partition: number }[]> {
+    return [...this.states.keys()].map((k) => k.split('\u0000')).filter((k) => k[0] === g).map((k) => ({ topicId: k[1]!, partition: Number(k[2]) }));
+  }
+}
+
+export interface SharePartitionManagerOptions {
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly log: Logger;
+  readonly persister: ShareStatePersister;
+  readonly groupConfigs: ShareGroupConfigs;
+  /** The partition's log, by topic id. */
+  readonly partition: (topicId: string, partition: number) => ShareLogView | undefined;
+  /** Records became available again (released, lock expired): long polls on the partition may wake. */
+  readonly onAvailable: (topicId: string, partition: number) => void;
+}
+
+export interface ShareFetchAnswer {
+  readonly records: Buffer;
+  readonly acquired: AcquiredRange[];
+}
+
+interface Entry {
+  readonly sp: SharePartition;
+  timer: TimerHandle | null;
+  timerAt: number;
+  written: number;
+  persisting: Promise<void>;
+}
+
+const key = (g: string, t: string, p: number): string => `${g}\u0000${t}\u0000${p}`;
+const EMPTY = Buffer.alloc(0);
+
+/** The header facts acquisition needs, and where each batch lies in `buf`. */
+export function scanBatches(buf: Buffer): { info: BatchInfo; position: number; size: number }[] {
+  const out: { info: BatchInfo; position: number; size: number }[] = [];
+  for (const b of new BatchScanner(buf)) {
+    const h = b.header;
+    out.push({ info: { baseOffset: h.baseOffset, lastOffset: lastOffset(h), isControl: isControl(h.attributes), isTransactional: isTransactional(h.attributes), producerId: h.producerId }, position: b.position, size: b.size });
+  }
+  return out;
+}
+
+export class SharePartitionManager {
+  private readonly entries = new Map<string, Entry>();
+  private readonly loading = new Map<string, Promise<Entry>>();
+
+  constructor(private readonly o: SharePartitionManagerOptions) {}
+
+  /** The share-partition if it is loaded (describe, lag). */
+  loaded(groupId: string, topicId: string, partition: number): SharePartition | undefined {
+    return this.entries.get(key(groupId, topicId, partition))?.sp;
+  }
+
+  loadedOfGroup(groupId: string): SharePartition[] {
+    return [...this.entries.values()].filter((e) => e.sp.groupId === groupId).map((e) => e.sp);
+  }
+
+  private partitionConfig(groupId: string): SharePartitionConfig {
+    const c = this.o.groupConfigs;
+    return {
+      get recordLockDurationMs() { return c.recordLockDurationMs(groupId); },
+      get deliveryCountLimit() { return c.deliveryCountLimit(groupId); },
+      get maxInFlightRecords() { return c.maxRecordLocks(groupId); },
+    };
+  }
+
+  private async entry(groupId: string, topicId: string, partition: number, view: ShareLogView): Promise<Entry> {
+    const k = key(groupId, topicId, partition);
+    const have = this.entries.get(k);
+    if (have !== undefined) return have;
+    let pending = this.loading.get(k);
+    if (pending === undefined) {
+      pending = this.load(groupId, topicId, partition, view).finally(() => this.loading.delete(k));
+      this.loading.set(k, pending);
+    }
+    return pending;
+  }
+
+  private async load(groupId: string, topicId: string, partition: number, view: ShareLogView): Promise<Entry> {
+    let state = await this.o.persister.read(groupId, topicId, partition);
+    const fresh = state === null;
+    if (state === null) state = { startOffset: await this.resetOffset(groupId, view), stateBatches: [] };
+    const sp = new SharePartition(groupId, topicId, partition, this.partitionConfig(groupId), this.o.clock, state);
+    sp.updateLogStartOffset(view.logStartOffset);
+    const e: Entry = { sp, timer: null, timerAt: 0, written: fresh ? -1 : sp.stateVersion, persisting: Promise.resolve() };
+    this.entries.set(key(groupId, topicId, partition), e);
+    // Kafka initialises the state with the coordinator before the first fetch.
+    if (fresh) await this.persist(e);
+    return e;
+  }
+
+  /** share.auto.offset.reset for a share-partition with no state. */
+  private async resetOffset(groupId: string, view: ShareLogView): Promise<bigint> {
+    const reset = this.o.groupConfigs.autoOffsetReset(groupId);
+    const latest = this.o.groupConfigs.readCommitted(groupId) ? view.lastStableOffset : view.highWatermark;
+    if (reset === 'earliest') return view.logStartOffset;
+    if (reset.startsWith('by_duration:')) {
+      const at = this.o.clock.now() - parseIsoDurationMs(reset.slice('by_duration:'.length));
+      const found = await view.offsetForTimestamp(BigInt(at));
+      return found === null ? latest : found.offset;
+    }
+    return latest;
+  }
+
+  /** Reads from the next fetch offset and acquires what it read for the member. */
+  async fetch(groupId: string, memberId: string, topicId: string, partition: number, view: ShareLogView, opts: { maxRecords: number; maxBytes: number; mode: AcquireMode; signal?: AbortSignal }): Promise<ShareFetchAnswer> {
+    const e = await this.entry(groupId, topicId, partition, view);
+    const sp = e.sp;
+    sp.updateLogStartOffset(view.logStartOffset);
+    if (opts.maxRecords <= 0 || !sp.canAcquire()) return { records: EMPTY, acquired: [] };
+    const readCommitted = this.o.groupConfigs.readCommitted(groupId);
+    const maxOffset = readCommitted ? view.lastStableOffset : view.highWatermark;
+    const from = sp.nextFetchOffset();
+    if (from >= maxOffset) return { records: EMPTY, acquired: [] };
+    const r = await view.read(from, Math.max(1, opts.maxBytes), { maxOffset, minOneBatch: true, ...(opts.signal === undefined ? {} : { signal: opts.signal }) });
+    if (r.records === null) return { records: EMPTY, acquired: [] };
+    const buf = recordsBuffer(r.records);
+    const batches = scanBatches(buf).filter((b) => b.info.baseOffset < maxOffset);
+    const aborted = readCommitted ? abortedOffsetRanges(batches.map((b) => b.info), r.abortedTransactions) : [];
+    const acquired = sp.acquire(memberId, batches.map((b) => b.info), opts.maxRecords, opts.mode, aborted);
+    this.armTimer(e);
+    if (sp.stateVersion !== e.written) void this.persist(e).catch(() => undefined);
+    if (acquired.length === 0) return { records: EMPTY, acquired };
+    // Only the batches holding acquired records go back: the client skips the rest anyway.
+    const keep = batches.filter((b) => acquired.some((a) => a.firstOffset <= b.info.lastOffset && a.lastOffset >= b.info.baseOffset));
+    const parts = keep.map((b) => buf.subarray(b.position, b.position + b.size));
+    return { records: parts.length === 1 ? parts[0]! : Buffer.concat(parts), acquired };
+  }
+
+  /** Applies acknowledgements and waits until the new state is written. */
+  async acknowledge(groupId: string, memberId: string, topicId: string, partition: number, view: ShareLogView, batches: readonly AcknowledgementBatch[]): Promise<void> {
+    const e = await this.entry(groupId, topicId, partition, view);
+    const releasedBefore = e.sp.nextFetchOffset();
+    e.sp.acknowledge(memberId, batches);
+    this.armTimer(e);
+    if (e.sp.nextFetchOffset() < releasedBefore || batches.some((b) => b.acknowledgeTypes.includes(2))) this.o.onAvailable(topicId, partition);
+    await this.persist(e);
+  }
+
+  /** Releases what a member holds on the given share-partitions (or all of the group's). */
+  async releaseMember(groupId: string, memberId: string, partitions?: readonly { topicId: string; partition: number }[]): Promise<void> {
+    const targets = partitions === undefined
+      ? [...this.entries.values()].filter((e) => e.sp.groupId === groupId)
+      : partitions.map((p) => this.entries.get(key(groupId, p.topicId, p.partition))).filter((e): e is Entry => e !== undefined);
+    await Promise.all(targets.map(async (e) => {
+      if (e.sp.releaseMember(memberId) === 0) return;
+      this.armTimer(e);
+      this.o.onAvailable(e.sp.topicId, e.sp.partition);
+      await this.persist(e);
+    }));
+  }
+
+  /** AlterShareGroupOffsets: a new start offset for a share-partition of an empty group. */
+  async resetStart(groupId: string, topicId: string, partition: number, offset: bigint): Promise<void> {
+    const e = this.entries.get(key(groupId, topicId, partition));
+    if (e === undefined) {
+      await this.o.persister.write(groupId, topicId, partition, { startOffset: offset, stateBatches: [] });
+      return;
+    }
+    e.sp.resetStartOffset(offset);
+    await this.persist(e);
+  }
+
+  /** DeleteShareGroupOffsets / DeleteGroups: the share-partition's state goes. */
+  async forget(groupId: string, topicId: string, partition: number): Promise<void> {
+    const k = key(groupId, topicId, partition);
+    const e = this.entries.get(k);
+    if (e !== undefined) {
+      if (e.timer !== null) this.o.scheduler.clearTimeout(e.timer);
+      await e.persisting.catch(() => undefined);
+      this.entries.delete(k);
+    }
+    await this.o.persister.delete(groupId, topicId, partition);
+  }
+
+  close(): void {
+    for (const e of this.entries.values()) if (e.timer !== null) this.o.scheduler.clearTimeout(e.timer);
+  }
+
+  /** Keeps one timer per share-partition at its earliest lock end. */
+  private armTimer(e: Entry): void {
+    const at = e.sp.nextLockExpiry();
+    if (e.timer !== null && at === e.timerAt) return;
+    if (e.timer !== null) this.o.scheduler.clearTimeout(e.timer);
+    e.timer = null;
+    if (at === null) return;
+    e.timerAt = at;
+    e.timer = this.o.scheduler.setTimeout(() => {
+      e.timer = null;
+      if (e.sp.expireLocks() > 0) {
+        this.o.onAvailable(e.sp.topicId, e.sp.partition);
+        void this.persist(e).catch(() => undefined);
+      }
+      this.armTimer(e);
+    }, Math.max(0, at - this.o.clock.now()));
+  }
+
+  /** Writes the state if it changed since the last write; writes of one share-partition run in order. */
+  private persist(e: Entry): Promise<void> {
+    const run = e.persisting.catch(() => undefined).then(async () => {
+      const version = e.sp.stateVersion;
+      if (version === e.written) return;
+      try {
+        await this.o.persister.write(e.sp.groupId, e.sp.topicId, e.sp.partition, e.sp.persistedState());
+        e.written = version;
+      } catch (err) {
+        this.o.log.error({ err, groupId: e.sp.groupId, topicId: e.sp.topicId, partition: e.sp.partition }, 'share-partition state write failed');
+        throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'the share coordinator could not write the state', { cause: err });
+      }
+    });
+    e.persisting = run;
+    return run;
+  }
+}

@@ -1,0 +1,79 @@
+// Builds the share-group parts from the broker's config and parts (called by
+// broker.ts): group configs from the first log directory, the share
+// coordinator replaying __share_group_state, and the ShareGroups facade the
+// handlers reach. Kept here so the composition root changes by a few lines.
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { BrokerConfig } from '../config.js';
+import type { Clock } from '../common/clock.js';
+import type { Scheduler } from '../common/scheduler.js';
+import type { ShareLogView } from './share-ports.js';
+import type { PartitionWaiters } from '../partition-waiters.js';
+import type { OffsetsTopicLog } from '../group/offsets-topic.js';
+import type { TopicStore } from '../../metadata/topic-store.js';
+import { ShareCoordinator } from './share-coordinator.js';
+import { ShareGroupConfigs } from './share-group-configs.js';
+import { ShareGroups } from './share-groups.js';
+
+export const SHARE_GROUP_CONFIGS_FILE = 'share-group-configs.json';
+
+export interface ShareWiring {
+  readonly config: BrokerConfig;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly log: Logger;
+  readonly metaDir: string;
+  readonly stateLog: OffsetsTopicLog;
+  /** Creates __share_group_state if it does not exist yet. */
+  readonly ensureStateTopic: () => Promise<void>;
+  readonly stateTopicExists: () => boolean;
+  readonly store: TopicStore;
+  readonly partition: (topic: string, partition: number) => ShareLogView | undefined;
+  /** The cluster's view of leadership (broker/cluster's ClusterView), null for the single broker; structural, so broker/share does not import broker/cluster. */
+  readonly cluster: { notLeader(topic: string, partition: number): { errorCode: number; leaderId: number; leaderEpoch: number } | null } | null;
+  readonly waiters: PartitionWaiters;
+  readonly otherGroupExists: (groupId: string) => boolean;
+}
+
+export async function startShareGroups(w: ShareWiring): Promise<{ shareGroups: ShareGroups; coordinator: ShareCoordinator }> {
+  const c = w.config;
+  const configs = new ShareGroupConfigs({
+    recordLockDurationMs: c.getInt('group.share.record.lock.duration.ms'),
+    minRecordLockDurationMs: c.getInt('group.share.min.record.lock.duration.ms'),
+    maxRecordLockDurationMs: c.getInt('group.share.max.record.lock.duration.ms'),
+    deliveryCountLimit: c.getInt('group.share.delivery.count.limit'),
+    maxRecordLocks: c.getInt('group.share.partition.max.record.locks'),
+    sessionTimeoutMs: c.getInt('group.share.session.timeout.ms'),
+    minSessionTimeoutMs: c.getInt('group.share.min.session.timeout.ms'),
+    maxSessionTimeoutMs: c.getInt('group.share.max.session.timeout.ms'),
+    heartbeatIntervalMs: c.getInt('group.share.heartbeat.interval.ms'),
+    minHeartbeatIntervalMs: c.getInt('group.share.min.heartbeat.interval.ms'),
+    maxHeartbeatIntervalMs: c.getInt('group.share.max.heartbeat.interval.ms'),
+  }, path.join(w.metaDir, SHARE_GROUP_CONFIGS_FILE));
+  await configs.load();
+  const coordinator = new ShareCoordinator(w.stateLog, c.getInt('share.coordinator.state.topic.num.partitions'), c.getInt('share.coordinator.snapshot.update.records.per.snapshot'), w.clock, w.ensureStateTopic);
+  if (w.stateTopicExists()) await coordinator.start();
+  const shareGroups = new ShareGroups({
+    clock: w.clock,
+    scheduler: w.scheduler,
+    log: w.log,
+    waiters: w.waiters,
+    persister: coordinator,
+    configs,
+    maxSize: c.getInt('group.share.max.size'),
+    maxShareSessions: c.getInt('group.share.max.share.sessions'),
+    broker: {
+      topicName: (id) => w.store.getById(id)?.name,
+      topicByName: (name) => {
+        const t = w.store.get(name);
+        return t === undefined ? undefined : { topicId: t.topicId, partitionCount: t.partitionCount };
+      },
+      partition: w.partition,
+      notLeader: (topic, p) => w.cluster?.notLeader(topic, p) ?? null,
+      otherGroupExists: w.otherGroupExists,
+    },
+  });
+  // Group metadata is not persisted: groups with share-partition state come back empty (members rejoin by heartbeat).
+  for (const groupId of coordinator.groupIds()) shareGroups.coordinator.getOrCreate(groupId);
+  return { shareGroups, coordinator };
+}
