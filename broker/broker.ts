@@ -33,6 +33,7 @@ import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { ClusterServing } from './cluster/cluster-serving.js';
+import { consumerTopicsView } from './group/consumer/types.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
@@ -133,6 +134,8 @@ export class Broker {
         offsetsRetentionMs: config.offsetsRetentionMs,
         offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
       },
+      consumerConfig: config.consumerGroupConfig,
+      topics: () => consumerTopicsView(store, (name) => topics.isInternal(name)),
     });
     await groups.start();
     const waiters = new PartitionWaiters(scheduler);
@@ -207,7 +210,8 @@ export class Broker {
       coordinatorNode: () => cluster?.view.coordinator() ?? { nodeId: config.nodeId, host: advertised.host, port: advertised.port },
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
     };
-    const parts = { topics, groups, remoteLogManager: rlm, fetchSessions };
+    const replicationView = cluster?.replicationPart() ?? undefined;
+    const parts = { topics, groups, remoteLogManager: rlm, fetchSessions, ...(replicationView === undefined ? {} : { replication: replicationView }) };
     const metrics = new BrokerMetrics(parts);
     dispatcher = new Dispatcher<BrokerContext>(metrics.instrument(allHandlers), context, metrics.requestObserver);
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });

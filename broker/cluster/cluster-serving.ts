@@ -13,7 +13,9 @@ import type { Scheduler } from '../common/scheduler.js';
 import type { BrokerTopics } from '../topic-service.js';
 import type { PartitionWaiters } from '../partition-waiters.js';
 import { Replication } from '../replica/replication.js';
+import type { ReplicationPart } from '../metrics/replication-view.js';
 import { ClusterTopics } from './cluster-topics.js';
+import { replicationPart } from './replication-part.js';
 import { ClusterView } from './cluster-view.js';
 import { TopicSync } from './topic-sync.js';
 
@@ -61,6 +63,13 @@ export class ClusterServing {
 
   get replication(): Replication | null {
     return this.replicationService;
+  }
+
+  /** The replication picture for the metrics and the console; null until replication started. */
+  replicationPart(): ReplicationPart | null {
+    const r = this.replicationService;
+    if (r === null) return null;
+    return replicationPart({ nodeId: this.config.nodeId, image: this.membership.image, manager: r.manager, local: this.local, defaultMinIsr: this.config.getInt('min.insync.replicas') });
   }
 
   /** Brings the local topics in step with the image (before the listeners open) and starts following it. */

@@ -10,6 +10,11 @@
 // the active segment data-tier="active"), and markers (data-marker) at the log
 // start, local log start and high watermark offsets.
 //
+// In a cluster a column shows the replication picture of each partition: the
+// leader, leader epoch and ISR, and per replica its log end offset against the
+// high watermark (data-replica, data-in-sync, data-leo), as this broker knows
+// it: the leader knows every follower's, a follower only its own.
+//
 // The page script is kept free of backquotes and dollar-brace sequences so the
 // whole page can live in this raw template string.
 
@@ -166,6 +171,21 @@ export const CONSOLE_HTML = String.raw`<!doctype html>
         ' \u00b7 HW ' + fmtInt(p.highWatermark) + ' \u00b7 end ' + fmtInt(p.logEndOffset)));
   }
 
+  // Leader, epoch and ISR, then one line per replica: its log end offset against the high
+  // watermark (+n: above it, not yet committed; -n: behind it), out-of-sync replicas in red.
+  function replication(p) {
+    var r = p.replication;
+    var hw = num(p.highWatermark);
+    var head = h('div', { 'class': 'marks' }, (r.leader < 0 ? 'offline' : 'leader ' + r.leader) + ' \u00b7 epoch ' + r.leaderEpoch + ' \u00b7 ISR [' + r.isr.join(',') + ']');
+    var lines = r.replicas.map(function (x) {
+      var leo = x.logEndOffset === null || num(x.logEndOffset) < 0 ? null : num(x.logEndOffset);
+      var diff = leo === null ? '' : ' (' + (leo - hw >= 0 ? '+' : '') + (leo - hw).toLocaleString('en-US') + ')';
+      return h('div', { 'class': x.inSync ? '' : 'bad', 'data-replica': x.nodeId, 'data-in-sync': String(x.inSync), 'data-leo': leo === null ? '' : String(leo) },
+        (x.nodeId === r.leader ? '\u2605 ' : '\u00a0\u00a0 ') + x.nodeId + ': ' + (leo === null ? 'LEO ?' : 'LEO ' + fmtInt(leo) + diff) + (x.inSync ? '' : ' \u00b7 out of sync'));
+    });
+    return [head].concat(lines);
+  }
+
   function renderTopics(partitions) {
     var showInternal = document.getElementById('show-internal').checked;
     var byTopic = {};
@@ -182,10 +202,12 @@ export const CONSOLE_HTML = String.raw`<!doctype html>
       var first = parts[0];
       var remoteBytes = parts.reduce(function (n, p) { return n + num(p.remoteBytes); }, 0);
       var localBytes = parts.reduce(function (n, p) { return n + num(p.localBytes); }, 0);
+      var replicated = parts.some(function (p) { return !!p.replication; });
       var rows = parts.map(function (p) {
         return h('tr', { 'data-partition': p.partition },
           td(p.partition), td(fmtInt(p.logStartOffset)), td(fmtInt(p.localLogStartOffset)), td(fmtInt(p.highWatermark)),
           td(fmtInt(p.lastStableOffset)), td(p.localSegments + ' / ' + fmtBytes(p.localBytes)), td(p.remoteSegments + ' / ' + fmtBytes(p.remoteBytes)),
+          replicated ? h('td', { 'class': 'replication text' }, replication(p)) : null,
           h('td', { 'class': 'picture' }, picture(p)));
       });
       return h('div', { 'class': 'topic', 'data-topic': topic },
@@ -195,7 +217,8 @@ export const CONSOLE_HTML = String.raw`<!doctype html>
           h('span', { 'class': 'muted' }, parts.length + (parts.length === 1 ? ' partition' : ' partitions') + ' \u00b7 local ' + fmtBytes(localBytes) + ' \u00b7 remote ' + fmtBytes(remoteBytes))),
         h('table', null,
           h('thead', null, h('tr', null, h('th', null, 'Partition'), h('th', null, 'Log start'), h('th', null, 'Local start'), h('th', null, 'High watermark'),
-            h('th', null, 'LSO'), h('th', null, 'Local segs / bytes'), h('th', null, 'Remote segs / bytes'), h('th', { 'class': 'text' }, 'Across the tiers'))),
+            h('th', null, 'LSO'), h('th', null, 'Local segs / bytes'), h('th', null, 'Remote segs / bytes'),
+            replicated ? h('th', { 'class': 'text' }, 'Replicas: log end vs HW') : null, h('th', { 'class': 'text' }, 'Across the tiers'))),
           h('tbody', null, rows)));
     }));
   }

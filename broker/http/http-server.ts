@@ -6,7 +6,9 @@
 //                               [{ topic, partition, logStartOffset, localLogStartOffset,
 //                                  highWatermark, lastStableOffset, localSegments, localBytes,
 //                                  remoteSegments, remoteBytes, ... }] (what `sediment topics
-//                                  --describe` reads); segments=1 adds the log across the tiers
+//                                  --describe` reads); segments=1 adds the log across the tiers;
+//                                  in a cluster, replication: { leader, leaderEpoch, partitionEpoch,
+//                                  isr, replicas: [{ nodeId, inSync, logEndOffset }] }
 //   GET /v1/groups[?group=G]    groups with committed offsets, lag per partition, max lag
 //   GET /v1/tiering             copy and delete lag, remote sizes, counters, caches
 //   GET /healthz                "ok"
@@ -91,7 +93,12 @@ export function builtInRoutes(parts: BrokerParts, metrics: BrokerMetrics): Recor
 }
 
 export async function startHttpServer(options: HttpServerOptions): Promise<HttpServerHandle> {
-  const parts: BrokerParts = { topics: options.topics, groups: options.groups, remoteLogManager: options.remoteLogManager };
+  const parts: BrokerParts = {
+    topics: options.topics,
+    groups: options.groups,
+    remoteLogManager: options.remoteLogManager,
+    ...(options.replication === undefined ? {} : { replication: options.replication }),
+  };
   const metrics = options.metrics ?? new BrokerMetrics(parts);
   const routes = new Map(Object.entries({ ...builtInRoutes(parts, metrics), ...options.routes }));
   const log = options.logger;

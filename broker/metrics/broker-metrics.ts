@@ -30,6 +30,12 @@
 // Consumer groups:
 //   sediment_consumer_group_lag{group,topic,partition}, sediment_consumer_group_max_lag{group},
 //   sediment_consumer_group_members{group}, sediment_consumer_group_rebalances_total{group}
+// Replication (a broker of a cluster; replication-view.ts, Kafka's ReplicaManager and controller gauges):
+//   sediment_under_replicated_partitions, sediment_under_min_isr_partitions,
+//   sediment_offline_partitions (controller), sediment_leader_partitions,
+//   sediment_isr_shrinks_total, sediment_isr_expands_total (Kafka IsrShrinksPerSec / IsrExpandsPerSec),
+//   sediment_replica_follower_lag{topic,partition,replica} (leader side: LEO minus the follower's fetch offset),
+//   sediment_replica_truncations_total
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { ApiHandler } from '../handlers/api-handler.js';
 import type { RequestObserver } from '../server/dispatcher.js';
@@ -43,6 +49,7 @@ import {
   type TieringPartition,
 } from './broker-view.js';
 import { CumulativeCounter } from './cumulative-counter.js';
+import { ReplicationEventStats, replicationCounts } from './replication-view.js';
 import { RequestMetrics } from './request-metrics.js';
 
 export interface BrokerMetricsOptions {
@@ -88,6 +95,7 @@ export class BrokerMetrics {
     this.registerCaches();
     this.registerGroups();
     this.registerFetchSessions();
+    this.registerReplication();
   }
 
   /** The dispatcher's RequestObserver (request latency, rate and errors per API). */
@@ -213,6 +221,25 @@ export class BrokerMetrics {
     this.gauge('sediment_fetch_session_partitions', 'Partitions held by all fetch sessions (Kafka NumIncrementalFetchPartitionsCached)', [], (_r, set) => set({}, sessions.totalPartitions));
     this.counter('sediment_fetch_session_evictions_total', 'Fetch sessions evicted to make room for new ones (Kafka IncrementalFetchSessionEvictionsPerSec)', [], (_r, c) => c.observe('', {}, sessions.evictions));
     this.counter('sediment_fetch_session_incremental_fetches_total', 'Incremental fetches served in a fetch session', [], (_r, c) => c.observe('', {}, sessions.incrementalFetches));
+  }
+
+  private registerReplication(): void {
+    const part = this.parts.replication;
+    if (part === undefined) return;
+    const stats = new ReplicationEventStats();
+    part.onEvent((e) => stats.observe(e));
+    const count = (name: string, help: string, value: (c: ReturnType<typeof replicationCounts>) => number): void =>
+      this.gauge(name, help, [], (_r, set) => set({}, value(replicationCounts(part))));
+    count('sediment_under_replicated_partitions', 'Partitions this broker leads whose ISR is smaller than their replica set (Kafka UnderReplicatedPartitions)', (c) => c.underReplicated);
+    count('sediment_under_min_isr_partitions', 'Partitions this broker leads whose ISR is below min.insync.replicas (Kafka UnderMinIsrPartitionCount)', (c) => c.underMinIsr);
+    count('sediment_offline_partitions', 'Partitions without a leader; reported by the controller, 0 on other brokers (Kafka OfflinePartitionsCount)', (c) => c.offline);
+    count('sediment_leader_partitions', 'Partitions this broker leads (Kafka LeaderCount)', (c) => c.leaderCount);
+    this.counter('sediment_isr_shrinks_total', 'ISR shrinks of partitions this broker leads (Kafka IsrShrinksPerSec)', [], (_r, c) => c.observe('', {}, stats.isrShrinks));
+    this.counter('sediment_isr_expands_total', 'ISR expansions of partitions this broker leads (Kafka IsrExpandsPerSec)', [], (_r, c) => c.observe('', {}, stats.isrExpands));
+    this.counter('sediment_replica_truncations_total', 'Follower log truncations to the leader\'s epoch history (KIP-101/279)', [], (_r, c) => c.observe('', {}, stats.truncations));
+    this.gauge('sediment_replica_follower_lag', "Leader side: the leader's log end offset minus the follower's last fetch offset", ['topic', 'partition', 'replica'], (_r, set) => {
+      for (const l of stats.followerLags()) set({ topic: l.topic, partition: l.partition, replica: l.replica }, Number(l.lag));
+    });
   }
 
   private registerGroups(): void {

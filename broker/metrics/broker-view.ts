@@ -3,6 +3,7 @@
 // progress. Everything is read from live state when asked; nothing here is
 // cached or counted. The parts are structural subsets of BrokerTopics,
 // GroupCoordinator and RemoteLogManager, so tests may pass smaller ones.
+import type { ReplicatedPartition, ReplicationPart } from './replication-view.js';
 import type { PartitionView } from '../broker-context.js';
 import type { GroupCoordinator } from '../group/group-coordinator.js';
 import type { LogSegment } from '../log/log-segment.js';
@@ -29,6 +30,8 @@ export interface BrokerParts {
   readonly remoteLogManager: TieringPart | null;
   /** The fetch session cache (absent: no fetch session metrics). */
   readonly fetchSessions?: FetchSessionsPart;
+  /** Replication in a cluster (absent for the single broker: no replication metrics or console columns). */
+  readonly replication?: ReplicationPart;
 }
 
 /** What the metrics read of the fetch session cache. */
@@ -78,6 +81,39 @@ export interface PartitionSnapshot {
   readonly highestRemoteOffset: bigint;
   /** Present when asked for: the log across the tiers, at most `maxBlocks` blocks per tier. */
   readonly segments?: readonly SegmentBlock[];
+  /** In a cluster: the partition's replication picture as this broker sees it. */
+  readonly replication?: ReplicationSnapshot;
+}
+
+export interface ReplicaSnapshot {
+  readonly nodeId: number;
+  readonly inSync: boolean;
+  /** Known for this broker's own replica, and for every follower where this broker leads; null otherwise (-1: no fetch yet in this leader term). */
+  readonly logEndOffset: bigint | null;
+}
+
+export interface ReplicationSnapshot {
+  /** -1: offline. */
+  readonly leader: number;
+  readonly leaderEpoch: number;
+  readonly partitionEpoch: number;
+  readonly isr: readonly number[];
+  /** In replica order (the first is the preferred leader). */
+  readonly replicas: readonly ReplicaSnapshot[];
+}
+
+/** The replication picture of one partition, or undefined outside a cluster or for a partition the image does not have. */
+function replicationSnapshot(part: ReplicationPart, byKey: ReadonlyMap<string, ReplicatedPartition>, topic: string, partition: number): ReplicationSnapshot | undefined {
+  const p = byKey.get(`${topic}\u0000${partition}`);
+  if (p === undefined) return undefined;
+  const progress = part.progress(topic, partition);
+  return {
+    leader: p.leader,
+    leaderEpoch: p.leaderEpoch,
+    partitionEpoch: p.partitionEpoch,
+    isr: p.isr,
+    replicas: p.replicas.map((nodeId) => ({ nodeId, inSync: p.isr.includes(nodeId), logEndOffset: progress?.logEndOffsets.get(nodeId) ?? null })),
+  };
 }
 
 export interface PartitionQuery {
@@ -113,8 +149,11 @@ function openPartitions(topics: TopicsPart, filter: { topic?: string; excludeInt
 
 export function partitionSnapshots(parts: BrokerParts, query: PartitionQuery = {}): PartitionSnapshot[] {
   const rlm = parts.remoteLogManager;
+  const repl = parts.replication;
+  const byKey = new Map((repl?.partitions() ?? []).map((p) => [`${p.topic}\u0000${p.partition}`, p] as const));
   return openPartitions(parts.topics, query).map(({ record, partition, log }) => {
     const stats = rlm?.partitionStats(log);
+    const replication = repl === undefined ? undefined : replicationSnapshot(repl, byKey, record.name, partition);
     const closed = log.closedSegments();
     const snapshot: PartitionSnapshot = {
       topic: record.name,
@@ -132,6 +171,7 @@ export function partitionSnapshots(parts: BrokerParts, query: PartitionQuery = {
       remoteSegments: stats?.remoteSegmentCount ?? 0,
       remoteBytes: stats?.remoteLogSizeBytes ?? 0,
       highestRemoteOffset: stats?.highestRemoteOffset ?? -1n,
+      ...(replication === undefined ? {} : { replication }),
     };
     if (query.segments !== true) return snapshot;
     const max = query.maxBlocks ?? 120;

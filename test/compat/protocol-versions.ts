@@ -24,7 +24,7 @@ export const protocolVersionsSection: readonly string[] = [
   '| DescribeCluster (60) | 0-2 | 0-2 | v2 may include fenced brokers and flags each (KIP-1073): the one broker is never fenced. |',
   '| DescribeLogDirs (35) | 1-5 | 1-5 | v5 adds IsCordoned (KIP-1066): always false. |',
   '| ListTransactions (66) | 0-2 | 0-1 | v2 filters by a transactional id regular expression (KIP-1152): not yet. |',
-  '| ConsumerGroupHeartbeat (68) / ConsumerGroupDescribe (69) | 0-1 / 0-1 | - | KIP-848 consumer groups: not served yet; clients use the classic protocol (`group.protocol=consumer` fails). |',
+  '| ConsumerGroupHeartbeat (68) / ConsumerGroupDescribe (69) | 0-1 / 0-1 | 0-1 / 0-1 | KIP-848 consumer groups: server-side `uniform` and `range` assignors, regex subscriptions (v1), static members, persisted in `__consumer_offsets`. Not served: classic members inside a consumer group and online migration of a classic group with members. |',
   '| GetTelemetrySubscriptions (71) / PushTelemetry (72) | 0 | - | client telemetry (KIP-714): not served; clients carry on without it. |',
   '| ListConfigResources (74) | 0-1 | - | (ListClientMetricsResources before 4.1) client-metrics resources: none here. |',
   '| ShareGroupHeartbeat (76), ShareGroupDescribe (77), ShareFetch (78), ShareAcknowledge (79), Describe/Alter/DeleteShareGroupOffsets (90-92) | 1, 1, 1-2, 1-2, 0-1, 0, 0 | - | share groups (KIP-932): not served yet. |',

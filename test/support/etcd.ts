@@ -34,11 +34,11 @@ export interface EtcdServer {
 
 const READY_TIMEOUT_MS = 30_000;
 
-async function freePort(): Promise<number> {
+async function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.listen(0, host, () => {
       const addr = srv.address();
       const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
       srv.close(() => resolve(port));
@@ -105,8 +105,12 @@ async function makeCertificates(dir: string): Promise<{ ca: string; serverCert: 
   return { ca: path.join(dir, 'ca.pem'), serverCert: path.join(dir, 'server.pem'), serverKey: path.join(dir, 'server.key'), clientKeystore: keystore };
 }
 
-/** Starts etcd on loopback (with tls: https only, client certificates required). Throws with the reason (and how to install it) when it cannot. */
-export async function startEtcd(options: { tls?: boolean } = {}): Promise<EtcdServer> {
+/**
+ * Starts etcd on loopback (with tls: https only, client certificates required;
+ * with host: on that address instead, e.g. the fault tests' bridge). Throws
+ * with the reason (and how to install it) when it cannot.
+ */
+export async function startEtcd(options: { tls?: boolean; host?: string } = {}): Promise<EtcdServer> {
   const bin = etcdBinaryPath();
   const ctl = etcdctlPath();
   if (!existsSync(bin) || !existsSync(ctl)) {
@@ -117,7 +121,7 @@ export async function startEtcd(options: { tls?: boolean } = {}): Promise<EtcdSe
   const scheme = certs === undefined ? 'http' : 'https';
   const tlsArgs = certs === undefined ? [] : ['--cert-file', certs.serverCert, '--key-file', certs.serverKey, '--trusted-ca-file', certs.ca, '--client-cert-auth'];
   const ctlTlsArgs = certs === undefined ? [] : [`--cacert=${certs.ca}`, `--cert=${path.join(dataDir, 'client.pem')}`, `--key=${path.join(dataDir, 'client.key')}`];
-  const host = '127.0.0.1';
+  const host = options.host ?? '127.0.0.1';
   let port = 0;
   let peerPort = 0;
   let child: ChildProcess | undefined;
@@ -163,8 +167,8 @@ export async function startEtcd(options: { tls?: boolean } = {}): Promise<EtcdSe
   // A port picked free may be taken before etcd binds it: try a few.
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
-    port = await freePort();
-    peerPort = await freePort();
+    port = await freePort(host);
+    peerPort = await freePort(host);
     try {
       await launch();
       lastError = undefined;

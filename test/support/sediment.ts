@@ -128,6 +128,10 @@ export interface SedimentOptions {
   /** SEDIMENT_LOG_LEVEL for the child (default info). */
   readonly logLevel?: string;
   readonly startTimeoutMs?: number;
+  /** Address the listener binds and advertises (default 127.0.0.1); the fault tests give each broker its own. */
+  readonly host?: string;
+  /** Command prefix the broker runs under, e.g. `ip netns exec <ns>` (it must exec the program, keeping its pid). */
+  readonly wrap?: readonly string[];
 }
 
 /** Overrides every test broker gets unless it says otherwise: no rebalance delay. */
@@ -137,8 +141,8 @@ export const testDefaults: Readonly<Record<string, string>> = {
   'http.listeners': `http://${host}:0`,
 };
 
-function overridesFor(dataDir: string, port: number, extra: Readonly<Record<string, string>> | undefined): Record<string, string> {
-  return { ...testDefaults, 'log.dirs': dataDir, listeners: `PLAINTEXT://${host}:${port}`, ...extra };
+function overridesFor(dataDir: string, port: number, extra: Readonly<Record<string, string>> | undefined, listenHost = host): Record<string, string> {
+  return { ...testDefaults, 'log.dirs': dataDir, listeners: `PLAINTEXT://${listenHost}:${port}`, ...extra };
 }
 
 function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
@@ -183,7 +187,7 @@ export class SedimentProcess {
   }
 
   get bootstrap(): string {
-    return `${host}:${this.port}`;
+    return `${this.options.host ?? host}:${this.port}`;
   }
 
   get pid(): number {
@@ -208,9 +212,10 @@ export class SedimentProcess {
     this.exitInfo = null;
     this.expectedExit = false;
     const args = [sedimentCli, 'start'];
-    for (const [k, v] of Object.entries(overridesFor(this.dataDir, this.port, this.options.overrides))) args.push('--override', `${k}=${v}`);
+    for (const [k, v] of Object.entries(overridesFor(this.dataDir, this.port, this.options.overrides, this.options.host))) args.push('--override', `${k}=${v}`);
     const env = { ...process.env, SEDIMENT_LOG_LEVEL: this.options.logLevel ?? process.env['SEDIMENT_LOG_LEVEL'] ?? 'info' };
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const [command, ...prefix] = [...(this.options.wrap ?? []), process.execPath];
+    const child = spawn(command ?? process.execPath, [...prefix, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
     this.child = child;
     this.starts++;
     const logs = this.logs;
