@@ -30,16 +30,15 @@ import { randomBytes } from 'node:crypto';
 import { decodeVersioned } from '../protocol/messages/records/frame.js';
 import { defaultConsumerGroupConfig, type ConsumerGroupConfig } from './consumer/config.js';
 import { ConsumerGroupManager } from './consumer/consumer-group-manager.js';
+import { ConsumerGroupOps } from './consumer-group-ops.js';
 import { decodeConsumerGroupRecord, encodeConsumerGroupRecord, isConsumerGroupRecordType } from './consumer/consumer-records.js';
 import {
-  consumerGroupNotFound,
+  committedPartitionIds,
   describeAsClassic,
-  describeConsumerGroup,
   validateConsumerOffsetCommit,
   validateConsumerOffsetFetch,
 } from './consumer/consumer-answers.js';
 import { noTopics, type ConsumerHeartbeatParams, type ConsumerHeartbeatResult, type ConsumerTopicsView, type DescribedConsumerGroup } from './consumer/types.js';
-import type { ConsumerGroup } from './consumer/consumer-group.js';
 import type {
   DeleteGroupsResult,
   DescribedGroup,
@@ -88,6 +87,7 @@ export class GroupCoordinator {
   readonly consumer: ConsumerGroupManager;
   readonly consumerConfig: ConsumerGroupConfig;
   private readonly topicsView: () => ConsumerTopicsView;
+  private readonly consumerOps: ConsumerGroupOps;
   private readonly offsets = new OffsetStore();
   private readonly pendingTxnOffsets = new PendingTxnOffsets();
   private readonly locks = new KeyedMutex();
@@ -128,6 +128,18 @@ export class GroupCoordinator {
       topics: this.topicsView,
       newMemberId: options.newMemberId ?? (() => randomBytes(16).toString('base64url')),
       log: this.logger,
+    });
+    this.consumerOps = new ConsumerGroupOps({
+      consumer: this.consumer,
+      classicGroups: this.manager.groups,
+      offsets: this.offsets,
+      locks: this.locks,
+      append: (groupId, records) => this.writer.append(this.partitionFor(groupId), records),
+      topics: this.topicsView,
+      unavailable: () => this.unavailable(),
+      clock: this.clock,
+      offsetsRetentionMs: this.config.offsetsRetentionMs,
+      logger: this.logger,
     });
   }
 
@@ -257,7 +269,7 @@ export class GroupCoordinator {
       return joinError(p.memberId, ErrorCode.INVALID_SESSION_TIMEOUT);
     }
     if (this.consumer.groups.has(p.groupId)) {
-      const converted = await this.locks.run(p.groupId, () => this.dropEmptyConsumerGroup(p.groupId));
+      const converted = await this.locks.run(p.groupId, () => this.consumerOps.dropEmptyGroup(p.groupId));
       if (converted !== ErrorCode.NONE) return joinError(p.memberId, converted);
     }
     return this.manager.join(p);
@@ -286,82 +298,14 @@ export class GroupCoordinator {
 
   // ================================================================ consumer groups (KIP-848)
 
-  /**
-   * ConsumerGroupHeartbeat. A group id held by an empty classic group (or a
-   * simple one, offsets only) becomes a consumer group, keeping its offsets;
-   * a classic group with members answers GROUP_ID_NOT_FOUND (no online
-   * migration yet).
-   */
-  async consumerGroupHeartbeat(p: ConsumerHeartbeatParams): Promise<ConsumerHeartbeatResult> {
-    const fail = (errorCode: number, errorMessage: string | null = null): ConsumerHeartbeatResult => ({
-      errorCode,
-      errorMessage,
-      memberId: null,
-      memberEpoch: 0,
-      heartbeatIntervalMs: 0,
-      assignment: null,
-    });
-    const unavailable = this.unavailable();
-    if (unavailable !== ErrorCode.NONE) return fail(unavailable);
-    const invalid = this.consumer.validate(p);
-    if (invalid !== null) return invalid;
-    return this.locks.run(p.groupId, async () => {
-      const classic = this.manager.groups.get(p.groupId);
-      if (classic !== undefined && classic.state !== 'Dead') {
-        if (classic.state !== 'Empty' || p.memberEpoch !== 0) return fail(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${p.groupId} is not a consumer group.`);
-        try {
-          await this.write(p.groupId, [{ type: 'groupMetadata', groupId: p.groupId, value: null }]);
-        } catch (err) {
-          return fail(appendErrorCode(err));
-        }
-        this.manager.groups.delete(p.groupId);
-        this.logger.info({ groupId: p.groupId }, 'converted the empty classic group to a consumer group');
-      }
-      try {
-        return await this.consumer.heartbeat(p);
-      } catch (err) {
-        return fail(appendErrorCode(err));
-      }
-    });
+  /** ConsumerGroupHeartbeat (see ConsumerGroupOps.heartbeat). */
+  consumerGroupHeartbeat(p: ConsumerHeartbeatParams): Promise<ConsumerHeartbeatResult> {
+    return this.consumerOps.heartbeat(p);
   }
 
   /** ConsumerGroupDescribe: GROUP_ID_NOT_FOUND for unknown and classic groups (the admin client then asks DescribeGroups). */
   consumerGroupDescribe(groupIds: readonly string[]): DescribedConsumerGroup[] {
-    const unavailable = this.unavailable();
-    return groupIds.map((groupId) => {
-      if (unavailable !== ErrorCode.NONE) return { ...consumerGroupNotFound(groupId, ''), errorCode: unavailable, errorMessage: null, groupState: '' };
-      if (groupId === '') return { ...consumerGroupNotFound(groupId, ''), errorCode: ErrorCode.INVALID_GROUP_ID, errorMessage: null, groupState: '' };
-      const g = this.consumer.groups.get(groupId);
-      if (g !== undefined) return describeConsumerGroup(g, this.consumer.assignorOf(g), this.topicsView());
-      if (this.manager.groups.has(groupId)) return consumerGroupNotFound(groupId, `Group ${groupId} is not a consumer group.`);
-      return consumerGroupNotFound(groupId, `Group ${groupId} not found.`);
-    });
-  }
-
-  /** Under the group's lock: an empty consumer group is deleted so a classic group can take its id. */
-  private async dropEmptyConsumerGroup(groupId: string): Promise<number> {
-    const g = this.consumer.groups.get(groupId);
-    if (g === undefined) return ErrorCode.NONE;
-    if (g.members.size > 0) return ErrorCode.INCONSISTENT_GROUP_PROTOCOL;
-    try {
-      await this.writer.append(this.partitionFor(groupId), this.consumer.groupTombstones(groupId).map(encodeConsumerGroupRecord));
-    } catch (err) {
-      return appendErrorCode(err);
-    }
-    this.consumer.forget(groupId);
-    return ErrorCode.NONE;
-  }
-
-  /** Deletes an empty consumer group and its offsets (DeleteGroups, expiry). */
-  private async removeConsumerGroup(group: ConsumerGroup, offsets: readonly { topic: string; partition: number }[]): Promise<void> {
-    const groupId = group.groupId;
-    const records = [
-      ...offsets.map((o) => encodeCoordinatorRecord(offsetTombstone(groupId, o.topic, o.partition))),
-      ...this.consumer.groupTombstones(groupId).map(encodeConsumerGroupRecord),
-    ];
-    this.consumer.forget(groupId);
-    this.offsets.removeGroup(groupId);
-    await this.writer.append(this.partitionFor(groupId), records);
+    return this.consumerOps.describe(groupIds);
   }
 
   // ================================================================ offsets
@@ -382,11 +326,7 @@ export class GroupCoordinator {
       let classicGroup = this.manager.groups.get(p.groupId);
       let created = false;
       if (consumerGroup !== undefined) {
-        const topics = this.topicsView();
-        const partitions = p.topics.flatMap((t) => {
-          const topicId = topics.byName(t.name)?.topicId;
-          return topicId === undefined ? [] : t.partitions.map((x) => ({ topicId, partition: x.partitionIndex }));
-        });
+        const partitions = committedPartitionIds(this.topicsView(), p.topics);
         const invalid = validateConsumerOffsetCommit(consumerGroup, { memberId: p.memberId, memberEpoch: p.generationId, apiVersion: p.apiVersion ?? 9, transactional: false }, partitions);
         if (invalid !== ErrorCode.NONE) return rejected(invalid);
       } else {
@@ -478,11 +418,7 @@ export class GroupCoordinator {
     const group = this.manager.groups.get(p.groupId);
     const consumerGroup = this.consumer.groups.get(p.groupId);
     if (consumerGroup !== undefined) {
-      const topics = this.topicsView();
-      const partitions = p.topics.flatMap((t) => {
-        const topicId = topics.byName(t.name)?.topicId;
-        return topicId === undefined ? [] : t.partitions.map((x) => ({ topicId, partition: x.partitionIndex }));
-      });
+      const partitions = committedPartitionIds(this.topicsView(), p.topics);
       const invalid = validateConsumerOffsetCommit(consumerGroup, { memberId: p.memberId, memberEpoch: p.generationId, apiVersion: p.apiVersion ?? 9, transactional: true }, partitions);
       if (invalid !== ErrorCode.NONE) return allWith(invalid);
     } else if (group !== undefined && p.generationId >= 0) {
@@ -652,7 +588,7 @@ export class GroupCoordinator {
           if (consumerGroup !== undefined) {
             if (consumerGroup.state !== 'Empty') return { groupId, errorCode: ErrorCode.NON_EMPTY_GROUP };
             try {
-              await this.removeConsumerGroup(consumerGroup, this.offsets.list(groupId));
+              await this.consumerOps.removeGroup(consumerGroup, this.offsets.list(groupId));
             } catch (err) {
               this.logger.warn({ err, groupId }, 'failed to persist group deletion');
               return { groupId, errorCode: appendErrorCode(err) };
@@ -722,7 +658,7 @@ export class GroupCoordinator {
   private async expireGroupOffsets(groupId: string): Promise<void> {
     await this.inflightCommits.settled(groupId);
     const consumerGroup = this.consumer.groups.get(groupId);
-    if (consumerGroup !== undefined) return this.expireConsumerGroupOffsets(consumerGroup);
+    if (consumerGroup !== undefined) return this.consumerOps.expireOffsets(consumerGroup, this.phase === 'active');
     const group = this.manager.groups.get(groupId);
     if (group === undefined || group.state === 'Dead' || this.phase !== 'active') return;
     const base = expirationBase(group);
@@ -741,33 +677,6 @@ export class GroupCoordinator {
       if (allExpired && group.state === 'Empty') {
         this.logger.info({ groupId, offsets: expired.length }, 'expiring empty group');
         await this.removeGroup(group, expired);
-      } else if (expired.length > 0) {
-        await this.write(groupId, expired.map((x) => offsetTombstone(groupId, x.topic, x.partition)));
-        for (const x of expired) this.offsets.remove(groupId, x.topic, x.partition);
-      }
-    } catch (err) {
-      this.logger.warn({ err, groupId }, 'failed to persist offset expiry');
-    }
-  }
-
-  /** Kafka's consumer group rule: offsets of topics no member subscribes to expire from their commit time. */
-  private async expireConsumerGroupOffsets(group: ConsumerGroup): Promise<void> {
-    if (this.phase !== 'active') return;
-    const groupId = group.groupId;
-    const now = this.clock.now();
-    const expired: { topic: string; partition: number }[] = [];
-    let allExpired = true;
-    for (const o of this.offsets.list(groupId)) {
-      if (!this.consumer.isSubscribedToTopic(group, o.topic) && isOffsetExpired(o.value, o.value.commitTimestampMs, now, this.config.offsetsRetentionMs)) {
-        expired.push({ topic: o.topic, partition: o.partition });
-      } else {
-        allExpired = false;
-      }
-    }
-    try {
-      if (allExpired && group.state === 'Empty') {
-        this.logger.info({ groupId, offsets: expired.length }, 'expiring empty consumer group');
-        await this.removeConsumerGroup(group, expired);
       } else if (expired.length > 0) {
         await this.write(groupId, expired.map((x) => offsetTombstone(groupId, x.topic, x.partition)));
         for (const x of expired) this.offsets.remove(groupId, x.topic, x.partition);

@@ -104,8 +104,9 @@ function usage(msg: string): never {
 
 function parseArgs(argv: readonly string[]): Options {
   const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 8, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null, compression: undefined, minio: true, peer: null };
-  let peer: PeerOptions | null = { ...defaultPeerOptions };
+  let peer: PeerOptions = { ...defaultPeerOptions };
   let peerRounds: number | undefined;
+  let noPeer = false;
   const num = (v: string | undefined, name: string): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n <= 0) usage(`${name} wants a positive integer`);
@@ -132,9 +133,9 @@ function parseArgs(argv: readonly string[]): Options {
       o.compression = argv[++i];
       if (!['uncompressed', 'gzip', 'snappy', 'lz4', 'zstd', 'producer'].includes(o.compression ?? '')) usage('--compression wants uncompressed, gzip, snappy, lz4, zstd or producer');
     }
-    else if (a === '--no-peer') peer = null;
+    else if (a === '--no-peer') noPeer = true;
     else if (a === '--peer-only') o.minio = false;
-    else if (peer !== null && a?.startsWith('--peer-') === true) {
+    else if (a?.startsWith('--peer-') === true) {
       if (a === '--peer-rounds') peerRounds = num(argv[++i], a);
       else if (a === '--peer-segment-mb') peer = { ...peer, segmentMb: num(argv[++i], a) };
       else if (a === '--peer-one-mb') peer = { ...peer, backlogMb: num(argv[++i], a) };
@@ -146,7 +147,7 @@ function parseArgs(argv: readonly string[]): Options {
     }
     else usage(`unknown argument ${a}`);
   }
-  o.peer = peer === null ? null : { ...peer, rounds: peerRounds ?? o.rounds };
+  o.peer = noPeer ? null : { ...peer, rounds: peerRounds ?? o.rounds };
   if (!o.minio && o.peer === null) usage('--peer-only and --no-peer leave nothing to run');
   if (o.peer !== null && (o.peer.backlogMb <= o.peer.segmentMb || o.peer.sixMbPerPartition <= o.peer.segmentMb)) usage('--peer-one-mb and --peer-six-mb must exceed --peer-segment-mb (at least one closed segment)');
   if (o.mbPerPartition <= o.segmentMb) usage('--mb-per-partition must exceed --segment-mb (at least one closed segment)');

@@ -122,3 +122,14 @@ export function validateConsumerOffsetFetch(group: ConsumerGroup, memberId: stri
   if (memberEpoch !== member.memberEpoch) return ErrorCode.STALE_MEMBER_EPOCH;
   return ErrorCode.NONE;
 }
+
+/** The (topic id, partition) pairs of a commit's topics that exist. */
+export function committedPartitionIds(
+  topics: ConsumerTopicsView,
+  committed: readonly { readonly name: string; readonly partitions: readonly { readonly partitionIndex: number }[] }[],
+): { topicId: string; partition: number }[] {
+  return committed.flatMap((t) => {
+    const topicId = topics.byName(t.name)?.topicId;
+    return topicId === undefined ? [] : t.partitions.map((x) => ({ topicId, partition: x.partitionIndex }));
+  });
+}

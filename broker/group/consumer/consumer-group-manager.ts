@@ -32,7 +32,7 @@ import type { ConsumerHeartbeatParams, ConsumerHeartbeatResult, ConsumerTopicsVi
 import { computeTargetAssignment, memberTopicNames, metadataHashOf, subscribedTopicIdsOf, subscribedTopicNamesOf } from './target.js';
 
 export interface ConsumerRecordSink {
-  /** Appends the group's records; resolves once durable. `extra` are records of other kinds written first (classic tombstones). */
+  /** Appends the group's records to its __consumer_offsets partition; resolves once durable. */
   write(groupId: string, records: readonly ConsumerGroupRecord[]): Promise<void>;
   /** Runs `fn` under the group's lock (timer expiries). */
   locked(groupId: string, fn: () => Promise<void>): Promise<void>;
@@ -188,11 +188,7 @@ export class ConsumerGroupManager {
     return null;
   }
 
-  /**
-   * One ConsumerGroupHeartbeat (already validated). `before` are records the
-   * coordinator needs first (the tombstone of an empty classic group this
-   * group replaces).
-   */
+  /** One ConsumerGroupHeartbeat, already validated, under the group's lock. */
   async heartbeat(p: ConsumerHeartbeatParams): Promise<ConsumerHeartbeatResult> {
     if (p.memberEpoch === LEAVE_GROUP_MEMBER_EPOCH || p.memberEpoch === LEAVE_GROUP_STATIC_MEMBER_EPOCH) return this.leave(p);
     const existingGroup = this.groups.get(p.groupId);
@@ -309,6 +305,12 @@ export class ConsumerGroupManager {
       throw err;
     }
     this.groups.set(p.groupId, work);
+    if (reconciled.memberEpoch !== member.memberEpoch || reconciled.state !== member.state || records.length > 0) {
+      this.log.debug(
+        { groupId: p.groupId, memberId, epoch: reconciled.memberEpoch, state: reconciled.state, groupEpoch: work.groupEpoch, sent: p.memberEpoch, owned: p.topicPartitions?.length ?? null },
+        'consumer group member updated',
+      );
+    }
     if (replaced !== null) this.cancelMemberTimers(p.groupId, replaced.memberId);
     this.scheduleSession(p.groupId, memberId);
     this.trackRebalanceTimeout(p.groupId, member, reconciled);

@@ -3,9 +3,9 @@
 // whole topic name to match; we use JavaScript's RegExp anchored at both ends.
 // The common subset (classes, alternation, quantifiers, groups) means the
 // same. What differs: RE2/J has no backreferences or lookaround, JS does (we
-// accept them); RE2's inline flags other than a leading `(?i)` are refused
-// here as invalid; `\Q...\E` quoting and POSIX classes such as
-// `[[:alpha:]]` are RE2/J-only and refused. Pure.
+// accept them); `\Q...\E` quoting and inline flags other than a leading
+// `(?i)` are refused as invalid; POSIX classes such as `[[:alpha:]]` are a
+// bracket list to JavaScript and match something else. Pure.
 
 const cache = new Map<string, RegExp | string>();
 

@@ -8,6 +8,7 @@ import { ManualScheduler } from '../../../../broker/common/scheduler.js';
 import { GroupCoordinator } from '../../../../broker/group/group-coordinator.js';
 import { MemoryOffsetsTopicLog } from '../../../../broker/group/offsets-topic.js';
 import type { ConsumerGroupConfig } from '../../../../broker/group/consumer/config.js';
+import type { GroupCoordinatorConfig } from '../../../../broker/group/config.js';
 import type { ConsumerHeartbeatParams, ConsumerHeartbeatResult, ConsumerTopicsView } from '../../../../broker/group/consumer/types.js';
 import { ErrorCode } from '../../../../broker/protocol/errors.js';
 
@@ -51,7 +52,7 @@ export function settle(): Promise<void> {
 }
 
 export async function startConsumerHarness(
-  options: { config?: Partial<ConsumerGroupConfig>; log?: MemoryOffsetsTopicLog; topics?: FakeTopics; clock?: ManualClock } = {},
+  options: { config?: Partial<ConsumerGroupConfig>; coordinator?: Partial<GroupCoordinatorConfig>; log?: MemoryOffsetsTopicLog; topics?: FakeTopics; clock?: ManualClock } = {},
 ): Promise<ConsumerHarness> {
   const clock = options.clock ?? new ManualClock();
   const scheduler = new ManualScheduler(clock);
@@ -62,7 +63,7 @@ export async function startConsumerHarness(
     log,
     clock,
     scheduler,
-    config: { offsetsTopicNumPartitions: 5 },
+    config: { offsetsTopicNumPartitions: 5, ...options.coordinator },
     consumerConfig: options.config ?? {},
     topics: () => topics,
     newMemberId: () => `generated-${++ids}`,

@@ -160,3 +160,27 @@ test('an empty classic group becomes a consumer group and back, keeping its offs
     if (r.key.readInt16BE(0) <= 2) decodeCoordinatorRecord(r);
   }
 });
+
+test('consumer group offsets expire after offsets.retention.minutes unless subscribed; then an empty group goes', async () => {
+  const h = await startConsumerHarness({ coordinator: { offsetsRetentionMs: 60_000, offsetsRetentionCheckIntervalMs: 3_600_000 } });
+  h.topics.add('t', 1);
+  h.topics.add('u', 1);
+  const a = new SimulatedMember(h, 'a');
+  await a.heartbeat();
+  const both: OffsetCommitParams['topics'] = ['t', 'u'].map((name) => ({ name, partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: 0, committedMetadata: null }] }));
+  assert.equal(codeOf(await h.coordinator.commitOffsets(commit('a', a.epoch, { topics: both }))), ErrorCode.NONE);
+  // Past the retention, with the member (subscribed to t only) heartbeating all along.
+  for (let t = 0; t < 70_000; t += 5_000) {
+    await h.advance(5_000);
+    await a.heartbeat();
+  }
+  assert.equal(h.coordinator.consumerGroupDescribe(['g'])[0]?.members.length, 1);
+  await h.coordinator.expireOffsets();
+  assert.deepEqual(h.coordinator.fetchOffsets([{ groupId: 'g', topics: null }])[0]?.topics.map((t) => t.name), ['t']);
+  await a.leave();
+  await h.coordinator.expireOffsets();
+  assert.equal(h.coordinator.consumerGroupDescribe(['g'])[0]?.errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
+  assert.deepEqual(h.coordinator.fetchOffsets([{ groupId: 'g', topics: null }])[0]?.topics, []);
+  const h2 = await h.restart();
+  assert.equal(h2.coordinator.listGroups().groups.length, 0);
+});
