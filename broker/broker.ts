@@ -157,7 +157,7 @@ export class Broker {
     });
     await groups.start();
     const waiters = new PartitionWaiters(scheduler);
-    const replication = cluster?.startReplication(waiters, clock) ?? null;
+    const replication = cluster === null ? null : await cluster.startReplication(waiters, clock);
     const writeLocalTxnMarker = async (tp: { readonly topic: string; readonly partition: number }, marker: TxnMarker): Promise<void> => {
       const partitionLog = logs.getLog(tp.topic, tp.partition);
       if (partitionLog === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not on this broker`);
