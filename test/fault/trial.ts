@@ -144,17 +144,35 @@ export async function runTrial(schedule: Schedule, o: TrialOptions): Promise<Tri
     unfinishedRecords = result.unfinished;
     const final = await cluster.until(topic, isrFull(3), 10_000);
     const finalMd = typeof final.last === 'string' ? undefined : final.last;
-    o.log(`  workload: ${result.acks.length} acknowledged, ${failedRecords} failed, ${unfinishedRecords} unfinished; stopping brokers`);
+    // The leaders' high watermarks as clients see them (ListOffsets latest), before the brokers stop:
+    // the checker takes the highest of these and the brokers' replication-offset-checkpoints.
+    const liveHw = new Map<number, bigint>();
+    try {
+      const admin2 = await AdminClient.connect(cluster.bootstrap, { timeoutMs: 10_000 });
+      try {
+        for (const a of await admin2.listOffsets(Array.from({ length: o.partitions }, (_, partition) => ({ topic, partition, timestamp: -1n })))) {
+          if (a.errorCode === 0) liveHw.set(a.partition, a.offset);
+          else harness(`ListOffsets latest of partition ${a.partition}: ${errorName(a.errorCode)}`, a.partition);
+        }
+      } finally {
+        admin2.close();
+      }
+    } catch (e) {
+      harness(`ListOffsets latest before stopping: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    o.log(`  workload: ${result.acks.length} acknowledged, ${failedRecords} failed, ${unfinishedRecords} unfinished; high watermarks ${JSON.stringify([...liveHw].map(([p, hw]) => `${p}:${hw}`))}; stopping brokers`);
     for (const p of await cluster.stopAll()) harness(p);
     for (const u of cluster.uncleanExits()) harness(`crash: ${u.slice(0, 2000)}`);
 
     const hws = new Map<number, Map<string, bigint> | null>();
     for (const id of cluster.nodeIds) hws.set(id, await readHighWatermarks(cluster.logDir(id)));
+    const checkpointed = [...hws].filter(([, m]) => m !== null).map(([id]) => id);
+    o.log(`  replication-offset-checkpoint written by brokers [${checkpointed.join(',')}]`);
     const evidence: PartitionEvidence[] = [];
     for (let p = 0; p < o.partitions; p++) {
       const md = finalMd?.partitions.find((x) => x.partition === p);
       const replicas = await Promise.all(cluster.nodeIds.map((id) => readLocalLog(id, cluster.logDir(id), topic, p)));
-      let hw: bigint | null = null;
+      let hw: bigint | null = liveHw.get(p) ?? null;
       for (const m of hws.values()) {
         const v = m?.get(`${topic}-${p}`);
         if (v !== undefined && (hw === null || v > hw)) hw = v;
