@@ -6,6 +6,7 @@
 // Prometheus endpoint instead of --ingress, and shows the measured object
 // store traffic projected to a month next to the model's prediction.
 import { readFile, writeFile } from 'node:fs/promises';
+import { systemClock, type Clock } from '../common/clock.js';
 import { renderHtmlReport } from '../cost/html-report.js';
 import { MetricsUnavailableError, measureFromMetrics, formatProjection, projectionJson, type MetricsProjection } from '../cost/from-metrics.js';
 import { MetricsParseError } from '../cost/prometheus.js';
@@ -149,7 +150,7 @@ function listSheets(): string {
   return out.join('\n') + '\n';
 }
 
-export async function runCost(args: readonly string[], io: CliIo = processIo, fetchImpl: typeof fetch = fetch): Promise<number> {
+export async function runCost(args: readonly string[], io: CliIo = processIo, fetchImpl: typeof fetch = fetch, clock: Clock = systemClock): Promise<number> {
   let a: ParsedArgs;
   try {
     a = parseArgs(args, SPECS);
@@ -181,7 +182,7 @@ export async function runCost(args: readonly string[], io: CliIo = processIo, fe
     const metricsUrl = a.value('from-metrics');
     if (metricsUrl !== undefined) {
       const sampleMs = opt(a, 'sample', parseDuration);
-      projection = await measureFromMetrics(metricsUrl, { ...(sampleMs === undefined ? {} : { sampleMs }), fetchImpl });
+      projection = await measureFromMetrics(metricsUrl, { ...(sampleMs === undefined ? {} : { sampleMs }), fetchImpl, clock });
     } else if (a.has('sample')) {
       throw new UsageError('--sample goes with --from-metrics');
     }

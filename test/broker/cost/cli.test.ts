@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { runCost } from '../../../broker/cli/cost.js';
 import type { CliIo } from '../../../broker/cli/args.js';
+import { ManualClock } from '../../../broker/common/clock.js';
 
 function bufferIo(): CliIo & { stdout: string; stderr: string } {
   const io = {
@@ -122,7 +123,9 @@ describe('sediment cost', () => {
   });
 
   it('--from-metrics measures the workload from a broker and shows the projection', async () => {
-    const start = Math.floor(Date.now() / 1000) - 1000;
+    // The broker started exactly 1000 s before the (injected) time of the scrape.
+    const clock = new ManualClock(1_700_000_000_000);
+    const start = clock.now() / 1000 - 1000;
     const page = [
       `sediment_bytes_in_total{topic="t"} ${1000 * 2 * 1024 * 1024}`,
       `sediment_bytes_out_total{topic="t"} ${1000 * 4 * 1024 * 1024}`,
@@ -141,7 +144,7 @@ describe('sediment cost', () => {
       return new Response(page, { status: 200 });
     }) as typeof fetch;
     const table = bufferIo();
-    assert.equal(await runCost(['--from-metrics', 'http://127.0.0.1:9644/metrics', '--retention', '30d'], table, fetchImpl), 0, table.stderr);
+    assert.equal(await runCost(['--from-metrics', 'http://127.0.0.1:9644/metrics', '--retention', '30d'], table, fetchImpl, clock), 0, table.stderr);
     assert.deepEqual(urls, ['http://127.0.0.1:9644/metrics']);
     assert.match(table.stdout, /^measured from http:\/\/127.0.0.1:9644\/metrics over /m);
     assert.match(table.stdout, /bytes in 2.00 MiB\/s, bytes out 4.00 MiB\/s/);
@@ -149,9 +152,9 @@ describe('sediment cost', () => {
     assert.match(table.stdout, /25.0% of bytes out/);
     assert.match(table.stdout, /^segment size +64.0 MiB/m, 'the measured segment size feeds the model');
     const json = bufferIo();
-    assert.equal(await runCost(['--from-metrics', 'http://127.0.0.1:9644/metrics', '--retention', '30d', '--segment-size', '1GiB', '--json'], json, fetchImpl), 0, json.stderr);
+    assert.equal(await runCost(['--from-metrics', 'http://127.0.0.1:9644/metrics', '--retention', '30d', '--segment-size', '1GiB', '--json'], json, fetchImpl, clock), 0, json.stderr);
     const out = JSON.parse(json.stdout) as { scenarios: JsonScenario[]; measured: { ingressBytesPerSec: number; month: { putRequests: number } } };
-    assert.ok(Math.abs(out.measured.ingressBytesPerSec / (2 * 1024 * 1024) - 1) < 0.01);
+    assert.equal(out.measured.ingressBytesPerSec, 2 * 1024 * 1024);
     assert.equal(out.scenarios[0]?.scenario, 'no tiering');
     assert.ok(out.measured.month.putRequests > 0);
     const down = bufferIo();
