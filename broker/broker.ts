@@ -136,7 +136,7 @@ export class Broker {
     });
     await groups.start();
     const waiters = new PartitionWaiters(scheduler);
-    const replication = cluster?.startReplication(waiters, clock) ?? null;
+    const replication = cluster === null ? null : await cluster.startReplication(waiters, clock);
     const txnPartitions = store.get(TRANSACTION_STATE_TOPIC)!.partitionCount;
     const txns = new TxnCoordinator({
       log: new InternalTopicLog(TRANSACTION_STATE_TOPIC, txnPartitions, (p) => logs.getLog(TRANSACTION_STATE_TOPIC, p), clock),

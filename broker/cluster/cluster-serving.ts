@@ -36,10 +36,10 @@ export class ClusterServing {
   ) {}
 
   /** Starts replication: roles follow the image, after every image change and topic sync pass. */
-  startReplication(waiters: PartitionWaiters, clock: Clock): Replication {
+  async startReplication(waiters: PartitionWaiters, clock: Clock): Promise<Replication> {
     if (this.replicationService !== null) return this.replicationService;
     const membership = this.membership;
-    const replication = new Replication({
+    const replication = await Replication.start({
       nodeId: this.config.nodeId,
       brokerEpoch: () => membership.session?.brokerEpoch ?? -1n,
       image: membership.image,
@@ -58,7 +58,6 @@ export class ClusterServing {
     membership.onImageChange(() => replication.manager.reconcile());
     this.sync.onPass(() => replication.manager.reconcile());
     membership.onSessionLost(() => replication.manager.sessionLost());
-    replication.manager.start();
     return replication;
   }
 
@@ -144,7 +143,7 @@ export class ClusterServing {
 
   async stop(): Promise<void> {
     this.sync.stop();
-    await this.replicationService?.manager.stop();
+    await this.replicationService?.stop();
     await this.controller?.stop();
   }
 }

@@ -45,7 +45,8 @@ export const handler: ApiHandler<CreateTopicsRequest, CreateTopicsResponse, Brok
           errorCode: 0,
           errorMessage: null,
           numPartitions: record.partitionCount,
-          replicationFactor: 1,
+          // In a cluster the replicas the topic got (or, validate-only, would get); one broker holds one.
+          replicationFactor: broker.cluster == null ? 1 : (broker.cluster.partition(t.name, 0)?.replicas.length ?? (t.replicationFactor > 0 ? t.replicationFactor : broker.config.getInt('default.replication.factor'))),
           configs: describeTopicConfigs(broker.config, record.configs, { topicName: t.name }).map((e) => ({
             name: e.name,
             value: e.value,

@@ -49,6 +49,8 @@ export interface ReplicaManagerOptions {
   /** The listener name whose endpoint followers connect to. */
   readonly listenerName: string;
   readonly config: ReplicaManagerConfig;
+  /** Where a replica's HW starts when this process first sees it (the replication-offset-checkpoint); its log start if undefined. */
+  readonly initialHighWatermark?: (log: PartitionLog) => bigint | undefined;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   readonly log: Logger;
@@ -127,7 +129,8 @@ export class ReplicaManager {
         let r = this.replicas.get(k);
         if (r === undefined || r.log !== log) {
           if (r !== undefined) this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
-          log.enableReplicatedHighWatermark();
+          const initial = this.o.initialHighWatermark?.(log);
+          log.enableReplicatedHighWatermark(initial === undefined || initial < log.logStartOffset ? log.logStartOffset : initial);
           r = { topic: t.name, topicId: t.topicId, partition, log, role: { kind: 'offline', leaderEpoch: -1 }, acks: [] };
           this.replicas.set(k, r);
         }

@@ -8,12 +8,13 @@ import type { ClusterMetadataStore } from '../../metadata/cluster/store.js';
 import type { ReplicationService } from '../broker-context.js';
 import { BrokerConnection } from '../cli/broker-connection.js';
 import type { Clock } from '../common/clock.js';
-import type { Scheduler } from '../common/scheduler.js';
+import type { Scheduler, TimerHandle } from '../common/scheduler.js';
 import type { BrokerConfig } from '../config.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { PartitionWaiters } from '../partition-waiters.js';
 import type { FetchRequest, FetchResponse } from '../protocol/messages/fetch.js';
 import { apis } from '../protocol/messages/index.js';
+import { HighWatermarkCheckpoints } from './high-watermark-checkpoint.js';
 import { answerReplicaFetch } from './leader-fetch.js';
 import type { FetchConnection } from './replica-fetcher.js';
 import { ReplicaManager, type ReplicaManagerConfig } from './replica-manager.js';
@@ -61,8 +62,40 @@ export interface ReplicationOptions {
 
 export class Replication implements ReplicationService {
   readonly manager: ReplicaManager;
+  private readonly checkpoints = new HighWatermarkCheckpoints();
+  private checkpointTimer: TimerHandle | null = null;
+  private stopped = false;
 
-  constructor(private readonly o: ReplicationOptions) {
+  /** Loads the HW checkpoints, then takes the roles of the image. */
+  static async start(o: ReplicationOptions): Promise<Replication> {
+    const r = new Replication(o);
+    await r.checkpoints.load(o.config.logDirs);
+    r.manager.start();
+    r.scheduleCheckpoint();
+    return r;
+  }
+
+  private scheduleCheckpoint(): void {
+    if (this.stopped) return;
+    this.checkpointTimer = this.o.scheduler.setTimeout(() => {
+      this.checkpointTimer = null;
+      this.checkpoints
+        .write(this.manager.all().map((r) => r.log))
+        .catch((err: unknown) => this.o.log.warn({ err }, 'could not write the replication-offset-checkpoint'))
+        .finally(() => this.scheduleCheckpoint());
+    }, this.o.config.getLong('replica.high.watermark.checkpoint.interval.ms'));
+  }
+
+  /** Stops fetching and leading, then checkpoints the HWs a last time. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.checkpointTimer !== null) this.o.scheduler.clearTimeout(this.checkpointTimer);
+    const logs = this.manager.all().map((r) => r.log);
+    await this.manager.stop();
+    await this.checkpoints.write(logs).catch((err: unknown) => this.o.log.warn({ err }, 'could not write the replication-offset-checkpoint'));
+  }
+
+  private constructor(private readonly o: ReplicationOptions) {
     const config = replicaManagerConfig(o.config);
     this.manager = new ReplicaManager({
       nodeId: o.nodeId,
@@ -75,6 +108,7 @@ export class Replication implements ReplicationService {
       connect: (host, port, clientId) => connectForReplicaFetch(host, port, clientId, config.socketTimeoutMs),
       listenerName: o.listenerName,
       config,
+      initialHighWatermark: (log) => this.checkpoints.initial(log),
       clock: o.clock,
       scheduler: o.scheduler,
       log: o.log,

@@ -200,6 +200,10 @@ describe('replication: RF 3, acks=all, min.insync.replicas=2, over three broker 
     acknowledged.push('d0', 'd1', 'd2');
     await cluster.broker(leader).restart();
     await cluster.untilMetadata(newLeader, [TOPIC], (m) => partitionOf(m)?.isr.length === 3, 30_000, 'the old leader back in the ISR');
+    assert.ok(
+      cluster.broker(leader).logs.lines.some((l) => l.msg === 'follower log diverged from the leader: truncated' && l['topic'] === TOPIC),
+      `the restarted old leader logged its truncation:\n${cluster.broker(leader).logs.tail(40)}`,
+    );
     const values = await kcatValues(cluster.broker(newLeader).bootstrap);
     assert.deepEqual(values, acknowledged, 'the acks=1 record only the dead leader had is gone; everything acknowledged with acks=all is there once');
     const [host, port] = cluster.broker(newLeader).bootstrap.split(':');
