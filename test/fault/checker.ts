@@ -31,7 +31,21 @@ export interface PartitionEvidence {
   readonly remote: ReplicaLog | null;
 }
 
-export type FindingKind = 'lost' | 'moved' | 'duplicate' | 'gap' | 'divergent' | 'above-hw' | 'no-hw' | 'damaged' | 'isr';
+export type FindingKind =
+  | 'lost'
+  | 'moved'
+  | 'duplicate'
+  | 'gap'
+  | 'divergent'
+  | 'above-hw'
+  | 'no-hw'
+  | 'damaged'
+  | 'isr'
+  // Found by the trial rather than the file check:
+  | 'availability'
+  | 'observability'
+  | 'crash'
+  | 'harness';
 
 export interface Finding {
   readonly kind: FindingKind;

@@ -53,7 +53,7 @@ export async function runFaults(o: RunOptions): Promise<RunSummary> {
         tiering: schedule.tiering,
         faults: 0,
         verdict: { acknowledged: 0, losses: 0, duplicates: 0, findings: [] },
-        findings: [{ kind: 'isr', partition: -1, detail: `trial did not complete: ${why.split('\n')[0] ?? why}` }],
+        findings: [{ kind: 'harness', partition: -1, detail: `trial did not complete: ${why.split('\n')[0] ?? why}` }],
         failedRecords: 0,
         unfinishedRecords: 0,
         ms: 0,
@@ -78,6 +78,13 @@ export async function runFaults(o: RunOptions): Promise<RunSummary> {
       `${summary.acknowledged} acknowledged records, ${summary.losses} lost, ${summary.duplicates} duplicated; ` +
       `${summary.failedSeeds.length} trials failed${summary.failedSeeds.length > 0 ? ` (seeds ${summary.failedSeeds.join(', ')})` : ''}; ${(summary.ms / 1000).toFixed(0)} s`,
   );
+  const kinds = new Map<string, number>();
+  for (const r of results) for (const f of [...r.findings, ...r.verdict.findings]) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
+  if (kinds.size > 0) o.log(`findings by kind: ${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  for (const r of results.filter((x) => !trialPassed(x))) {
+    const first = [...r.findings, ...r.verdict.findings][0];
+    o.log(`  failed seed ${r.seed}${r.tiering ? ' (tiering)' : ''}: ${first === undefined ? '' : `[${first.kind}] ${first.detail.slice(0, 200)}`}`);
+  }
   return summary;
 }
 
