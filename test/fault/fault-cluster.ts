@@ -42,6 +42,8 @@ function brokerOverrides(o: FaultClusterOptions, remoteUrl: string): Record<stri
 }
 
 export class FaultCluster {
+  /** Clusters not yet closed, for a run interrupted by a signal (fault-run.ts closes them). */
+  static readonly open = new Set<FaultCluster>();
   private paused = new Set<number>();
 
   private constructor(
@@ -75,7 +77,9 @@ export class FaultCluster {
         brokers.set(id, b);
         await b.start();
       }
-      return new FaultCluster(etcd, network, brokers, remoteUrl, o);
+      const cluster = new FaultCluster(etcd, network, brokers, remoteUrl, o);
+      FaultCluster.open.add(cluster);
+      return cluster;
     } catch (e) {
       for (const b of brokers.values()) await b.kill().catch(() => undefined);
       await etcd?.stop().catch(() => undefined);
@@ -221,6 +225,7 @@ export class FaultCluster {
   }
 
   async close(): Promise<void> {
+    FaultCluster.open.delete(this);
     for (const id of this.paused) this.signal(id, 'SIGCONT');
     for (const b of this.brokers.values()) await b.kill().catch(() => undefined);
     await this.etcd.stop().catch(() => undefined);

@@ -4,6 +4,7 @@
 // trial is repeated with `--seed <its seed> --trials 1`), and prints the
 // figures docs/fault-testing.md records: trials, faults injected, acknowledged
 // records, losses, duplicates. Exits 1 when any trial failed, naming the seeds.
+import { FaultCluster } from './fault-cluster.js';
 import { makeSchedule, trialSeed } from './schedule.js';
 import { runTrial, trialPassed, type TrialOptions, type TrialResult } from './trial.js';
 import { buildWorkload } from './workload.js';
@@ -113,6 +114,13 @@ function parseArgs(argv: readonly string[]): Omit<RunOptions, 'log'> {
 }
 
 if (process.argv[1]?.endsWith('fault-run.js')) {
+  // Ctrl-C or SIGTERM: stop the brokers and etcd and remove the namespaces before exiting.
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      console.log(`${sig}: closing ${FaultCluster.open.size} cluster(s)`);
+      void Promise.all([...FaultCluster.open].map((c) => c.close().catch(() => undefined))).finally(() => process.exit(130));
+    });
+  }
   const options = parseArgs(process.argv.slice(2));
   const log = (line: string): void => console.log(line);
   runFaults({ ...options, log }).then(
