@@ -111,7 +111,7 @@ export class FaultCluster {
         await this.broker(step.node).kill();
         return;
       case 'restart':
-        if (!this.broker(step.node).alive) await this.broker(step.node).start();
+        if (!this.broker(step.node).alive) await this.startAgain(step.node);
         return;
       case 'pause':
         this.signal(step.node, 'SIGSTOP');
@@ -140,7 +140,33 @@ export class FaultCluster {
     this.network.healAll();
     for (const id of [...this.paused]) this.signal(id, 'SIGCONT');
     this.paused.clear();
-    for (const b of this.brokers.values()) if (!b.alive) await b.start();
+    for (const [id, b] of this.brokers) if (!b.alive) await this.startAgain(id);
+  }
+
+  /** Restarts refused because the killed run's registration is still live (until its session times out). */
+  restartsRefused = 0;
+
+  /**
+   * Starts a killed broker again as a supervisor would (systemd Restart=always):
+   * a broker killed -9 less than broker.session.timeout.ms ago finds its old
+   * registration still live and exits with DUPLICATE_BROKER_REGISTRATION; it
+   * is started again each second until the old lease has expired.
+   */
+  private async startAgain(id: number): Promise<void> {
+    const b = this.broker(id);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      try {
+        await b.start();
+        return;
+      } catch (e) {
+        const msg = e instanceof Error ? e.message : String(e);
+        if (!msg.includes('already registered') || Date.now() > deadline) throw e;
+        b.acceptFailedStart();
+        this.restartsRefused++;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
   }
 
   /** Metadata for `topic` from the first broker that answers (admin connection per call: brokers come and go). */

@@ -163,6 +163,7 @@ export async function runTrial(schedule: Schedule, o: TrialOptions): Promise<Tri
     o.log(`  workload: ${result.acks.length} acknowledged, ${failedRecords} failed, ${unfinishedRecords} unfinished; high watermarks ${JSON.stringify([...liveHw].map(([p, hw]) => `${p}:${hw}`))}; stopping brokers`);
     for (const p of await cluster.stopAll()) harness(p);
     for (const u of cluster.uncleanExits()) harness(`crash: ${u.slice(0, 2000)}`, -1, 'crash');
+    if (cluster.restartsRefused > 0) o.log(`  note: ${cluster.restartsRefused} restart(s) refused with DUPLICATE_BROKER_REGISTRATION (the killed run's session still live) and retried`);
 
     const hws = new Map<number, Map<string, bigint> | null>();
     for (const id of cluster.nodeIds) hws.set(id, await readHighWatermarks(cluster.logDir(id)));
