@@ -5,6 +5,10 @@
 // Bounded: trials of 15 s of faults (each trial takes 2 to 3 minutes on the
 // loaded 2-core machine). The seed is printed; SEDIMENT_FAULT_SEED repeats it.
 // The long run is `npm run fault -- --trials 20 --seed S`.
+//
+// Named *.e2e.pending.ts so the runner does not collect it yet: replication
+// still fails it in about 4 trials out of 10 (docs/fault-testing.md, "Findings").
+// Rename it to fault.e2e.test.ts to make CI run it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runFaults } from './fault-run.js';
