@@ -33,6 +33,7 @@ import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { ClusterServing } from './cluster/cluster-serving.js';
+import { consumerTopicsView } from './group/consumer/types.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
@@ -133,6 +134,8 @@ export class Broker {
         offsetsRetentionMs: config.offsetsRetentionMs,
         offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
       },
+      consumerConfig: config.consumerGroupConfig,
+      topics: () => consumerTopicsView(store, (name) => topics.isInternal(name)),
     });
     await groups.start();
     const waiters = new PartitionWaiters(scheduler);

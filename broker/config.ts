@@ -24,6 +24,8 @@ import {
 import type { BrokerDefaults } from '../metadata/topic-config.js';
 import { isValidUuid } from '../metadata/uuid.js';
 import { parseOverrides, parseProperties } from './properties/properties.js';
+import { consumerGroupConfigErrors, type ConsumerGroupConfig, type MigrationPolicy } from './group/consumer/config.js';
+import { assignorName } from './group/consumer/assignors.js';
 
 export { ConfigError } from '../metadata/config-schema.js';
 export { parseProperties, parsePropertiesEntries, parseOverrides } from './properties/properties.js';
@@ -248,6 +250,25 @@ export class BrokerConfig implements BrokerDefaults {
   get groupMinSessionTimeoutMs(): number { return this.getInt('group.min.session.timeout.ms'); }
   get groupMaxSessionTimeoutMs(): number { return this.getInt('group.max.session.timeout.ms'); }
   get groupMaxSize(): number { return this.getInt('group.max.size'); }
+  /** The KIP-848 settings (group.consumer.*); assignor names are resolved, an unknown one is a ConfigError. */
+  get consumerGroupConfig(): ConsumerGroupConfig {
+    const assignors = (this.getList('group.consumer.assignors') ?? []).map((n) => {
+      const name = assignorName(n);
+      if (name === null) throw new ConfigError('group.consumer.assignors', `Unknown assignor ${n}: Sediment has uniform and range`);
+      return name;
+    });
+    return {
+      sessionTimeoutMs: this.getInt('group.consumer.session.timeout.ms'),
+      minSessionTimeoutMs: this.getInt('group.consumer.min.session.timeout.ms'),
+      maxSessionTimeoutMs: this.getInt('group.consumer.max.session.timeout.ms'),
+      heartbeatIntervalMs: this.getInt('group.consumer.heartbeat.interval.ms'),
+      minHeartbeatIntervalMs: this.getInt('group.consumer.min.heartbeat.interval.ms'),
+      maxHeartbeatIntervalMs: this.getInt('group.consumer.max.heartbeat.interval.ms'),
+      assignors,
+      maxSize: this.getInt('group.consumer.max.size'),
+      migrationPolicy: (this.getString('group.consumer.migration.policy') ?? 'bidirectional') as MigrationPolicy,
+    };
+  }
   get transactionStateLogNumPartitions(): number { return this.getInt('transaction.state.log.num.partitions'); }
   get transactionMaxTimeoutMs(): number { return this.getInt('transaction.max.timeout.ms'); }
   get transactionalIdExpirationMs(): number { return this.getInt('transactional.id.expiration.ms'); }
@@ -299,6 +320,8 @@ export class BrokerConfig implements BrokerDefaults {
     if (min > max) {
       throw new ConfigError('group.min.session.timeout.ms', `group.min.session.timeout.ms (${min}) must not be greater than group.max.session.timeout.ms (${max})`);
     }
+    const consumerProblems = consumerGroupConfigErrors(this.consumerGroupConfig);
+    if (consumerProblems[0] !== undefined) throw new ConfigError('group.consumer.session.timeout.ms', consumerProblems[0]);
     const names = new Set<string>();
     for (const l of this.listeners) {
       if (names.has(l.name)) throw new ConfigError('listeners', `Each listener must have a different name, listeners: ${this.valueString('listeners') ?? ''}`);

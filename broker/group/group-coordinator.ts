@@ -26,6 +26,19 @@ import { PendingTxnOffsets, acceptTxnOffsets } from './txn-offsets.js';
 import { expirationBase, groupOffsets, offsetTombstone, validateOffsetCommit } from './offset-rules.js';
 import { isOffsetExpired, OffsetStore } from './offset-store.js';
 import { appendErrorCode, OffsetsTopicWriter, partitionForGroup, type OffsetsTopicLog } from './offsets-topic.js';
+import { randomBytes } from 'node:crypto';
+import { decodeVersioned } from '../protocol/messages/records/frame.js';
+import { defaultConsumerGroupConfig, type ConsumerGroupConfig } from './consumer/config.js';
+import { ConsumerGroupManager } from './consumer/consumer-group-manager.js';
+import { ConsumerGroupOps } from './consumer-group-ops.js';
+import { decodeConsumerGroupRecord, encodeConsumerGroupRecord, isConsumerGroupRecordType } from './consumer/consumer-records.js';
+import {
+  committedPartitionIds,
+  describeAsClassic,
+  validateConsumerOffsetCommit,
+  validateConsumerOffsetFetch,
+} from './consumer/consumer-answers.js';
+import { noTopics, type ConsumerHeartbeatParams, type ConsumerHeartbeatResult, type ConsumerTopicsView, type DescribedConsumerGroup } from './consumer/types.js';
 import type {
   DeleteGroupsResult,
   DescribedGroup,
@@ -51,6 +64,12 @@ export interface GroupCoordinatorOptions {
   readonly clock?: Clock;
   readonly scheduler?: Scheduler;
   readonly logger?: Logger;
+  /** KIP-848 settings (group.consumer.*). */
+  readonly consumerConfig?: Partial<ConsumerGroupConfig>;
+  /** The topics consumer groups subscribe to (names, ids, partition counts). */
+  readonly topics?: () => ConsumerTopicsView;
+  /** Member ids for ConsumerGroupHeartbeat v0 joins without one. */
+  readonly newMemberId?: () => string;
 }
 
 type Phase = 'loading' | 'active' | 'closed';
@@ -64,6 +83,11 @@ export class GroupCoordinator {
   private readonly writer: OffsetsTopicWriter;
   private readonly timers: KeyedTimers;
   private readonly manager: ClassicGroupManager;
+  /** KIP-848 consumer groups; a group id names a classic group or a consumer group, never both. */
+  readonly consumer: ConsumerGroupManager;
+  readonly consumerConfig: ConsumerGroupConfig;
+  private readonly topicsView: () => ConsumerTopicsView;
+  private readonly consumerOps: ConsumerGroupOps;
   private readonly offsets = new OffsetStore();
   private readonly pendingTxnOffsets = new PendingTxnOffsets();
   private readonly locks = new KeyedMutex();
@@ -90,6 +114,32 @@ export class GroupCoordinator {
       timers: this.timers,
       sink,
       log: this.logger,
+    });
+    this.consumerConfig = { ...defaultConsumerGroupConfig, ...options.consumerConfig };
+    this.topicsView = options.topics ?? (() => noTopics);
+    this.consumer = new ConsumerGroupManager({
+      config: this.consumerConfig,
+      clock: this.clock,
+      timers: this.timers,
+      sink: {
+        write: (groupId, records) => this.writer.append(this.partitionFor(groupId), records.map(encodeConsumerGroupRecord)),
+        locked: (groupId, fn) => this.locks.run(groupId, fn),
+      },
+      topics: this.topicsView,
+      newMemberId: options.newMemberId ?? (() => randomBytes(16).toString('base64url')),
+      log: this.logger,
+    });
+    this.consumerOps = new ConsumerGroupOps({
+      consumer: this.consumer,
+      classicGroups: this.manager.groups,
+      offsets: this.offsets,
+      locks: this.locks,
+      append: (groupId, records) => this.writer.append(this.partitionFor(groupId), records),
+      topics: this.topicsView,
+      unavailable: () => this.unavailable(),
+      clock: this.clock,
+      offsetsRetentionMs: this.config.offsetsRetentionMs,
+      logger: this.logger,
     });
   }
 
@@ -120,6 +170,10 @@ export class GroupCoordinator {
         let record: CoordinatorRecord;
         try {
           record = decodeCoordinatorRecord(raw);
+          if (record.type === 'unknown' && isConsumerGroupRecordType(record.keyVersion) && raw.producerId === undefined) {
+            this.consumer.replay(decodeConsumerGroupRecord(record.keyVersion, decodeVersioned(raw.key).body, raw.value));
+            continue;
+          }
         } catch (err) {
           this.logger.warn({ err, partition: p }, 'skipping undecodable __consumer_offsets record');
           continue;
@@ -135,7 +189,12 @@ export class GroupCoordinator {
       }
     }
     if ((this.phase as Phase) === 'closed') return;
+    // Offsets replayed before their consumer group's records made an empty simple classic group for it.
+    for (const groupId of this.consumer.groups.keys()) {
+      if (this.manager.groups.get(groupId)?.state === 'Empty') this.manager.groups.delete(groupId);
+    }
     this.manager.startLoadedGroups();
+    this.consumer.startLoadedGroups();
     this.phase = 'active';
     this.scheduleExpiry();
     this.logger.info({ groups: this.manager.groups.size, records }, 'group coordinator loaded');
@@ -158,7 +217,7 @@ export class GroupCoordinator {
           this.offsets.remove(record.groupId, record.topic, record.partition);
         } else {
           // Offsets committed outside group management create a "simple" group, as in Kafka.
-          if (!this.manager.groups.has(record.groupId)) this.manager.createGroup(record.groupId);
+          if (!this.manager.groups.has(record.groupId) && !this.consumer.groups.has(record.groupId)) this.manager.createGroup(record.groupId);
           this.offsets.put(record.groupId, record.topic, record.partition, record.value);
         }
         return;
@@ -209,6 +268,10 @@ export class GroupCoordinator {
     ) {
       return joinError(p.memberId, ErrorCode.INVALID_SESSION_TIMEOUT);
     }
+    if (this.consumer.groups.has(p.groupId)) {
+      const converted = await this.locks.run(p.groupId, () => this.consumerOps.dropEmptyGroup(p.groupId));
+      if (converted !== ErrorCode.NONE) return joinError(p.memberId, converted);
+    }
     return this.manager.join(p);
   }
 
@@ -233,6 +296,18 @@ export class GroupCoordinator {
     return this.manager.leave(groupId, members);
   }
 
+  // ================================================================ consumer groups (KIP-848)
+
+  /** ConsumerGroupHeartbeat (see ConsumerGroupOps.heartbeat). */
+  consumerGroupHeartbeat(p: ConsumerHeartbeatParams): Promise<ConsumerHeartbeatResult> {
+    return this.consumerOps.heartbeat(p);
+  }
+
+  /** ConsumerGroupDescribe: GROUP_ID_NOT_FOUND for unknown and classic groups (the admin client then asks DescribeGroups). */
+  consumerGroupDescribe(groupIds: readonly string[]): DescribedConsumerGroup[] {
+    return this.consumerOps.describe(groupIds);
+  }
+
   // ================================================================ offsets
 
   async commitOffsets(p: OffsetCommitParams): Promise<OffsetCommitResult> {
@@ -247,23 +322,31 @@ export class GroupCoordinator {
     if (p.groupId === '') return allWith(ErrorCode.INVALID_GROUP_ID);
     const staged = await this.locks.run(p.groupId, async (): Promise<{ result: OffsetCommitResult; applied: Promise<void> }> => {
       const rejected = (errorCode: number) => ({ result: allWith(errorCode), applied: Promise.resolve() });
-      let group = this.manager.groups.get(p.groupId);
+      const consumerGroup = this.consumer.groups.get(p.groupId);
+      let classicGroup = this.manager.groups.get(p.groupId);
       let created = false;
-      if (group === undefined) {
-        if (p.generationId >= 0) {
-          return rejected(p.groupIdNotFoundSupported ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION);
+      if (consumerGroup !== undefined) {
+        const partitions = committedPartitionIds(this.topicsView(), p.topics);
+        const invalid = validateConsumerOffsetCommit(consumerGroup, { memberId: p.memberId, memberEpoch: p.generationId, apiVersion: p.apiVersion ?? 9, transactional: false }, partitions);
+        if (invalid !== ErrorCode.NONE) return rejected(invalid);
+      } else {
+        if (classicGroup === undefined) {
+          if (p.generationId >= 0) {
+            return rejected(p.groupIdNotFoundSupported ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION);
+          }
+          // Admin tools and assign()-based consumers commit into a "simple" group.
+          classicGroup = this.manager.createGroup(p.groupId);
+          created = true;
         }
-        // Admin tools and assign()-based consumers commit into a "simple" group.
-        group = this.manager.createGroup(p.groupId);
-        created = true;
+        const invalid = validateOffsetCommit(classicGroup, p);
+        if (invalid !== ErrorCode.NONE) return rejected(invalid);
+        if (classicGroup.state === 'Stable' || classicGroup.state === 'PreparingRebalance') {
+          // A commit keeps the member's session alive, as in Kafka.
+          const member = classicGroup.member(p.memberId);
+          if (member !== undefined) this.manager.rescheduleHeartbeat(classicGroup, member);
+        }
       }
-      const invalid = validateOffsetCommit(group, p);
-      if (invalid !== ErrorCode.NONE) return rejected(invalid);
-      if (group.state === 'Stable' || group.state === 'PreparingRebalance') {
-        // A commit keeps the member's session alive, as in Kafka.
-        const member = group.member(p.memberId);
-        if (member !== undefined) this.manager.rescheduleHeartbeat(group, member);
-      }
+      const group = classicGroup;
       const now = this.clock.now();
       const expireTimestampMs = p.retentionTimeMs === -1 ? null : now + p.retentionTimeMs;
       const result: OffsetCommitResult = { topics: [] };
@@ -288,7 +371,7 @@ export class GroupCoordinator {
         }
       }
       const dropIfUnused = (): void => {
-        if (created && group.state === 'Empty' && !this.offsets.hasOffsets(p.groupId) && this.manager.groups.get(p.groupId) === group && !this.inflightCommits.has(p.groupId)) {
+        if (created && group !== undefined && group.state === 'Empty' && !this.offsets.hasOffsets(p.groupId) && this.manager.groups.get(p.groupId) === group && !this.inflightCommits.has(p.groupId)) {
           this.manager.groups.delete(p.groupId);
         }
       };
@@ -333,7 +416,12 @@ export class GroupCoordinator {
     if (unavailable !== ErrorCode.NONE) return allWith(unavailable);
     if (p.groupId === '') return allWith(ErrorCode.INVALID_GROUP_ID);
     const group = this.manager.groups.get(p.groupId);
-    if (group !== undefined && p.generationId >= 0) {
+    const consumerGroup = this.consumer.groups.get(p.groupId);
+    if (consumerGroup !== undefined) {
+      const partitions = committedPartitionIds(this.topicsView(), p.topics);
+      const invalid = validateConsumerOffsetCommit(consumerGroup, { memberId: p.memberId, memberEpoch: p.generationId, apiVersion: p.apiVersion ?? 9, transactional: true }, partitions);
+      if (invalid !== ErrorCode.NONE) return allWith(invalid);
+    } else if (group !== undefined && p.generationId >= 0) {
       const invalid = validateOffsetCommit(group, p);
       if (invalid !== ErrorCode.NONE) return allWith(invalid);
     } else if (group === undefined && p.generationId >= 0) {
@@ -374,6 +462,12 @@ export class GroupCoordinator {
     return groups.map((g) => {
       if (unavailable !== ErrorCode.NONE) return { groupId: g.groupId, errorCode: unavailable, topics: [] };
       if (g.groupId === '') return { groupId: g.groupId, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
+      const consumerGroup = this.consumer.groups.get(g.groupId);
+      if (consumerGroup !== undefined) {
+        const invalid = validateConsumerOffsetFetch(consumerGroup, g.memberId ?? null, g.memberEpoch ?? -1);
+        if (invalid !== ErrorCode.NONE) return { groupId: g.groupId, errorCode: invalid, topics: [] };
+        return groupOffsets(this.offsets, g, true);
+      }
       const group = this.manager.groups.get(g.groupId);
       return groupOffsets(this.offsets, g, group !== undefined && group.state !== 'Dead');
     });
@@ -386,7 +480,8 @@ export class GroupCoordinator {
     if (p.groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
     return this.locks.run(p.groupId, async () => {
       await this.inflightCommits.settled(p.groupId);
-      const group = this.manager.groups.get(p.groupId);
+      const consumerGroup = this.consumer.groups.get(p.groupId);
+      const group = consumerGroup === undefined ? this.manager.groups.get(p.groupId) : { state: consumerGroup.state, isSubscribedToTopic: (topic: string) => this.consumer.isSubscribedToTopic(consumerGroup, topic), usesConsumerProtocol: () => true };
       if (group === undefined || group.state === 'Dead') return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] };
       if (group.state !== 'Empty' && !group.usesConsumerProtocol()) {
         return { errorCode: ErrorCode.NON_EMPTY_GROUP, topics: [] };
@@ -433,6 +528,8 @@ export class GroupCoordinator {
       };
       if (unavailable !== ErrorCode.NONE) return { ...described, errorCode: unavailable, groupState: '' };
       if (groupId === '') return { ...described, errorCode: ErrorCode.INVALID_GROUP_ID, groupState: '' };
+      const consumerGroup = this.consumer.groups.get(groupId);
+      if (consumerGroup !== undefined) return describeAsClassic(consumerGroup, this.consumer.assignorOf(consumerGroup), this.topicsView());
       const group = this.manager.groups.get(groupId);
       if (group === undefined) return described;
       const stable = group.state === 'Stable' && group.protocolName !== null;
@@ -459,13 +556,22 @@ export class GroupCoordinator {
   listGroups(statesFilter: readonly string[] = [], typesFilter: readonly string[] = []): ListGroupsResult {
     const unavailable = this.unavailable();
     if (unavailable !== ErrorCode.NONE) return { errorCode: unavailable, groups: [] };
-    if (typesFilter.length > 0 && !typesFilter.some((t) => t.trim().toLowerCase() === 'classic')) {
-      return { errorCode: ErrorCode.NONE, groups: [] };
-    }
+    const types = new Set(typesFilter.map((t) => t.trim().toLowerCase()));
     const states = new Set(statesFilter.map((s) => parseGroupState(s)));
-    const groups = [...this.manager.groups.values()]
-      .filter((g) => g.state !== 'Dead' && (statesFilter.length === 0 || states.has(g.state)))
-      .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: 'classic' }));
+    const stateNames = new Set(statesFilter.map((s) => s.trim().toLowerCase()));
+    const groups: ListGroupsResult['groups'] = [];
+    if (types.size === 0 || types.has('classic')) {
+      for (const g of this.manager.groups.values()) {
+        if (g.state === 'Dead' || (statesFilter.length > 0 && !states.has(g.state))) continue;
+        groups.push({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: 'classic' });
+      }
+    }
+    if (types.size === 0 || types.has('consumer')) {
+      for (const g of this.consumer.groups.values()) {
+        if (statesFilter.length > 0 && !stateNames.has(g.state.toLowerCase())) continue;
+        groups.push({ groupId: g.groupId, protocolType: 'consumer', groupState: g.state, groupType: 'consumer' });
+      }
+    }
     return { errorCode: ErrorCode.NONE, groups };
   }
 
@@ -478,6 +584,17 @@ export class GroupCoordinator {
         if (groupId === '') return { groupId, errorCode: ErrorCode.INVALID_GROUP_ID };
         return this.locks.run(groupId, async () => {
           await this.inflightCommits.settled(groupId);
+          const consumerGroup = this.consumer.groups.get(groupId);
+          if (consumerGroup !== undefined) {
+            if (consumerGroup.state !== 'Empty') return { groupId, errorCode: ErrorCode.NON_EMPTY_GROUP };
+            try {
+              await this.consumerOps.removeGroup(consumerGroup, this.offsets.list(groupId));
+            } catch (err) {
+              this.logger.warn({ err, groupId }, 'failed to persist group deletion');
+              return { groupId, errorCode: appendErrorCode(err) };
+            }
+            return { groupId, errorCode: ErrorCode.NONE };
+          }
           const group = this.manager.groups.get(groupId);
           if (group === undefined || group.state === 'Dead') return { groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND };
           if (group.state !== 'Empty') return { groupId, errorCode: ErrorCode.NON_EMPTY_GROUP };
@@ -532,7 +649,7 @@ export class GroupCoordinator {
    */
   async expireOffsets(): Promise<void> {
     if (this.phase !== 'active') return;
-    const ids = new Set([...this.manager.groups.keys(), ...this.offsets.groupIds()]);
+    const ids = new Set([...this.manager.groups.keys(), ...this.consumer.groups.keys(), ...this.offsets.groupIds()]);
     for (const groupId of ids) {
       await this.locks.run(groupId, () => this.expireGroupOffsets(groupId));
     }
@@ -540,6 +657,8 @@ export class GroupCoordinator {
 
   private async expireGroupOffsets(groupId: string): Promise<void> {
     await this.inflightCommits.settled(groupId);
+    const consumerGroup = this.consumer.groups.get(groupId);
+    if (consumerGroup !== undefined) return this.consumerOps.expireOffsets(consumerGroup, this.phase === 'active');
     const group = this.manager.groups.get(groupId);
     if (group === undefined || group.state === 'Dead' || this.phase !== 'active') return;
     const base = expirationBase(group);

@@ -100,6 +100,8 @@ export interface OffsetCommitParams {
   readonly topics: readonly { readonly name: string; readonly partitions: readonly OffsetCommitPartitionParams[] }[];
   /** OffsetCommit v9+: a commit with a generation to an unknown group gets GROUP_ID_NOT_FOUND, else ILLEGAL_GENERATION. */
   readonly groupIdNotFoundSupported: boolean;
+  /** The OffsetCommit version (consumer group members must use v9+); absent: 9. */
+  readonly apiVersion?: number;
 }
 
 export interface OffsetCommitResult {
@@ -110,6 +112,9 @@ export interface OffsetFetchGroupParams {
   readonly groupId: string;
   /** null: every committed offset of the group. */
   readonly topics: readonly { readonly name: string; readonly partitionIndexes: readonly number[] }[] | null;
+  /** OffsetFetch v9+: a consumer group member's id and epoch, checked against the group. */
+  readonly memberId?: string | null;
+  readonly memberEpoch?: number;
 }
 
 export interface OffsetFetchPartitionResult {

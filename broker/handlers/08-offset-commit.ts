@@ -8,7 +8,9 @@
 // at commit time + retention; later versions use offsets.retention.minutes.
 // v9+: a commit with a generation to an unknown group is GROUP_ID_NOT_FOUND
 // (ILLEGAL_GENERATION before). Metadata longer than offset.metadata.max.bytes
-// gets OFFSET_METADATA_TOO_LARGE. Not implemented: KIP-848 member epochs.
+// gets OFFSET_METADATA_TOO_LARGE. A KIP-848 consumer group checks the member
+// id and epoch instead (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH; its members
+// must use v9+, else UNSUPPORTED_VERSION).
 import type { ApiHandler } from './api-handler.js';
 import type { OffsetCommitHandlerContext } from '../group/handler-context.js';
 import type { OffsetCommitPartitionParams } from '../group/types.js';
@@ -50,6 +52,7 @@ export const handler: ApiHandler<OffsetCommitRequest, OffsetCommitResponse, Offs
         retentionTimeMs: v <= 4 ? Number(req.retentionTimeMs) : -1,
         topics: known,
         groupIdNotFoundSupported: v >= 9,
+        apiVersion: v,
       });
       for (const t of result.topics) {
         for (const p of t.partitions) errors.set(key(t.name, p.partitionIndex), p.errorCode);

@@ -6,7 +6,8 @@
 // id) are per partition in v1, top-level in v2-7 and per group in v8+.
 // requireStable (v7+): a partition with an offset pending in an open
 // transaction (TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT, which clients
-// retry. v9's KIP-848 member id/epoch are ignored (classic groups).
+// retry. v9+: a KIP-848 consumer group checks the member id and epoch
+// (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH); classic groups ignore them.
 import type { ApiHandler } from './api-handler.js';
 import type { GroupHandlerContext } from '../group/handler-context.js';
 import type { OffsetFetchGroupResult } from '../group/types.js';
@@ -72,7 +73,7 @@ export const handler: ApiHandler<OffsetFetchRequest, OffsetFetchResponse, GroupH
   handle(broker, req, ctx) {
     const v = ctx.apiVersion;
     if (v >= 8) {
-      const fetched = broker.groups.fetchOffsets(req.groups.map((g) => ({ groupId: g.groupId, topics: g.topics })));
+      const fetched = broker.groups.fetchOffsets(req.groups.map((g) => ({ groupId: g.groupId, topics: g.topics, memberId: v >= 9 ? g.memberId : null, memberEpoch: v >= 9 ? g.memberEpoch : -1 })));
       const results = req.requireStable ? markUnstable(broker, fetched) : fetched;
       return {
         throttleTimeMs: 0,

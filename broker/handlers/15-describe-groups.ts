@@ -4,7 +4,9 @@
 // described as "Dead" without an error before v6, and from v6 (KIP-1043) with
 // GROUP_ID_NOT_FOUND and a message.
 // Authorized operations (v3+, when asked): all group operations, since there
-// is no authorizer. Not implemented: KIP-848 consumer groups.
+// is no authorizer. A KIP-848 consumer group is described as Kafka does:
+// protocol type "consumer", the assignor as protocol data, each member's
+// subscription and assignment in the ConsumerProtocol encodings.
 import type { ApiHandler } from './api-handler.js';
 import type { GroupHandlerContext } from '../group/handler-context.js';
 import { AUTHORIZED_OPERATIONS_OMITTED, GROUP_AUTHORIZED_OPERATIONS } from './authorized-operations.js';

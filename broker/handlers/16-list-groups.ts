@@ -1,8 +1,9 @@
 // ListGroups (key 16), versions 0-5.
-// Every classic group this coordinator holds. v4+: filter by state
-// (case-insensitive: Empty, PreparingRebalance, CompletingRebalance, Stable);
-// v5+: filter by type, where only "classic" matches (all groups here are
-// classic). Dead groups are never listed.
+// Every classic and KIP-848 consumer group this coordinator holds. v4+:
+// filter by state (case-insensitive; classic: Empty, PreparingRebalance,
+// CompletingRebalance, Stable; consumer: Empty, Assigning, Reconciling,
+// Stable); v5+: filter by type ("classic", "consumer"), and GroupType in the
+// answer. Dead groups are never listed.
 import type { ApiHandler } from './api-handler.js';
 import type { GroupHandlerContext } from '../group/handler-context.js';
 import type { ListGroupsRequest, ListGroupsResponse } from '../protocol/messages/list-groups.js';

@@ -37,6 +37,8 @@ import { handler as describeProducers } from './61-describe-producers.js';
 import { handler as describeTransactions } from './65-describe-transactions.js';
 import { handler as listTransactions } from './66-list-transactions.js';
 import { handler as describeTopicPartitions } from './75-describe-topic-partitions.js';
+import { handler as consumerGroupHeartbeat } from './68-consumer-group-heartbeat.js';
+import { handler as consumerGroupDescribe } from './69-consumer-group-describe.js';
 
 export const allHandlers = [
   produce,
@@ -74,4 +76,6 @@ export const allHandlers = [
   describeTransactions,
   listTransactions,
   describeTopicPartitions,
+  consumerGroupHeartbeat,
+  consumerGroupDescribe,
 ] as unknown as ApiHandler<unknown, unknown, BrokerContext>[];

@@ -92,10 +92,20 @@ export class ReplicaFetcher {
       this.partitions.set(k, p);
     }
     this.delayedUntil.delete(k);
-    this.running ??= this.loop().finally(() => {
-      this.running = null;
-    });
+    this.ensureRunning();
     this.wake();
+  }
+
+  private ensureRunning(): void {
+    if (this.running !== null || this.stopped) return;
+    this.running = this.loop().finally(() => {
+      this.running = null;
+      // Nothing left to fetch (or stopped): the connection goes with the loop.
+      this.conn?.close();
+      this.conn = null;
+      // A partition added after the loop saw none left, before this ran, still gets fetched.
+      if (!this.stopped && this.partitions.size > 0) this.ensureRunning();
+    });
   }
 
   remove(topicId: string, partition: number): void {

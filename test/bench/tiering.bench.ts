@@ -5,6 +5,13 @@
 //   npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N]
 //                            [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--cache-mb N] [--doc PATH | --no-doc] [--profile DIR]
 //                            [--compression uncompressed|gzip|snappy|lz4|zstd|producer]
+//                            [--no-peer | --peer-only] [--peer-rounds N] [--peer-segment-mb N] [--peer-one-mb N]
+//                            [--peer-six-mb N] [--peer-steady-mbps N] [--peer-steady-s N] [--peer-fsync]
+//
+// After the MinIO section, the same run measures Sediment against Apache Kafka 4.3.1's
+// own tiered storage (test/bench/tiering-peer.ts: LocalTieredStorage against the
+// file:// store; --no-peer skips it, --peer-only runs only it) and writes that
+// section of the doc too.
 //
 // --compression sets the rounds' topic compression.type (kcat produces uncompressed
 // batches, which the broker then rebuilds in that codec): the report gives the
@@ -53,7 +60,8 @@ import { consumeBody } from '../../remote-log/s3/s3-object-store.js';
 import type { PartitionLog } from '../../broker/log/partition-log.js';
 import { startMinio, type MinioServer } from '../support/minio.js';
 import { startSedimentInProcess, type InProcessSediment } from '../support/sediment.js';
-import { kcatPath, repoRoot, requireTools } from '../support/tools.js';
+import { kafkaTieredStorageJar, kcatPath, repoRoot, requireTools } from '../support/tools.js';
+import { defaultPeerOptions, peerReport, runKafkaPeer, type PeerOptions } from './tiering-peer.js';
 import { formatSummary, summarizeProfile, type CpuProfile } from './cpu-profile-summary.js';
 import { cpuSince, cpuTimes, type CpuTimes } from './cpu-time.js';
 
@@ -76,6 +84,9 @@ interface Options {
   profileDir: string | null;
   /** The rounds' topic compression.type; undefined = the default (producer). */
   compression: string | undefined;
+  /** Run the MinIO section / the Apache Kafka peer section. */
+  minio: boolean;
+  peer: PeerOptions | null;
 }
 
 const RECORD_BYTES = 12 * 1024;
@@ -87,11 +98,15 @@ const COLD_TARGET = 0.8;
 function usage(msg: string): never {
   console.error(`tiering.bench: ${msg}`);
   console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--cache-mb N] [--doc PATH | --no-doc] [--profile DIR] [--compression CODEC]');
+  console.error('       [--no-peer | --peer-only] [--peer-rounds N] [--peer-segment-mb N] [--peer-one-mb N] [--peer-six-mb N] [--peer-steady-mbps N] [--peer-steady-s N] [--peer-fsync]');
   process.exit(2);
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 8, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null, compression: undefined };
+  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 8, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null, compression: undefined, minio: true, peer: null };
+  let peer: PeerOptions = { ...defaultPeerOptions };
+  let peerRounds: number | undefined;
+  let noPeer = false;
   const num = (v: string | undefined, name: string): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n <= 0) usage(`${name} wants a positive integer`);
@@ -118,8 +133,23 @@ function parseArgs(argv: readonly string[]): Options {
       o.compression = argv[++i];
       if (!['uncompressed', 'gzip', 'snappy', 'lz4', 'zstd', 'producer'].includes(o.compression ?? '')) usage('--compression wants uncompressed, gzip, snappy, lz4, zstd or producer');
     }
+    else if (a === '--no-peer') noPeer = true;
+    else if (a === '--peer-only') o.minio = false;
+    else if (a?.startsWith('--peer-') === true) {
+      if (a === '--peer-rounds') peerRounds = num(argv[++i], a);
+      else if (a === '--peer-segment-mb') peer = { ...peer, segmentMb: num(argv[++i], a) };
+      else if (a === '--peer-one-mb') peer = { ...peer, backlogMb: num(argv[++i], a) };
+      else if (a === '--peer-six-mb') peer = { ...peer, sixMbPerPartition: num(argv[++i], a) };
+      else if (a === '--peer-steady-mbps') peer = { ...peer, steadyMbPerSec: num(argv[++i], a) };
+      else if (a === '--peer-steady-s') peer = { ...peer, steadySeconds: num(argv[++i], a) };
+      else if (a === '--peer-fsync') peer = { ...peer, fsync: true };
+      else usage(`unknown argument ${a}`);
+    }
     else usage(`unknown argument ${a}`);
   }
+  o.peer = noPeer ? null : { ...peer, rounds: peerRounds ?? o.rounds };
+  if (!o.minio && o.peer === null) usage('--peer-only and --no-peer leave nothing to run');
+  if (o.peer !== null && (o.peer.backlogMb <= o.peer.segmentMb || o.peer.sixMbPerPartition <= o.peer.segmentMb)) usage('--peer-one-mb and --peer-six-mb must exceed --peer-segment-mb (at least one closed segment)');
   if (o.mbPerPartition <= o.segmentMb) usage('--mb-per-partition must exceed --segment-mb (at least one closed segment)');
   return o;
 }
@@ -628,12 +658,25 @@ const DOC_BEGIN = '<!-- bench:tiering:begin (generated by npm run bench:tiering;
 const DOC_END = '<!-- bench:tiering:end -->';
 
 /** Replaces the generated section, keeping the hand-written text around it; a missing section is appended. */
-function spliceGenerated(existing: string, generated: string): string {
-  const section = `${DOC_BEGIN}\n${generated.trimEnd()}\n${DOC_END}`;
-  const b = existing.indexOf(DOC_BEGIN);
-  const e = existing.indexOf(DOC_END);
+function spliceGenerated(existing: string, generated: string, begin = DOC_BEGIN, end = DOC_END): string {
+  const section = `${begin}\n${generated.trimEnd()}\n${end}`;
+  const b = existing.indexOf(begin);
+  const e = existing.indexOf(end);
   if (b < 0 || e < b) return `${existing.trimEnd()}\n\n${section}\n`;
-  return existing.slice(0, b) + section + existing.slice(e + DOC_END.length);
+  return existing.slice(0, b) + section + existing.slice(e + end.length);
+}
+
+const PEER_BEGIN = '<!-- bench:tiering-peer:begin (generated by npm run bench:tiering; edits inside are overwritten) -->';
+const PEER_END = '<!-- bench:tiering-peer:end -->';
+
+/** The Kafka peer section: installs Kafka's LocalTieredStorage jar on first use. */
+async function runPeerSection(peer: PeerOptions): Promise<string> {
+  requireTools(['kcat', 'java', 'kafka']);
+  if (!existsSync(kafkaTieredStorageJar())) {
+    execFileSync('bash', [path.join(repoRoot(), 'test', 'support', 'install-kafka-tiered-storage.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  const results = await runKafkaPeer(peer);
+  return peerReport(results, gitHead());
 }
 
 const DOC_HEAD = `# Tiered storage benchmarks
@@ -649,21 +692,30 @@ objects, and a second (warm) read with its chunk cache hit rate. See the header 
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
-  requireTools(['kcat', 'kafkajs']);
-  const minio = await startMinio({ bucket: 'sediment-bench' });
-  let results: Results;
-  try {
-    results = await run(o, minio);
-  } finally {
-    await minio.stop();
-  }
-  const text = report(o, results);
-  console.log(`\n${text}`);
-  for (const p of results.profiles) console.log(`\n${p}`);
-  if (o.doc !== null) {
+  const write = (text: string, begin?: string, end?: string): void => {
+    if (o.doc === null) return;
     const existing = existsSync(o.doc) ? readFileSync(o.doc, 'utf8') : null;
-    writeFileSync(o.doc, spliceGenerated(existing ?? DOC_HEAD, text));
+    writeFileSync(o.doc, spliceGenerated(existing ?? DOC_HEAD, text, begin, end));
     console.log(`\nwrote ${path.relative(process.cwd(), o.doc)}`);
+  };
+  if (o.minio) {
+    requireTools(['kcat', 'kafkajs']);
+    const minio = await startMinio({ bucket: 'sediment-bench' });
+    let results: Results;
+    try {
+      results = await run(o, minio);
+    } finally {
+      await minio.stop();
+    }
+    const text = report(o, results);
+    console.log(`\n${text}`);
+    for (const p of results.profiles) console.log(`\n${p}`);
+    write(text);
+  }
+  if (o.peer !== null) {
+    const text = await runPeerSection(o.peer);
+    console.log(`\n${text}`);
+    write(text, PEER_BEGIN, PEER_END);
   }
 }
 

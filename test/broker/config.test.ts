@@ -118,7 +118,6 @@ describe('BrokerConfig errors name the key', () => {
     configError({ 'log.cleaner.min.cleanable.ratio': '1.5' }, 'log.cleaner.min.cleanable.ratio', /no more than 1/);
     configError({ 'log.message.timestamp.type': 'createtime' }, 'log.message.timestamp.type', /one of: CreateTime, LogAppendTime/);
     configError({ 'log.cleanup.policy': 'delete,shred' }, 'log.cleanup.policy', /shred/);
-    configError({ 'offsets.topic.replication.factor': '3' }, 'offsets.topic.replication.factor', /single broker/);
     configError({ 'default.replication.factor': '0' }, 'default.replication.factor', /Value must be at least 1/);
     configError({ 'compression.type': 'ZSTD' }, 'compression.type', /one of: uncompressed, zstd, lz4, snappy, gzip, producer/);
     configError({ 'compression.gzip.level': '0' }, 'compression.gzip.level', /between 1 and 9 or equal to -1/);

@@ -25,6 +25,8 @@ export interface ClientSpec {
   /** What each matrix column exercises for this client (docs/compatibility.md). */
   readonly coverage: Readonly<Record<string, string>>;
   readonly notes: readonly string[];
+  /** Extra time its first install may take (a client compiled from source), added to the test's timeout. */
+  readonly installMs?: number;
   run(o: CompatRunOptions): Promise<CompatSummary>;
 }
 
@@ -78,9 +80,10 @@ function requireTools(names: readonly ToolName[]): void {
 }
 
 /** `bash test/compat/install.sh <part>`: returns the installed path, or throws with the script's reason. */
-export async function installPart(part: 'franz-go' | 'kafka-python' | 'kafka-python-2' | 'confluent-kafka'): Promise<string> {
+export async function installPart(part: 'franz-go' | 'kafka-python' | 'kafka-python-2' | 'confluent-kafka' | 'kafka-javascript'): Promise<string> {
   const script = path.join(repoRoot(), 'test', 'compat', 'install.sh');
-  const r = await runProcess('bash', [script, part], { timeoutMs: 600_000 });
+  // kafka-javascript compiles librdkafka on its first install: minutes on a loaded machine.
+  const r = await runProcess('bash', [script, part], { timeoutMs: part === 'kafka-javascript' ? 1_800_000 : 600_000 });
   const line = r.stdout.split('\n').find((l) => l.startsWith(`${part} `));
   if (r.code !== 0 || line === undefined) throw new Error(`cannot install ${part}: bash test/compat/install.sh ${part} exited ${r.code ?? r.signal}:\n${tail(r.stderr, 2000)}`);
   return line.slice(part.length + 1).trim();
@@ -154,6 +157,12 @@ async function runConfluentPythonPypi(o: CompatRunOptions): Promise<CompatSummar
 async function runKafkajs(o: CompatRunOptions): Promise<CompatSummary> {
   requireTools(['kafkajs']);
   return runProgram('kafkajs', process.execPath, [path.join(here, 'kafkajs', 'compat.js'), ...programArgs(o)], o.timeoutMs + 60_000);
+}
+
+/** The KafkaJS-compatible API of @confluentinc/kafka-javascript, from the cache install.sh compiled it into. */
+async function runKafkaJavascript(o: CompatRunOptions): Promise<CompatSummary> {
+  const moduleDir = await installPart('kafka-javascript');
+  return runProgram('kafka-javascript', process.execPath, [path.join(here, 'kafka-javascript', 'compat.js'), '--module-dir', moduleDir, ...programArgs(o)], o.timeoutMs + 60_000);
 }
 
 const runKafkaCli = (version: string) => async (o: CompatRunOptions): Promise<CompatSummary> => runKafkaCliCompat(o, version, await kafkaRelease(version));
@@ -268,6 +277,27 @@ export const clients: readonly ClientSpec[] = [
     },
     notes: ['The PyPI wheel (pinned in test/compat/python/requirements-confluent-kafka.txt) with its bundled librdkafka, in a venv made by test/compat/install.sh; the same program as the Debian row.'],
     run: runConfluentPythonPypi,
+  },
+  {
+    id: 'kafka-javascript',
+    title: '@confluentinc/kafka-javascript (librdkafka)',
+    codecs: allCodecs,
+    coverage: {
+      createTopic: 'KafkaJS.Kafka admin.createTopics, fetchTopicMetadata until every partition has a leader',
+      produce: 'producer({ kafkaJS: { idempotent: true, acks: -1, compression } }).send, one producer per codec, base offsets checked',
+      consumeGroup: 'consumer.subscribe, run eachBatch, commitOffsets after every batch',
+      listOffsets: 'admin.fetchTopicOffsets (low, high), fetchTopicOffsetsByTimestamp',
+      groupLag: 'admin.fetchOffsets vs fetchTopicOffsets; describeGroups; listGroups',
+      describeTopics: 'admin.fetchTopicMetadata (leaders, replicas, ISR, topic id)',
+      listTopics: 'admin.listTopics() (all topics: librdkafka 2.15 pads this Metadata v13 request with 3 bytes)',
+      regexSubscribe: 'consumer.subscribe({ topics: [/^<topic>-rx-.*/] }) over two topics made for it',
+    },
+    notes: [
+      'The npm package (pinned in test/compat/kafka-javascript/pinned/) built from its source by test/compat/install.sh, its librdkafka (the one bundled in the tarball) linked against the system libssl, libsasl2, zlib, zstd and lz4: the prebuilt binary it would fetch comes from GitHub. Its KafkaJS-compatible promisified API, the one its README recommends; it has no describeConfigs.',
+    ],
+    // librdkafka and the addon compile in 6-7 minutes on 2 loaded cores.
+    installMs: 1_800_000,
+    run: runKafkaJavascript,
   },
   {
     id: 'kcat',

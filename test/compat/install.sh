@@ -7,15 +7,21 @@
 #   kafka-python-2  a venv with test/compat/python/requirements-kafka-python-2.txt (2.0.2)
 #   confluent-kafka a venv with test/compat/python/requirements-confluent-kafka.txt (the
 #                   PyPI wheel, which bundles a current librdkafka)
+#   kafka-javascript  npm @confluentinc/kafka-javascript (pinned in
+#                   test/compat/kafka-javascript/pinned/), built from source: its prebuilt
+#                   binary comes from GitHub, but its npm tarball ships librdkafka's source
 # Idempotent: each part keeps a stamp (hash of its inputs) and is skipped when
-# the stamp matches. `install.sh [franz-go|kafka-python|kafka-python-2]...` installs only those
+# the stamp matches. `install.sh [franz-go|kafka-python|kafka-python-2|confluent-kafka|kafka-javascript]...` installs only those
 # parts (default: all). Prints "<part> <path>" per part on stdout.
 #
 # Where things go (test/compat/paths.ts resolves the same way):
 #   $SEDIMENT_COMPAT_CACHE                     if set
 #   /work/cache/compat                         if /work/cache exists
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/sediment/compat   otherwise
-# Needs: go (1.26+, as franz-go v1.22 requires) and python3 with venv (Debian: python3-venv).
+# Needs: go (1.26+, as franz-go v1.22 requires) and python3 with venv (Debian: python3-venv);
+# kafka-javascript needs a C/C++ toolchain, Node's headers (/usr/include/node, Debian's
+# nodejs) and librdkafka's -dev libraries (Debian: build-essential pkg-config libssl-dev
+# libsasl2-dev zlib1g-dev libzstd-dev liblz4-dev; .ci/run installs them).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -103,8 +109,57 @@ install_python_venv() {
   echo "$part $venv/bin/python"
 }
 
+# @confluentinc/kafka-javascript from its npm tarball, compiled here. The package's
+# install script is node-pre-gyp, which would download a prebuilt binary from GitHub;
+# npm_config_build_from_source makes it build instead. Its default (static) build runs
+# librdkafka's configure with --install-deps --source-deps-only, which downloads
+# OpenSSL, zstd, ... sources; CKJS_LINKING=dynamic runs that configure with no flags,
+# so librdkafka links the system's libssl, libsasl2, zlib, zstd and lz4 and nothing is
+# fetched but the npm packages. node-gyp takes Node's headers from nodedir (/usr:
+# /usr/include/node) rather than downloading them. No JOBS for node-gyp: its parallel
+# make races the librdkafka configure action (seen: "No rule to make target config.h");
+# librdkafka's own make runs -j inside that action anyway. librdkafka is installed next to the
+# addon (build/deps, found through its rpath), all inside the cache directory.
+install_kafka_javascript() {
+  local src="$here/kafka-javascript/pinned" out="$cache/kafka-javascript"
+  local stamp="$out/.installed"
+  local check='const k = require("@confluentinc/kafka-javascript"); const v = require("@confluentinc/kafka-javascript/package.json").version; console.log("kafka-javascript", v, "librdkafka", k.librdkafkaVersion, "features", k.features.join(","))'
+  local sum
+  sum="$(hash_of "$src/package.json" "$src/package-lock.json")-node$(node -p 'process.versions.modules + "-" + process.arch')"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$sum" ]] && (cd "$out" && node -e "$check") >/dev/null 2>&1; then
+    echo "kafka-javascript $out/node_modules"
+    return 0
+  fi
+  local nodedir="${npm_config_nodedir:-/usr}"
+  if [[ ! -f "$nodedir/include/node/node.h" ]]; then
+    echo "install.sh: kafka-javascript: Node's headers not found in $nodedir/include/node (Debian: nodejs ships them; or set npm_config_nodedir)" >&2
+    return 1
+  fi
+  local tool
+  for tool in cc c++ make pkg-config; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+      echo "install.sh: kafka-javascript: '$tool' not found (Debian: apt-get install -y build-essential pkg-config libssl-dev libsasl2-dev zlib1g-dev libzstd-dev liblz4-dev)" >&2
+      return 1
+    fi
+  done
+  echo "install.sh: kafka-javascript: building @confluentinc/kafka-javascript and its librdkafka from source into $out (minutes)" >&2
+  rm -rf "$out"
+  mkdir -p "$out"
+  cp "$src/package.json" "$src/package-lock.json" "$out/"
+  if ! (cd "$out" && export CKJS_LINKING=dynamic npm_config_build_from_source=true npm_config_nodedir="$nodedir" && npm ci --no-audit --no-fund --foreground-scripts >&2); then
+    echo "install.sh: kafka-javascript: npm ci (download from the npm registry, or the librdkafka/addon build) failed; the log is above" >&2
+    return 1
+  fi
+  if ! (cd "$out" && node -e "$check") >&2; then
+    echo "install.sh: kafka-javascript: built, but it does not load: $check" >&2
+    return 1
+  fi
+  echo "$sum" > "$stamp"
+  echo "kafka-javascript $out/node_modules"
+}
+
 parts=("$@")
-if [[ ${#parts[@]} -eq 0 ]]; then parts=(franz-go kafka-python kafka-python-2 confluent-kafka); fi
+if [[ ${#parts[@]} -eq 0 ]]; then parts=(franz-go kafka-python kafka-python-2 confluent-kafka kafka-javascript); fi
 status=0
 for part in "${parts[@]}"; do
   case "$part" in
@@ -113,7 +168,8 @@ for part in "${parts[@]}"; do
       install_python_venv "$part" kafka 'import kafka, kafka.codec as c; assert c.has_snappy() and c.has_lz4() and c.has_zstd(), "codec modules missing"' || status=1 ;;
     confluent-kafka)
       install_python_venv "$part" confluent_kafka 'import confluent_kafka as c; print("confluent-kafka", c.__version__, "librdkafka", c.libversion()[0])' || status=1 ;;
-    *) echo "install.sh: unknown part '$part' (franz-go, kafka-python, kafka-python-2, confluent-kafka)" >&2; status=2 ;;
+    kafka-javascript) install_kafka_javascript || status=1 ;;
+    *) echo "install.sh: unknown part '$part' (franz-go, kafka-python, kafka-python-2, confluent-kafka, kafka-javascript)" >&2; status=2 ;;
   esac
 done
 exit $status

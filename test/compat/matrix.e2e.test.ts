@@ -54,7 +54,7 @@ describe('compatibility matrix', () => {
   });
 
   for (const spec of selected) {
-    test(`${spec.title}: ${count} records, ${spec.codecs.join('/')}, group, offsets, lag`, { timeout: clientTimeoutMs + 180_000 }, async () => {
+    test(`${spec.title}: ${count} records, ${spec.codecs.join('/')}, group, offsets, lag`, { timeout: clientTimeoutMs + 180_000 + (spec.installMs ?? 0) }, async () => {
       const t0 = performance.now();
       let result: ClientResult;
       try {

@@ -27,7 +27,7 @@ describe('compatibility matrix against Apache Kafka', () => {
   });
 
   for (const spec of selected) {
-    test(`${spec.title} against Apache Kafka`, { timeout: 600_000 }, async () => {
+    test(`${spec.title} against Apache Kafka`, { timeout: 600_000 + (spec.installMs ?? 0) }, async () => {
       const t0 = performance.now();
       const s = await spec.run({
         bootstrap: kafka.bootstrap,

@@ -180,11 +180,14 @@ describe('replication: RF 3, acks=all, min.insync.replicas=2, over three broker 
     const all = await cluster.untilMetadata(cluster.brokers.findIndex((b) => b.alive) + 1, [TOPIC], (m) => partitionOf(m)?.isr.length === 3, 30_000, 'all three in the ISR');
     const leader = partitionOf(all)!.leader;
     const followers = [1, 2, 3].filter((id) => id !== leader);
-    // Followers paused: an acks=1 write reaches the leader alone; then the leader dies.
+    // Followers paused, then two acks=1 writes. A fetch a follower had parked at the leader may be
+    // answered with the first (the bytes wait in its socket), but no follower can ask again before
+    // the second: that one is the leader's alone. Then the leader dies.
     for (const f of followers) process.kill(cluster.broker(f).pid, 'SIGSTOP');
     let code: number;
     try {
-      code = await produceOnce(leader, 1, 'lost-acks1');
+      code = await produceOnce(leader, 1, 'maybe-acks1');
+      if (code === ErrorCode.NONE) code = await produceOnce(leader, 1, 'lost-acks1');
     } finally {
       await cluster.broker(leader).kill();
       for (const f of followers) process.kill(cluster.broker(f).pid, 'SIGCONT');
@@ -195,6 +198,7 @@ describe('replication: RF 3, acks=all, min.insync.replicas=2, over three broker 
       return p !== undefined && p.leader > 0 && p.leader !== leader;
     }, SESSION_TIMEOUT_MS + 10_000, 'a leader among the paused followers');
     const newLeader = partitionOf(md)!.leader;
+    const before = [...acknowledged];
     const r = await kcatProduce(cluster.broker(newLeader).bootstrap, ['d0', 'd1', 'd2']);
     assert.equal(r.code, 0, r.stderr);
     acknowledged.push('d0', 'd1', 'd2');
@@ -202,10 +206,13 @@ describe('replication: RF 3, acks=all, min.insync.replicas=2, over three broker 
     await cluster.untilMetadata(newLeader, [TOPIC], (m) => partitionOf(m)?.isr.length === 3, 30_000, 'the old leader back in the ISR');
     assert.ok(
       cluster.broker(leader).logs.lines.some((l) => l.msg === 'follower log diverged from the leader: truncated' && l['topic'] === TOPIC),
-      `the restarted old leader logged its truncation:\n${cluster.broker(leader).logs.tail(40)}`,
+      `the restarted old leader logged its truncation:\n${cluster.broker(leader).logs.lines.filter((l) => l['topic'] === TOPIC || l['component'] === 'replication').map((l) => JSON.stringify(l)).join('\n')}`,
     );
     const values = await kcatValues(cluster.broker(newLeader).bootstrap);
-    assert.deepEqual(values, acknowledged, 'the acks=1 record only the dead leader had is gone; everything acknowledged with acks=all is there once');
+    // The first acks=1 record survives if a follower got it before the pause, else it went with the second.
+    const survived = values.includes('maybe-acks1');
+    assert.deepEqual(values, survived ? [...before, 'maybe-acks1', 'd0', 'd1', 'd2'] : acknowledged, 'the acks=1 record only the dead leader had is gone; everything acknowledged is there once, in order');
+    if (survived) acknowledged.splice(before.length, 0, 'maybe-acks1');
     const [host, port] = cluster.broker(newLeader).bootstrap.split(':');
     const conn = await BrokerConnection.connect(host!, Number(port));
     let hw: bigint;

@@ -35,6 +35,9 @@ export interface JavaMemberOptions {
   readonly ledger: ProcessedLedger;
   /** A label for messages (default: the instance id). */
   readonly name?: string;
+  /** group.protocol (default classic); with consumer, `assignor` is group.remote.assignor. */
+  readonly protocol?: 'classic' | 'consumer';
+  readonly assignor?: string;
 }
 
 /** One GroupMember.java process and what it reported. */
@@ -60,6 +63,7 @@ export class JavaMember {
         `-Dlog4j2.configurationFile=${path.join(javaDir, 'log4j2.properties')}`,
         '-cp', `${o.classDir}${path.delimiter}${kafkaClasspath()}`,
         'GroupMember', o.bootstrap, o.topic, o.group, o.instanceId ?? '-', String(o.sessionTimeoutMs),
+        ...(o.protocol === undefined ? [] : [o.protocol, ...(o.assignor === undefined ? [] : [o.assignor])]),
       ],
       (e) => this.onEvent(e),
       (e) => e.ev === 'closed' || e.ev === 'error' || e.ev === 'assigned' || e.ev === 'revoked' || e.ev === 'lost',

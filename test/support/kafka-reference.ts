@@ -54,6 +54,8 @@ export interface KafkaReferenceOptions {
   /** -Xmx/-Xms; kafka-server-start.sh uses 1G. */
   readonly heap?: string;
   readonly startTimeoutMs?: number;
+  /** Jars put after the release's own on the server's classpath (a remote storage manager's). */
+  readonly extraClasspath?: readonly string[];
 }
 
 export interface HostPort {
@@ -347,7 +349,7 @@ export async function startKafkaReference(options: KafkaReferenceOptions = {}): 
   const stdoutFile = path.join(workDir, 'stdout.log');
   const child = spawn(
     'java',
-    [`-Xmx${heap}`, `-Xms${heap}`, ...serverJvmOptions, `-Dlog4j2.configurationFile=${log4j}`, '-cp', kafkaClasspath(), KafkaTool.server, propsFile],
+    [`-Xmx${heap}`, `-Xms${heap}`, ...serverJvmOptions, `-Dlog4j2.configurationFile=${log4j}`, '-cp', [kafkaClasspath(), ...(options.extraClasspath ?? [])].join(path.delimiter), KafkaTool.server, propsFile],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const output: Buffer[] = [];

@@ -63,6 +63,11 @@ export function kafkaClasspath(version: string = kafkaVersion()): string {
   return path.join(kafkaLibsDir(version), '*');
 }
 
+/** Kafka's LocalTieredStorage remote storage manager (kafka-storage test jar), as test/support/install-kafka-tiered-storage.sh installs it. */
+export function kafkaTieredStorageJar(version: string = kafkaVersion()): string {
+  return path.join(path.dirname(kafkaLibsDir(version)), 'tiered-storage', `kafka-storage-${version}-test.jar`);
+}
+
 /**
  * The compat matrix's other Java client and tool releases (older and newer than the
  * reference), each installed by `install-kafka.sh <version>` into its own directory.

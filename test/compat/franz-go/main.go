@@ -48,6 +48,8 @@ type options struct {
 	baseTimestamp int64
 	codecs        []string
 	timeout       time.Duration
+	// KIP-848: consume with kgo.ServerSideBalancer (the consumer group protocol).
+	serverSideBalancer bool
 }
 
 type operation struct {
@@ -271,7 +273,7 @@ func (r *run) produce(ctx context.Context) (string, error) {
 }
 
 func (r *run) consume(ctx context.Context) (string, error) {
-	cl, err := kgo.NewClient(
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(r.o.bootstrap),
 		kgo.ClientID("sediment-compat-franz-go"),
 		kgo.ConsumerGroup(r.o.group),
@@ -279,7 +281,11 @@ func (r *run) consume(ctx context.Context) (string, error) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.DisableAutoCommit(),
 		kgo.FetchMaxWait(500*time.Millisecond),
-	)
+	}
+	if r.o.serverSideBalancer {
+		opts = append(opts, kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer()))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return "", err
 	}
@@ -322,6 +328,9 @@ func (r *run) consume(ctx context.Context) (string, error) {
 			commits++
 		}
 	}
+	if r.o.serverSideBalancer {
+		r.checkConsumerGroup(ctx)
+	}
 	// Leave the group before the lag check, so the group is Empty.
 	cl.LeaveGroup()
 	for p := range next {
@@ -334,6 +343,32 @@ func (r *run) consume(ctx context.Context) (string, error) {
 		r.errorf("%d records missing", missing)
 	}
 	return fmt.Sprintf("%d records, %d commits", consumed, commits), nil
+}
+
+// checkConsumerGroup: while the member is in the group, ListGroups says its
+// type is "consumer" and ConsumerGroupDescribe shows it owning every partition.
+func (r *run) checkConsumerGroup(ctx context.Context) {
+	listed, err := r.adm.ListGroupsByType(ctx, []string{"consumer"})
+	if err != nil {
+		r.errorf("list consumer groups: %v", err)
+		return
+	}
+	if g, ok := listed[r.o.group]; !ok || g.GroupType != "consumer" {
+		r.errorf("group %s not listed as a consumer group: %v", r.o.group, listed)
+	}
+	described, err := r.adm.DescribeConsumerGroups(ctx, r.o.group)
+	if err != nil {
+		r.errorf("describe consumer group: %v", err)
+		return
+	}
+	g := described[r.o.group]
+	if g.Err != nil || len(g.Members) != 1 {
+		r.errorf("describe consumer group: %v, %d members", g.Err, len(g.Members))
+		return
+	}
+	if n := len(g.Members[0].Assignment[r.o.topic]); n != r.o.partitions {
+		r.errorf("the member owns %d of %d partitions (state %s)", n, r.o.partitions, g.State)
+	}
 }
 
 func (r *run) verify(rec *kgo.Record, seen []byte, next []int64) {
@@ -483,6 +518,7 @@ func main() {
 	flag.Int64Var(&o.baseTimestamp, "base-timestamp", (time.Now().Unix()-3600)*1000, "CreateTime of record 0 (ms)")
 	flag.StringVar(&codecs, "codecs", "none,gzip,snappy,lz4,zstd", "codec slices")
 	flag.Int64Var(&timeoutMs, "timeout-ms", 240_000, "consume limit")
+	flag.BoolVar(&o.serverSideBalancer, "server-side-balancer", false, "consume with the KIP-848 consumer group protocol")
 	flag.Parse()
 	if o.bootstrap == "" || o.topic == "" || o.group == "" {
 		fmt.Fprintln(os.Stderr, "--bootstrap, --topic and --group are required")

@@ -2,7 +2,10 @@
 // CooperativeStickyAssignor, static (group.instance.id) or dynamic, for the
 // consumer-group end-to-end suite. Compiled by the test with javac against the
 // reference Kafka jars; run as
-//   java -cp <dir>:<kafka libs>/* GroupMember <bootstrap> <topic> <group> <instanceId|-> <sessionTimeoutMs>
+//   java -cp <dir>:<kafka libs>/* GroupMember <bootstrap> <topic> <group> <instanceId|-> <sessionTimeoutMs> [classic|consumer [assignor]]
+// With "consumer" (KIP-848) the session timeout and heartbeat interval are the
+// broker's (group.consumer.*) and the assignor a server-side one
+// (group.remote.assignor, default: the broker's).
 // stdout, one JSON object a line:
 //   {"ev":"assigned"|"revoked"|"lost","gen":G,"memberId":"...","partitions":[...],"t":"<System.nanoTime()>"}
 //   {"ev":"rec","p":0,"o":12,"v":"..."}            (before its offset is committed)
@@ -73,10 +76,15 @@ public final class GroupMember {
     boolean isStatic = !args[3].equals("-");
     if (isStatic) props.put("group.instance.id", args[3]);
     props.put("client.id", isStatic ? "static-" + args[3] : "dynamic-member");
-    props.put("group.protocol", "classic");
-    props.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
-    props.put("session.timeout.ms", args[4]);
-    props.put("heartbeat.interval.ms", "500");
+    String protocol = args.length > 5 ? args[5] : "classic";
+    props.put("group.protocol", protocol);
+    if (protocol.equals("classic")) {
+      props.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+      props.put("session.timeout.ms", args[4]);
+      props.put("heartbeat.interval.ms", "500");
+    } else if (args.length > 6) {
+      props.put("group.remote.assignor", args[6]);
+    }
     props.put("enable.auto.commit", "false");
     props.put("auto.offset.reset", "earliest");
     props.put("max.poll.records", "200");
@@ -143,6 +151,9 @@ public final class GroupMember {
             emit("{\"ev\":\"commit-failed\",\"error\":" + quote(e.toString()) + "}");
           } catch (WakeupException e) {
             break;
+          } catch (org.apache.kafka.common.errors.StaleMemberEpochException | org.apache.kafka.common.errors.UnknownMemberIdException e) {
+            // The consumer protocol's refusals of a commit from a member that moved on; retried while owned.
+            emit("{\"ev\":\"commit-failed\",\"error\":" + quote(e.toString()) + "}");
           }
         }
         long now = System.currentTimeMillis();
