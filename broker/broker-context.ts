@@ -10,7 +10,7 @@ import type { TopicRecord, CreateTopicRequest, MutationOptions } from '../metada
 import type { TopicStore } from '../metadata/topic-store.js';
 import type { AlterConfigOp } from '../metadata/config-alter.js';
 import type { GroupCoordinator } from './group/group-coordinator.js';
-import type { TxnCoordinator } from './txn/txn-coordinator.js';
+import type { TxnCoordinator, TxnMarker } from './txn/txn-coordinator.js';
 import type { FetchSessionCache } from './fetch/fetch-session-cache.js';
 import type { ClusterView } from './cluster/cluster-view.js';
 import type { FetchRequest, FetchResponse } from './protocol/messages/fetch.js';
@@ -96,7 +96,9 @@ export interface BrokerContext {
   readonly cluster?: ClusterView | null;
   /** Replication (a cluster); absent or null: the single broker, nothing is replicated. */
   readonly replication?: ReplicationService | null;
-  /** This broker's advertised endpoint: the coordinator of every group. */
-  coordinatorNode(): { readonly nodeId: number; readonly host: string; readonly port: number };
+  /** The coordinator of a group (key type 0) or transactional id (1); null: COORDINATOR_NOT_AVAILABLE. See GroupHandlerContext. */
+  coordinatorNode(keyType: number, key: string): { readonly nodeId: number; readonly host: string; readonly port: number } | null;
   supportedApiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[];
+  /** Appends a transaction marker to a partition of this broker (WriteTxnMarkers from a coordinator). */
+  readonly writeLocalTxnMarker?: (tp: { readonly topic: string; readonly partition: number }, marker: TxnMarker) => Promise<void>;
 }

@@ -9,7 +9,7 @@ import { systemClock, type Clock } from './common/clock.js';
 import { systemScheduler, type Scheduler } from './common/scheduler.js';
 import { PartitionWaiters } from './partition-waiters.js';
 import { FetchSessionCache } from './fetch/fetch-session-cache.js';
-import { ProducerIdManager } from './producer-ids.js';
+import { PRODUCER_ID_BLOCK_SIZE, ProducerIdManager } from './producer-ids.js';
 import { BrokerTopics } from './topic-service.js';
 import { LogManager } from './log/log-manager.js';
 import { Dispatcher } from './server/dispatcher.js';
@@ -17,7 +17,7 @@ import { KafkaListener } from './server/listener.js';
 import { allHandlers } from './handlers/index.js';
 import { InternalTopicLog } from './internal-topic-log.js';
 import { GroupCoordinator } from './group/group-coordinator.js';
-import { TxnCoordinator } from './txn/txn-coordinator.js';
+import { TxnCoordinator, type TxnMarker } from './txn/txn-coordinator.js';
 import { buildEndTxnMarkerBatch } from './protocol/record-batch.js';
 import { ErrorCode, KafkaError } from './protocol/errors.js';
 import { ChunkCache } from '../remote-log/read/chunk-cache.js';
@@ -33,12 +33,17 @@ import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { ClusterServing } from './cluster/cluster-serving.js';
+import type { InternalTopicSpec } from './cluster/coordinators.js';
+import { TxnMarkerRouter } from './cluster/txn-markers.js';
 import { consumerTopicsView } from './group/consumer/types.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
 export const TRANSACTION_STATE_TOPIC = '__transaction_state';
 export const INTERNAL_TOPICS: ReadonlySet<string> = new Set([CONSUMER_OFFSETS_TOPIC, REMOTE_LOG_METADATA_TOPIC, TRANSACTION_STATE_TOPIC]);
+
+/** Bound of one inter-broker call (WriteTxnMarkers); the transaction coordinator retries after it. */
+const INTER_BROKER_REQUEST_TIMEOUT_MS = 10_000;
 
 export interface BrokerOptions {
   log: Logger;
@@ -70,6 +75,7 @@ export class Broker {
   membership: ClusterMembership | null = null;
   /** Topic sync, cluster view and controller of a cluster member; null for the single broker. */
   cluster: ClusterServing | null = null;
+  private markers: TxnMarkerRouter | null = null;
 
   static async start(config: BrokerConfig, options: BrokerOptions): Promise<Broker> {
     // With etcd.connect, the cluster metadata store decides the cluster id before the log dirs are formatted.
@@ -111,17 +117,24 @@ export class Broker {
       },
     });
     const topics = new BrokerTopics(store, logs, INTERNAL_TOPICS, log.child({ component: 'topics' }));
-    // In a cluster only the internal topics are this broker's own; the others come from the image.
-    await topics.ensureLogs(membership === null ? undefined : (name) => INTERNAL_TOPICS.has(name));
-    await ensureInternalTopics(config, topics);
+    // In a cluster only __remote_log_metadata is this broker's own; the others (internal ones too) come from the image.
+    await topics.ensureLogs(membership === null ? undefined : (name) => name === REMOTE_LOG_METADATA_TOPIC);
+    await ensureInternalTopics(config, topics, membership === null);
     const first = config.listeners[0]!;
     const advertisedConf = config.advertisedListeners[0] ?? first;
     const cluster = membership === null ? null : await ClusterServing.start({ membership, local: topics, config, scheduler, log, listenerName: advertisedConf.name });
-    // In a cluster each broker hands out producer ids from its own range.
-    const producerIds = await ProducerIdManager.open(metaDir, membership === null ? 0n : BigInt(config.nodeId) << 40n);
-    const offsetsLog = new InternalTopicLog(CONSUMER_OFFSETS_TOPIC, config.offsetsTopicNumPartitions, (p) => logs.getLog(CONSUMER_OFFSETS_TOPIC, p), clock);
+    // In a cluster producer id blocks come from the cluster-wide counter in the metadata store.
+    const producerIds =
+      membership === null
+        ? await ProducerIdManager.open(metaDir)
+        : await ProducerIdManager.shared(metaDir, (atLeast) => membership.store.allocateProducerIds(config.nodeId, PRODUCER_ID_BLOCK_SIZE, atLeast));
+    // In a cluster the coordinators serve the internal partitions this broker leads (ClusterCoordinators).
+    const partitioned = cluster !== null;
+    const epochOf = (topic: string) => (p: number) => cluster?.view.leaderEpoch(topic, p) ?? 0;
+    const offsetsLog = new InternalTopicLog(CONSUMER_OFFSETS_TOPIC, config.offsetsTopicNumPartitions, (p) => logs.getLog(CONSUMER_OFFSETS_TOPIC, p), clock, epochOf(CONSUMER_OFFSETS_TOPIC));
     const groups = new GroupCoordinator({
       log: offsetsLog,
+      partitioned,
       clock,
       scheduler,
       logger: log.child({ component: 'group-coordinator' }),
@@ -140,18 +153,23 @@ export class Broker {
     await groups.start();
     const waiters = new PartitionWaiters(scheduler);
     const replication = cluster === null ? null : await cluster.startReplication(waiters, clock);
-    const txnPartitions = store.get(TRANSACTION_STATE_TOPIC)!.partitionCount;
+    const writeLocalTxnMarker = async (tp: { readonly topic: string; readonly partition: number }, marker: TxnMarker): Promise<void> => {
+      const partitionLog = logs.getLog(tp.topic, tp.partition);
+      if (partitionLog === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not on this broker`);
+      const leaderEpoch = cluster?.view.leaderEpoch(tp.topic, tp.partition) ?? 0;
+      const batch = buildEndTxnMarkerBatch({ ...marker, timestamp: clock.now() });
+      await partitionLog.append(batch, { leaderEpoch, isFromClient: false });
+      replication?.appended(tp.topic, tp.partition);
+      waiters.notify(tp.topic, tp.partition);
+    };
+    // In a cluster a marker for a partition another broker leads goes there (WriteTxnMarkers).
+    const markers = new TxnMarkerRouter({ view: cluster?.view ?? null, local: writeLocalTxnMarker, requestTimeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS, log: log.child({ component: 'txn-markers' }) });
+    const txnPartitions = store.get(TRANSACTION_STATE_TOPIC)?.partitionCount ?? config.getInt('transaction.state.log.num.partitions');
     const txns = new TxnCoordinator({
-      log: new InternalTopicLog(TRANSACTION_STATE_TOPIC, txnPartitions, (p) => logs.getLog(TRANSACTION_STATE_TOPIC, p), clock),
+      log: new InternalTopicLog(TRANSACTION_STATE_TOPIC, txnPartitions, (p) => logs.getLog(TRANSACTION_STATE_TOPIC, p), clock, epochOf(TRANSACTION_STATE_TOPIC)),
+      partitioned,
       producerIds,
-      writeMarker: async (tp, marker) => {
-        const partitionLog = logs.getLog(tp.topic, tp.partition);
-        if (partitionLog === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not on this broker`);
-        const batch = buildEndTxnMarkerBatch({ ...marker, timestamp: clock.now() });
-        await partitionLog.append(batch, { leaderEpoch: cluster?.view.leaderEpoch(tp.topic, tp.partition) ?? 0, isFromClient: false });
-        replication?.appended(tp.topic, tp.partition);
-        waiters.notify(tp.topic, tp.partition);
-      },
+      writeMarker: (tp, marker) => markers.write(tp, marker),
       offsetsPartitionFor: (groupId) => groups.partitionFor(groupId),
       onTxnCompleted: (producerId, committed) => groups.completeTxnOffsets(producerId, committed),
       clock,
@@ -166,6 +184,11 @@ export class Broker {
       },
     });
     await txns.start();
+    cluster?.attachCoordinators({
+      groups: { spec: offsetsTopicSpec(config), coordinator: groups },
+      transactions: { spec: transactionTopicSpec(config), coordinator: txns },
+      hasLog: (topic, p) => logs.getLog(topic, p) !== undefined,
+    });
     if (storage !== null) {
       const metadataLog = new InternalTopicLog(REMOTE_LOG_METADATA_TOPIC, store.get(REMOTE_LOG_METADATA_TOPIC)!.partitionCount, (p) => logs.getLog(REMOTE_LOG_METADATA_TOPIC, p), clock);
       const metadata = new RemoteLogMetadataManager({ log: metadataLog });
@@ -206,9 +229,10 @@ export class Broker {
       groups,
       txns,
       fetchSessions,
-      // In a cluster every group goes to one broker (the lowest live node id) until coordinators follow partition leadership.
-      coordinatorNode: () => cluster?.view.coordinator() ?? { nodeId: config.nodeId, host: advertised.host, port: advertised.port },
+      coordinatorNode: (keyType, key) =>
+        cluster === null ? { nodeId: config.nodeId, host: advertised.host, port: advertised.port } : cluster.coordinatorFor(keyType === 1 ? 'transaction' : 'group', key),
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
+      writeLocalTxnMarker,
     };
     const replicationView = cluster?.replicationPart() ?? undefined;
     const parts = { topics, groups, remoteLogManager: rlm, fetchSessions, ...(replicationView === undefined ? {} : { replication: replicationView }) };
@@ -218,6 +242,7 @@ export class Broker {
     const broker = new Broker(config, context, topics, logs, groups, txns, rlm, cleaner, log);
     broker.membership = membership;
     broker.cluster = cluster;
+    broker.markers = markers;
     try {
       const costRoute = createLiveCostRoute({
         metricsText: () => metrics.registry.metrics(),
@@ -262,13 +287,15 @@ export class Broker {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    // Resign and deregister first, so the cluster stops routing here while the rest closes.
+    // Hand leadership over (controlled shutdown), then resign and deregister, so the cluster stops routing here while the rest closes.
+    await this.cluster?.controlledShutdown();
     await this.cluster?.stop();
     await this.membership?.stop();
     for (const l of this.listeners) await l.stop();
     await this.http?.stop();
     await this.cleaner.stop();
     await this.txns.close();
+    this.markers?.close();
     await this.groups.close();
     await this.remoteLogManager?.stop();
     await this.logs.shutdown();
@@ -276,20 +303,30 @@ export class Broker {
   }
 }
 
-async function ensureInternalTopics(config: BrokerConfig, topics: BrokerTopics): Promise<void> {
-  if (!topics.store.has(CONSUMER_OFFSETS_TOPIC)) {
-    await topics.createTopic({
-      name: CONSUMER_OFFSETS_TOPIC,
-      numPartitions: config.getInt('offsets.topic.num.partitions'),
-      configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('offsets.topic.segment.bytes')) },
-    });
-  }
-  if (!topics.store.has(TRANSACTION_STATE_TOPIC)) {
-    await topics.createTopic({
-      name: TRANSACTION_STATE_TOPIC,
-      numPartitions: config.getInt('transaction.state.log.num.partitions'),
-      configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('transaction.state.log.segment.bytes')) },
-    });
+/** __consumer_offsets as Kafka creates it (offsets.topic.*). */
+function offsetsTopicSpec(config: BrokerConfig): InternalTopicSpec {
+  return {
+    name: CONSUMER_OFFSETS_TOPIC,
+    numPartitions: config.getInt('offsets.topic.num.partitions'),
+    replicationFactor: config.getInt('offsets.topic.replication.factor'),
+    configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('offsets.topic.segment.bytes')) },
+  };
+}
+
+/** __transaction_state as Kafka creates it (transaction.state.log.*). */
+function transactionTopicSpec(config: BrokerConfig): InternalTopicSpec {
+  return {
+    name: TRANSACTION_STATE_TOPIC,
+    numPartitions: config.getInt('transaction.state.log.num.partitions'),
+    replicationFactor: config.getInt('transaction.state.log.replication.factor'),
+    configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('transaction.state.log.segment.bytes')) },
+  };
+}
+
+/** Alone, the broker creates its internal topics at start; in a cluster the two coordinator topics are the cluster's (ClusterCoordinators). */
+async function ensureInternalTopics(config: BrokerConfig, topics: BrokerTopics, alone: boolean): Promise<void> {
+  for (const spec of alone ? [offsetsTopicSpec(config), transactionTopicSpec(config)] : []) {
+    if (!topics.store.has(spec.name)) await topics.createTopic({ name: spec.name, numPartitions: spec.numPartitions, configs: { ...spec.configs } });
   }
   if (config.getBoolean('remote.log.storage.system.enable') && !topics.store.has(REMOTE_LOG_METADATA_TOPIC)) {
     await topics.createTopic({

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { BrokerConfig, ListenerConfig } from './config.js';
 import type { Clock } from './common/clock.js';
+import { ErrorCode, KafkaError } from './protocol/errors.js';
 import { systemScheduler, type Scheduler, type TimerHandle } from './common/scheduler.js';
 import { EtcdClusterMetadataStore } from '../metadata/cluster/etcd-store.js';
 import { etcdSettingsFrom, type EtcdClusterSettings } from '../metadata/cluster/etcd-config.js';
@@ -99,11 +100,36 @@ export class ClusterMembership {
     this.lostListeners.push(listener);
   }
 
-  /** Registers this broker; refused (DuplicateBrokerRegistrationError) while a live broker holds the node id. */
+  /**
+   * Registers this broker. A registration of the node id still in the store
+   * may be this broker's previous run (killed, its lease not yet expired):
+   * as Kafka lets a restarted broker re-register once its old registration is
+   * gone, this waits, logging why, until the key goes, for at most the lease's
+   * time to live (broker.session.timeout.ms, rounded up to whole seconds as
+   * etcd does, plus a heartbeat). A registration still there after that is
+   * kept alive by a running broker: refused (DuplicateBrokerRegistrationError).
+   */
   async register(nodeId: number, rack: string | null, listeners: readonly ListenerConfig[]): Promise<BrokerSession> {
     const endpoints: BrokerEndpoint[] = listeners.map((l) => ({ name: l.name, host: l.host, port: l.port, securityProtocol: l.securityProtocol }));
     const registration = { nodeId, incarnationId: randomUuid(), rack, endpoints };
-    const session = await retryUnavailable(this.store, `register node ${nodeId}`, () => this.store.registerBroker(registration, this.settings.session), this.startup);
+    const { sessionTimeoutMs, heartbeatIntervalMs } = this.settings.session;
+    const waitMs = Math.ceil(sessionTimeoutMs / 1000) * 1000 + heartbeatIntervalMs;
+    const clock = this.startup.clock;
+    const deadline = clock.now() + waitMs;
+    let session: BrokerSession;
+    for (let logged = false; ; ) {
+      try {
+        session = await retryUnavailable(this.store, `register node ${nodeId}`, () => this.store.registerBroker(registration, this.settings.session), this.startup);
+        break;
+      } catch (e) {
+        if (!(e instanceof KafkaError && e.code === ErrorCode.DUPLICATE_BROKER_REGISTRATION) || clock.now() >= deadline) throw e;
+        if (!logged) {
+          logged = true;
+          this.log.warn({ nodeId, waitMs, holder: e.message }, `node.id ${nodeId} is still registered: waiting up to ${waitMs} ms for that registration's lease to expire, as it does when its broker is no longer running`);
+        }
+        await this.imageChangeOrTimeout(Math.min(500, Math.max(0, deadline - clock.now())));
+      }
+    }
     this.sessionHandle = session;
     session.onLost((reason) => {
       this.log.error({ nodeId, brokerEpoch: String(session.brokerEpoch), reason }, 'lost the cluster session: no longer acting as leader or coordinator');
@@ -111,6 +137,23 @@ export class ClusterMembership {
     });
     this.log.info({ nodeId, brokerEpoch: String(session.brokerEpoch), endpoints: endpoints.map((e) => `${e.name}://${e.host}:${e.port}`) }, 'registered in the cluster');
     return session;
+  }
+
+  /** Resolves on the next image change (the old registration's deletion arrives so) or after `ms`. */
+  private imageChangeOrTimeout(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        this.startup.scheduler.clearTimeout(timer);
+        const i = this.changeListeners.indexOf(finish);
+        if (i >= 0) this.changeListeners.splice(i, 1);
+        resolve();
+      };
+      const timer = this.startup.scheduler.setTimeout(finish, ms);
+      this.changeListeners.push(finish);
+    });
   }
 
   /** Deregisters (revokes the lease) and stops following. Idempotent. */

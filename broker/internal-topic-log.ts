@@ -21,6 +21,8 @@ export class InternalTopicLog implements OffsetsTopicLog, MetadataTopicLog {
     readonly partitionCount: number,
     private readonly logFor: (partition: number) => PartitionLog | undefined,
     private readonly clock: Clock,
+    /** In a cluster: the partition's leader epoch in the image, stamped on this broker's appends as on a client's. */
+    private readonly leaderEpochOf: (partition: number) => number = () => 0,
   ) {}
 
   private require(partition: number): PartitionLog {
@@ -37,7 +39,7 @@ export class InternalTopicLog implements OffsetsTopicLog, MetadataTopicLog {
       records: records.map((r) => ({ key: r.key, value: r.value, timestamp: now })),
       ...(producer === undefined ? {} : { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: 0, transactional: true }),
     });
-    const r = await log.append(batch, { leaderEpoch: 0, isFromClient: false });
+    const r = await log.append(batch, { leaderEpoch: this.leaderEpochOf(partition), isFromClient: false });
     return r.lastOffset;
   }
 

@@ -433,6 +433,14 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   broker('leader.imbalance.check.interval.seconds', 'long', 300, 'high',
     'The frequency with which the partition rebalance check is triggered by the controller.',
     { validator: atLeast(1) }),
+  broker('controlled.shutdown.enable', 'boolean', true, 'medium',
+    'Enables controlled shutdown (in a cluster, etcd.connect): on SIGTERM the broker marks its registration as shutting down, the controller moves leadership of its partitions to other in-sync replicas where there are any and removes it from ISRs, and the broker waits for that before it stops.'),
+  broker('controlled.shutdown.max.retries', 'int', 3, 'medium',
+    'How many times the broker waits controlled.shutdown.retry.backoff.ms for the controller to move its leadership before stopping anyway.',
+    { validator: atLeast(1) }),
+  broker('controlled.shutdown.retry.backoff.ms', 'long', 5000, 'medium',
+    'How long each controlled shutdown attempt waits for the controller.',
+    { validator: atLeast(0) }),
 ];
 
 function etcdConnectProblem(value: ConfigValue): string | undefined {

@@ -15,12 +15,15 @@ import type { PartitionWaiters } from '../partition-waiters.js';
 import { Replication } from '../replica/replication.js';
 import type { ReplicationPart } from '../metrics/replication-view.js';
 import { ClusterTopics } from './cluster-topics.js';
+import { ClusterCoordinators, type CoordinatorKind, type InternalTopicSpec, type PartitionedCoordinator } from './coordinators.js';
+import type { NodeEndpoint } from './cluster-view.js';
 import { replicationPart } from './replication-part.js';
 import { ClusterView } from './cluster-view.js';
 import { TopicSync } from './topic-sync.js';
 
 export class ClusterServing {
   private controller: ClusterController | null = null;
+  private coordinators: ClusterCoordinators | null = null;
   private replicationService: Replication | null = null;
 
   private constructor(
@@ -100,10 +103,39 @@ export class ClusterServing {
     return new ClusterServing(membership, view, topics, sync, config, scheduler, log, local, options.listenerName);
   }
 
-  /** Starts this broker's controller once it is registered (the election is bound to its session). */
+  /**
+   * Lets this broker's group and transaction coordinators (partitioned mode)
+   * follow the leadership of the internal topics' partitions.
+   */
+  attachCoordinators(options: {
+    readonly groups: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
+    readonly transactions: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
+    readonly hasLog: (topic: string, partition: number) => boolean;
+  }): void {
+    const coordinators = new ClusterCoordinators({ nodeId: this.config.nodeId, view: this.view, topics: this.topics, ...options, log: this.log.child({ component: 'coordinators' }) });
+    this.coordinators = coordinators;
+    this.sync.onPass(() => coordinators.changed());
+    this.membership.onSessionLost(() => coordinators.sessionLost());
+    if (this.membership.session?.state === 'live') coordinators.sessionStarted();
+  }
+
+  /** FindCoordinator's answer in a cluster (null: COORDINATOR_NOT_AVAILABLE). */
+  coordinatorFor(kind: CoordinatorKind, key: string): NodeEndpoint | null {
+    return this.coordinators?.coordinatorFor(kind, key) ?? null;
+  }
+
+  /**
+   * Once registered: this broker may lead and coordinate (until its session
+   * is lost), and its controller starts (the election is bound to its session).
+   */
   startController(): void {
     const session = this.membership.session;
     if (session === undefined || this.controller !== null) return;
+    if (session.state === 'live') {
+      this.view.setLive(true);
+      this.coordinators?.sessionStarted();
+    }
+    session.onLost(() => this.view.setLive(false));
     const controller = new ClusterController({
       store: this.membership.store,
       image: this.membership.image,
@@ -135,6 +167,47 @@ export class ClusterServing {
     this.controller = controller;
     this.membership.onImageChange(() => controller.imageChanged());
     controller.start();
+  }
+
+  /**
+   * Kafka's controlled shutdown (controlled.shutdown.enable): marks this
+   * broker's registration as shutting down, then waits, at most
+   * controlled.shutdown.max.retries times controlled.shutdown.retry.backoff.ms,
+   * until it leads no partition that has another live in-sync replica to take
+   * over (the controller, maybe this broker, moves them and takes it out of
+   * ISRs). With RF=1 there is nothing to move and it returns at once. Returns
+   * how many partitions it still leads that could have moved (0: clean).
+   */
+  async controlledShutdown(): Promise<number> {
+    const session = this.membership.session;
+    if (!this.config.getBoolean('controlled.shutdown.enable') || session === undefined || session.state !== 'live') return 0;
+    const retries = this.config.getInt('controlled.shutdown.max.retries');
+    const backoffMs = this.config.getLong('controlled.shutdown.retry.backoff.ms');
+    const image = this.membership.image;
+    const nodeId = this.config.nodeId;
+    const movable = (): number => {
+      const live = new Set(image.brokers().filter((b) => b.inControlledShutdown !== true).map((b) => b.nodeId));
+      let n = 0;
+      for (const ref of image.partitionsLedBy(nodeId)) {
+        const s = image.partition(ref.topicId, ref.partition);
+        if (s !== undefined && s.isr.some((r) => r !== nodeId && live.has(r))) n++;
+      }
+      return n;
+    };
+    const marked = (): boolean => image.broker(nodeId)?.inControlledShutdown === true;
+    for (let attempt = 1; attempt <= retries; attempt++) {
+      try {
+        await this.membership.store.requestControlledShutdown(session);
+        await this.sync.waitFor(() => marked() && movable() === 0, backoffMs, 'controlled shutdown');
+        this.log.info({ attempt }, 'controlled shutdown: this broker leads no partition another in-sync replica could take');
+        return 0;
+      } catch (err) {
+        this.log.warn({ attempt, retries, remaining: movable(), err: err instanceof Error ? err.message : String(err) }, 'controlled shutdown not complete yet');
+      }
+    }
+    const remaining = movable();
+    this.log.warn({ remaining }, 'controlled shutdown: stopping anyway after controlled.shutdown.max.retries attempts');
+    return remaining;
   }
 
   get isController(): boolean {

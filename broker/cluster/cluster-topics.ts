@@ -6,7 +6,9 @@
 // topics and partitions are placed here with Kafka's placement over the live
 // brokers of the image; the store's compare-and-swap (name free, partition
 // count unchanged) keeps two brokers from creating the same thing twice.
-// Internal topics stay each broker's own (see TopicSync).
+// CreateTopics of an internal topic stays local; the cluster's
+// __consumer_offsets and __transaction_state are created here on first need
+// (createInternalTopic, as Kafka creates them on the first FindCoordinator).
 import type { PartitionView, TopicService } from '../broker-context.js';
 import type { MetadataImage } from '../../metadata/cluster/image.js';
 import { initialProposals } from '../../metadata/cluster/leader-election.js';
@@ -15,6 +17,7 @@ import type { ClusterMetadataStore } from '../../metadata/cluster/store.js';
 import type { AlterConfigOp } from '../../metadata/config-alter.js';
 import type { TopicStore } from '../../metadata/topic-store.js';
 import type { CreateTopicRequest, MutationOptions, TopicRecord } from '../../metadata/topics.js';
+import { randomUuid } from '../../metadata/uuid.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { BrokerTopics } from '../topic-service.js';
 import type { TopicSync } from './topic-sync.js';
@@ -125,6 +128,18 @@ export class ClusterTopics implements TopicService {
       c !== undefined && Object.keys(c).length === Object.keys(written.configs).length && Object.entries(written.configs).every(([k, v]) => c[k] === v);
     await sync.waitFor(() => same(local.store.get(name)?.configs), this.o.visibleWithinMs, `alter the configs of ${name}`);
     return local.store.get(name) ?? validated;
+  }
+
+  /**
+   * Creates an internal topic of the cluster with its replicas placed over
+   * the live brokers. INVALID_REPLICATION_FACTOR while fewer brokers are live
+   * than `replicationFactor` (Kafka: "internal topic creation will fail until
+   * the cluster size meets this replication factor requirement");
+   * TOPIC_ALREADY_EXISTS when another broker created it first.
+   */
+  async createInternalTopic(spec: { readonly name: string; readonly numPartitions: number; readonly replicationFactor: number; readonly configs: Readonly<Record<string, string>> }): Promise<void> {
+    const assignment = assignReplicas({ brokers: this.liveBrokers(), partitions: spec.numPartitions, replicationFactor: spec.replicationFactor, seed: spec.name });
+    await this.o.store.createTopic({ topicId: randomUuid(), name: spec.name, partitionCount: spec.numPartitions, configs: { ...spec.configs } }, initialProposals(assignment));
   }
 
   private liveBrokers(): PlacementBroker[] {

@@ -2,8 +2,8 @@
 // etcd cluster: the live brokers, the controller, and each partition's leader,
 // replicas and ISR, all read from this broker's MetadataImage (never etcd).
 // Without etcd.connect handlers have no ClusterView and answer as the single
-// broker. Topics that are not in the image (the internal topics, which each
-// broker keeps for its own coordinators) are answered as local partitions.
+// broker. Topics that are not in the image (__remote_log_metadata, which each
+// broker keeps for its own tiering) are answered as local partitions.
 import type { MetadataImage } from '../../metadata/cluster/image.js';
 import type { PartitionState } from '../../metadata/cluster/records.js';
 import { ErrorCode } from '../protocol/errors.js';
@@ -23,12 +23,28 @@ export interface NotLeader {
 }
 
 export class ClusterView {
+  /** Whether this broker holds a live cluster session: before it registers, or once its session is lost, it leads nothing. */
+  private live = false;
+
   constructor(
     private readonly image: MetadataImage,
     readonly nodeId: number,
     /** The listener name whose endpoints clients are given (the first advertised listener's). */
     private readonly listenerName: string,
   ) {}
+
+  /**
+   * Registered (true) or session lost (false). A broker without a live
+   * session must not act as leader: another may already lead its partitions
+   * (its lease ran out), or its previous run's registration still holds them.
+   */
+  setLive(live: boolean): void {
+    this.live = live;
+  }
+
+  get isLive(): boolean {
+    return this.live;
+  }
 
   get controllerId(): number {
     return this.image.controllerId;
@@ -44,14 +60,9 @@ export class ClusterView {
     return out;
   }
 
-  /**
-   * The group and transaction coordinator of the whole cluster for now: the
-   * live broker with the lowest node id (every broker answers FindCoordinator
-   * alike). Its group state lives in its own __consumer_offsets; coordinators
-   * that follow partition leadership are still to come.
-   */
-  coordinator(): NodeEndpoint | undefined {
-    return this.brokers()[0];
+  /** The partition count of a cluster topic, undefined when the image has no such topic. */
+  partitionCount(topic: string): number | undefined {
+    return this.image.topic(topic)?.partitionCount;
   }
 
   endpoint(nodeId: number): NodeEndpoint | undefined {
@@ -84,7 +95,11 @@ export class ClusterView {
     if (state === undefined) {
       return this.isClusterTopic(topic) ? { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, leaderId: -1, leaderEpoch: -1 } : null;
     }
-    if (state.leader === this.nodeId) return null;
+    if (state.leader === this.nodeId) {
+      if (this.live) return null;
+      // The image names this node, but this process has no session: the leader is unknown to it (clients retry).
+      return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderId: -1, leaderEpoch: state.leaderEpoch };
+    }
     return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderId: state.leader, leaderEpoch: state.leaderEpoch };
   }
 

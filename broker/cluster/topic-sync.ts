@@ -2,8 +2,10 @@
 // cluster image: every topic of the image is adopted locally (id, partition
 // count, configs) and the logs of the partitions this broker is a replica of
 // are opened; a local topic the image no longer has (deleted while this broker
-// ran or was down) is deleted with its logs. The topics each broker keeps for
-// itself (internal topics) are left alone. Passes run one at a time, each over
+// ran or was down) is deleted with its logs. An internal topic the image does
+// not have (__remote_log_metadata, each broker's own) is left alone; one the
+// image has (__consumer_offsets, __transaction_state) is the cluster's and
+// replaces a local copy of another id (left from before the cluster had one). Passes run one at a time, each over
 // the whole image (level-triggered); admin requests wait for the pass that
 // makes their change visible (waitFor).
 import type { Logger } from 'pino';
@@ -69,7 +71,7 @@ export class TopicSync {
     });
   }
 
-  /** Called after every pass (replication takes the roles of the logs a pass opened). */
+  /** Called after every pass (the logs of the image's partitions are open): replication takes their roles, the coordinators follow leadership. */
   onPass(listener: () => void): void {
     this.passListeners.push(listener);
   }
@@ -100,15 +102,14 @@ export class TopicSync {
   private async pass(): Promise<void> {
     const wanted = new Map(this.image.topics().map((t) => [t.name, t] as const));
     for (const local of this.local.store.list()) {
-      if (this.local.isInternal(local.name)) continue;
       const remote = wanted.get(local.name);
+      if (this.local.isInternal(local.name) && remote === undefined) continue;
       if (remote !== undefined && remote.topicId === local.topicId) continue;
       this.log.info({ topic: local.name, topicId: local.topicId }, 'deleting the local topic: the cluster metadata no longer has it (with this id)');
       await this.local.deleteTopic(local.name);
     }
     for (const t of wanted.values()) {
       if (this.stopped) return;
-      if (this.local.isInternal(t.name)) continue;
       const changed = await this.local.adopt(
         { topicId: t.topicId, name: t.name, partitionCount: t.partitionCount, configs: t.configs },
         (i) => this.image.partition(t.topicId, i)?.replicas.includes(this.nodeId) ?? false,

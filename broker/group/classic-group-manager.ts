@@ -691,9 +691,10 @@ export class ClassicGroupManager {
     this.groups.set(groupId, ClassicGroup.fromSnapshot(groupId, snapshot));
   }
 
-  /** After loading: loaded members must heartbeat within their session timeout. */
-  startLoadedGroups(): void {
+  /** After loading: loaded members (of the groups `which` selects) must heartbeat within their session timeout. */
+  startLoadedGroups(which: (groupId: string) => boolean = () => true): void {
     for (const group of this.groups.values()) {
+      if (!which(group.groupId)) continue;
       for (const m of group.allMembers()) this.rescheduleHeartbeat(group, m);
       if (group.size > this.config.groupMaxSize) this.prepareRebalance(group);
     }
@@ -707,6 +708,25 @@ export class ClassicGroupManager {
         group.completeJoin(m, joinError(m.memberId, errorCode));
         group.completeSync(m, syncError(errorCode));
       }
+    }
+  }
+
+  /**
+   * Drops the groups `which` selects (their coordinator partition went
+   * elsewhere): parked calls are answered with `errorCode`, their timers stop.
+   */
+  unloadGroups(which: (groupId: string) => boolean, errorCode: number): void {
+    for (const group of [...this.groups.values()]) {
+      if (!which(group.groupId)) continue;
+      this.timers.cancel(joinKey(group.groupId));
+      this.timers.cancel(syncKey(group.groupId));
+      for (const m of group.allMembers()) {
+        this.timers.cancel(heartbeatKey(group.groupId, m.memberId));
+        group.completeJoin(m, joinError(m.memberId, errorCode));
+        group.completeSync(m, syncError(errorCode));
+      }
+      this.groups.delete(group.groupId);
+      this.completedRebalances.delete(group.groupId);
     }
   }
 

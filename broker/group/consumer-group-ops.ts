@@ -27,8 +27,8 @@ export interface ConsumerGroupOpsDeps {
   /** Appends to the group's partition of __consumer_offsets, in call order. */
   readonly append: (groupId: string, records: readonly OffsetsTopicRecord[]) => Promise<void>;
   readonly topics: () => ConsumerTopicsView;
-  /** NONE when calls can be served (the coordinator is loaded), else the code to answer. */
-  readonly unavailable: () => number;
+  /** NONE when calls for the group can be served (its partition is loaded here), else the code to answer. */
+  readonly unavailable: (groupId: string) => number;
   readonly clock: Clock;
   readonly offsetsRetentionMs: number;
   readonly logger: Logger;
@@ -48,7 +48,7 @@ export class ConsumerGroupOps {
    * migration yet).
    */
   async heartbeat(p: ConsumerHeartbeatParams): Promise<ConsumerHeartbeatResult> {
-    const unavailable = this.d.unavailable();
+    const unavailable = this.d.unavailable(p.groupId);
     if (unavailable !== ErrorCode.NONE) return fail(unavailable);
     const invalid = this.d.consumer.validate(p);
     if (invalid !== null) return invalid;
@@ -73,8 +73,8 @@ export class ConsumerGroupOps {
   }
 
   describe(groupIds: readonly string[]): DescribedConsumerGroup[] {
-    const unavailable = this.d.unavailable();
     return groupIds.map((groupId) => {
+      const unavailable = this.d.unavailable(groupId);
       if (unavailable !== ErrorCode.NONE) return { ...consumerGroupNotFound(groupId, ''), errorCode: unavailable, errorMessage: null, groupState: '' };
       if (groupId === '') return { ...consumerGroupNotFound(groupId, ''), errorCode: ErrorCode.INVALID_GROUP_ID, errorMessage: null, groupState: '' };
       const g = this.d.consumer.groups.get(groupId);

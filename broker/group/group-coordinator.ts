@@ -60,6 +60,13 @@ import type {
 
 export interface GroupCoordinatorOptions {
   readonly log: OffsetsTopicLog;
+  /**
+   * In a cluster: this coordinator serves only the __consumer_offsets
+   * partitions it is told to load (loadPartition, when this broker becomes
+   * their leader) and drops them again (unloadPartition). Alone (false), it
+   * loads every partition at start().
+   */
+  readonly partitioned?: boolean;
   readonly config?: Partial<GroupCoordinatorConfig>;
   readonly clock?: Clock;
   readonly scheduler?: Scheduler;
@@ -73,6 +80,8 @@ export interface GroupCoordinatorOptions {
 }
 
 type Phase = 'loading' | 'active' | 'closed';
+/** A __consumer_offsets partition this coordinator serves (partitioned mode). */
+type PartitionLoad = { readonly state: 'loading' | 'loaded'; readonly token: number };
 
 export class GroupCoordinator {
   readonly config: GroupCoordinatorConfig;
@@ -95,6 +104,9 @@ export class GroupCoordinator {
   private phase: Phase = 'loading';
   private expiryTimer: TimerHandle | null = null;
   private expiryRun: Promise<void> | null = null;
+  private readonly partitioned: boolean;
+  private readonly owned = new Map<number, PartitionLoad>();
+  private nextLoadToken = 1;
 
   constructor(options: GroupCoordinatorOptions) {
     this.config = { ...defaultGroupCoordinatorConfig, ...options.config };
@@ -102,6 +114,7 @@ export class GroupCoordinator {
     this.scheduler = options.scheduler ?? systemScheduler;
     this.logger = options.logger ?? silentLogger();
     this.log = options.log;
+    this.partitioned = options.partitioned ?? false;
     this.writer = new OffsetsTopicWriter(options.log);
     this.timers = new KeyedTimers(this.scheduler);
     const sink: GroupRecordSink = {
@@ -136,7 +149,7 @@ export class GroupCoordinator {
       locks: this.locks,
       append: (groupId, records) => this.writer.append(this.partitionFor(groupId), records),
       topics: this.topicsView,
-      unavailable: () => this.unavailable(),
+      unavailable: (groupId) => this.unavailable(groupId),
       clock: this.clock,
       offsetsRetentionMs: this.config.offsetsRetentionMs,
       logger: this.logger,
@@ -159,35 +172,14 @@ export class GroupCoordinator {
    */
   async start(): Promise<void> {
     if (this.phase !== 'loading') throw new Error(`GroupCoordinator cannot start when ${this.phase}`);
-    let records = 0;
-    for (let p = 0; p < this.config.offsetsTopicNumPartitions; p++) {
-      for await (const raw of this.log.readAll(p)) {
-        records++;
-        if (raw.producerId !== undefined && raw.marker !== undefined) {
-          this.replayTxnEnd(raw.producerId, raw.marker === 'COMMIT');
-          continue;
-        }
-        let record: CoordinatorRecord;
-        try {
-          record = decodeCoordinatorRecord(raw);
-          if (record.type === 'unknown' && isConsumerGroupRecordType(record.keyVersion) && raw.producerId === undefined) {
-            this.consumer.replay(decodeConsumerGroupRecord(record.keyVersion, decodeVersioned(raw.key).body, raw.value));
-            continue;
-          }
-        } catch (err) {
-          this.logger.warn({ err, partition: p }, 'skipping undecodable __consumer_offsets record');
-          continue;
-        }
-        if (raw.producerId !== undefined) {
-          // A TxnOffsetCommit: pending until its transaction's marker.
-          if (record.type === 'offsetCommit' && record.value !== null) {
-            this.pendingTxnOffsets.add(raw.producerId, record.groupId, { topic: record.topic, partition: record.partition, value: record.value });
-          }
-          continue;
-        }
-        this.replay(record);
-      }
+    if (this.partitioned) {
+      // Partitions come with leadership (loadPartition); until then every group answers NOT_COORDINATOR.
+      this.phase = 'active';
+      this.scheduleExpiry();
+      return;
     }
+    let records = 0;
+    for (let p = 0; p < this.config.offsetsTopicNumPartitions; p++) records += await this.replayPartition(p, () => true);
     if ((this.phase as Phase) === 'closed') return;
     // Offsets replayed before their consumer group's records made an empty simple classic group for it.
     for (const groupId of this.consumer.groups.keys()) {
@@ -198,6 +190,101 @@ export class GroupCoordinator {
     this.phase = 'active';
     this.scheduleExpiry();
     this.logger.info({ groups: this.manager.groups.size, records }, 'group coordinator loaded');
+  }
+
+  /** Replays one partition's records while `current()` holds; returns how many records it read. */
+  private async replayPartition(p: number, current: () => boolean): Promise<number> {
+    let records = 0;
+    for await (const raw of this.log.readAll(p)) {
+      if (!current()) break;
+      records++;
+      if (raw.producerId !== undefined && raw.marker !== undefined) {
+        this.replayTxnEnd(raw.producerId, raw.marker === 'COMMIT');
+        continue;
+      }
+      let record: CoordinatorRecord;
+      try {
+        record = decodeCoordinatorRecord(raw);
+        if (record.type === 'unknown' && isConsumerGroupRecordType(record.keyVersion) && raw.producerId === undefined) {
+          this.consumer.replay(decodeConsumerGroupRecord(record.keyVersion, decodeVersioned(raw.key).body, raw.value));
+          continue;
+        }
+      } catch (err) {
+        this.logger.warn({ err, partition: p }, 'skipping undecodable __consumer_offsets record');
+        continue;
+      }
+      if (raw.producerId !== undefined) {
+        // A TxnOffsetCommit: pending until its transaction's marker.
+        if (record.type === 'offsetCommit' && record.value !== null) {
+          this.pendingTxnOffsets.add(raw.producerId, record.groupId, { topic: record.topic, partition: record.partition, value: record.value });
+        }
+        continue;
+      }
+      this.replay(record);
+    }
+    return records;
+  }
+
+  /**
+   * Partitioned mode: this broker became the leader of __consumer_offsets
+   * partition `p`. Its groups answer COORDINATOR_LOAD_IN_PROGRESS until the
+   * partition is replayed, then are served (members must heartbeat within
+   * their session timeout, as after Kafka's load). Resolves when loaded, or
+   * when unloaded meanwhile.
+   */
+  async loadPartition(p: number): Promise<void> {
+    if (!this.partitioned || this.phase === 'closed' || this.owned.has(p)) return;
+    const token = this.nextLoadToken++;
+    this.owned.set(p, { state: 'loading', token });
+    const current = (): boolean => this.owned.get(p)?.token === token && this.phase !== 'closed';
+    let records = 0;
+    try {
+      records = await this.replayPartition(p, current);
+    } catch (err) {
+      this.logger.warn({ err, partition: p }, 'could not load __consumer_offsets partition; its groups stay unavailable');
+      if (current()) this.owned.delete(p);
+      this.dropPartitionGroups(p);
+      throw err;
+    }
+    if (!current()) {
+      // Unloaded while replaying: drop what the replay added after the unload.
+      this.dropPartitionGroups(p);
+      return;
+    }
+    const ofPartition = (groupId: string): boolean => this.partitionFor(groupId) === p;
+    // As after a full load: offsets replayed before their consumer group's records made an empty simple classic group.
+    for (const groupId of this.consumer.groups.keys()) {
+      if (ofPartition(groupId) && this.manager.groups.get(groupId)?.state === 'Empty') this.manager.groups.delete(groupId);
+    }
+    this.manager.startLoadedGroups(ofPartition);
+    this.consumer.startLoadedGroups(ofPartition);
+    this.owned.set(p, { state: 'loaded', token });
+    this.logger.info({ partition: p, records }, 'group coordinator loaded __consumer_offsets partition');
+  }
+
+  /**
+   * Partitioned mode: leadership of partition `p` went (or this broker lost
+   * its cluster session). Its groups are dropped from memory, parked joins
+   * and syncs are answered NOT_COORDINATOR, and later calls get
+   * NOT_COORDINATOR, so clients find the new coordinator.
+   */
+  unloadPartition(p: number): void {
+    if (!this.owned.delete(p)) return;
+    this.dropPartitionGroups(p);
+    this.logger.info({ partition: p }, 'group coordinator unloaded __consumer_offsets partition');
+  }
+
+  /** The partitions loaded or loading (partitioned mode), for tests and tools. */
+  ownedPartitions(): ReadonlyMap<number, 'loading' | 'loaded'> {
+    return new Map([...this.owned].map(([p, l]) => [p, l.state] as const));
+  }
+
+  private dropPartitionGroups(p: number): void {
+    const ofPartition = (groupId: string): boolean => this.partitionFor(groupId) === p;
+    this.manager.unloadGroups(ofPartition, ErrorCode.NOT_COORDINATOR);
+    for (const groupId of [...this.consumer.groups.keys()]) if (ofPartition(groupId)) this.consumer.forget(groupId);
+    for (const groupId of this.offsets.groupIds()) if (ofPartition(groupId)) this.offsets.removeGroup(groupId);
+    this.pendingTxnOffsets.dropGroups(ofPartition);
   }
 
   /** Stops timers and answers parked joins/syncs with NOT_COORDINATOR. */
@@ -244,22 +331,43 @@ export class GroupCoordinator {
     return this.writer.append(this.partitionFor(groupId), records.map(encodeCoordinatorRecord));
   }
 
-  /** NONE when calls can be served, else the code every answer carries. */
-  private unavailable(): number {
+  /**
+   * NONE when calls for the group can be served, else the code its answer
+   * carries. Without a group id (ListGroups): whether every partition served is loaded.
+   */
+  private unavailable(groupId?: string): number {
     switch (this.phase) {
       case 'loading':
         return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
       case 'closed':
         return ErrorCode.NOT_COORDINATOR;
       case 'active':
-        return ErrorCode.NONE;
+        break;
     }
+    if (!this.partitioned) return ErrorCode.NONE;
+    if (groupId === undefined) {
+      for (const l of this.owned.values()) if (l.state === 'loading') return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+      return ErrorCode.NONE;
+    }
+    switch (this.owned.get(this.partitionFor(groupId))?.state) {
+      case 'loaded':
+        return ErrorCode.NONE;
+      case 'loading':
+        return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+      case undefined:
+        return ErrorCode.NOT_COORDINATOR;
+    }
+  }
+
+  /** Whether the group's partition is served here and loaded (always, alone). */
+  private servesGroup(groupId: string): boolean {
+    return !this.partitioned || this.owned.get(this.partitionFor(groupId))?.state === 'loaded';
   }
 
   // ================================================================ membership
 
   async joinGroup(p: JoinGroupParams): Promise<JoinGroupResult> {
-    const unavailable = this.unavailable();
+    const unavailable = this.unavailable(p.groupId);
     if (unavailable !== ErrorCode.NONE) return joinError(p.memberId, unavailable);
     if (p.groupId === '') return joinError(p.memberId, ErrorCode.INVALID_GROUP_ID);
     if (
@@ -276,21 +384,21 @@ export class GroupCoordinator {
   }
 
   async syncGroup(p: SyncGroupParams): Promise<SyncGroupResult> {
-    const unavailable = this.unavailable();
+    const unavailable = this.unavailable(p.groupId);
     if (unavailable !== ErrorCode.NONE) return syncError(unavailable);
     if (p.groupId === '') return syncError(ErrorCode.INVALID_GROUP_ID);
     return this.manager.sync(p);
   }
 
   heartbeat(p: HeartbeatParams): number {
-    const unavailable = this.unavailable();
+    const unavailable = this.unavailable(p.groupId);
     if (unavailable !== ErrorCode.NONE) return unavailable;
     if (p.groupId === '') return ErrorCode.INVALID_GROUP_ID;
     return this.manager.heartbeat(p);
   }
 
   async leaveGroup(groupId: string, members: readonly LeavingMember[]): Promise<LeaveGroupResult> {
-    const unavailable = this.unavailable();
+    const unavailable = this.unavailable(groupId);
     if (unavailable !== ErrorCode.NONE) return { errorCode: unavailable, members: [] };
     if (groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, members: [] };
     return this.manager.leave(groupId, members);
@@ -317,7 +425,7 @@ export class GroupCoordinator {
         partitions: t.partitions.map((x) => ({ partitionIndex: x.partitionIndex, errorCode })),
       })),
     });
-    const unavailable = this.unavailable();
+    const unavailable = this.unavailable(p.groupId);
     if (unavailable !== ErrorCode.NONE) return allWith(unavailable);
     if (p.groupId === '') return allWith(ErrorCode.INVALID_GROUP_ID);
     const staged = await this.locks.run(p.groupId, async (): Promise<{ result: OffsetCommitResult; applied: Promise<void> }> => {
@@ -412,7 +520,7 @@ export class GroupCoordinator {
     const allWith = (errorCode: number): OffsetCommitResult => ({
       topics: p.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((x) => ({ partitionIndex: x.partitionIndex, errorCode })) })),
     });
-    const unavailable = this.unavailable();
+    const unavailable = this.unavailable(p.groupId);
     if (unavailable !== ErrorCode.NONE) return allWith(unavailable);
     if (p.groupId === '') return allWith(ErrorCode.INVALID_GROUP_ID);
     const group = this.manager.groups.get(p.groupId);
@@ -458,8 +566,8 @@ export class GroupCoordinator {
 
   /** OffsetFetch for one or more groups; an unknown group answers -1 for every partition, without error. */
   fetchOffsets(groups: readonly OffsetFetchGroupParams[]): OffsetFetchGroupResult[] {
-    const unavailable = this.unavailable();
     return groups.map((g) => {
+      const unavailable = this.unavailable(g.groupId);
       if (unavailable !== ErrorCode.NONE) return { groupId: g.groupId, errorCode: unavailable, topics: [] };
       if (g.groupId === '') return { groupId: g.groupId, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
       const consumerGroup = this.consumer.groups.get(g.groupId);
@@ -475,7 +583,7 @@ export class GroupCoordinator {
 
   /** OffsetDelete: only for Empty groups, or for topics a "consumer" group is not subscribed to. */
   async deleteOffsets(p: OffsetDeleteParams): Promise<OffsetDeleteResult> {
-    const unavailable = this.unavailable();
+    const unavailable = this.unavailable(p.groupId);
     if (unavailable !== ErrorCode.NONE) return { errorCode: unavailable, topics: [] };
     if (p.groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
     return this.locks.run(p.groupId, async () => {
@@ -516,8 +624,8 @@ export class GroupCoordinator {
   // ================================================================ groups
 
   describeGroups(groupIds: readonly string[]): DescribedGroup[] {
-    const unavailable = this.unavailable();
     return groupIds.map((groupId) => {
+      const unavailable = this.unavailable(groupId);
       const described: DescribedGroup = {
         errorCode: ErrorCode.NONE,
         groupId,
@@ -562,13 +670,13 @@ export class GroupCoordinator {
     const groups: ListGroupsResult['groups'] = [];
     if (types.size === 0 || types.has('classic')) {
       for (const g of this.manager.groups.values()) {
-        if (g.state === 'Dead' || (statesFilter.length > 0 && !states.has(g.state))) continue;
+        if (g.state === 'Dead' || !this.servesGroup(g.groupId) || (statesFilter.length > 0 && !states.has(g.state))) continue;
         groups.push({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: 'classic' });
       }
     }
     if (types.size === 0 || types.has('consumer')) {
       for (const g of this.consumer.groups.values()) {
-        if (statesFilter.length > 0 && !stateNames.has(g.state.toLowerCase())) continue;
+        if (!this.servesGroup(g.groupId) || (statesFilter.length > 0 && !stateNames.has(g.state.toLowerCase()))) continue;
         groups.push({ groupId: g.groupId, protocolType: 'consumer', groupState: g.state, groupType: 'consumer' });
       }
     }
@@ -577,9 +685,9 @@ export class GroupCoordinator {
 
   /** DeleteGroups: Empty groups only; their offsets and metadata are tombstoned. */
   async deleteGroups(groupIds: readonly string[]): Promise<DeleteGroupsResult[]> {
-    const unavailable = this.unavailable();
     return Promise.all(
       groupIds.map(async (groupId): Promise<DeleteGroupsResult> => {
+        const unavailable = this.unavailable(groupId);
         if (unavailable !== ErrorCode.NONE) return { groupId, errorCode: unavailable };
         if (groupId === '') return { groupId, errorCode: ErrorCode.INVALID_GROUP_ID };
         return this.locks.run(groupId, async () => {
@@ -651,6 +759,7 @@ export class GroupCoordinator {
     if (this.phase !== 'active') return;
     const ids = new Set([...this.manager.groups.keys(), ...this.consumer.groups.keys(), ...this.offsets.groupIds()]);
     for (const groupId of ids) {
+      if (!this.servesGroup(groupId)) continue;
       await this.locks.run(groupId, () => this.expireGroupOffsets(groupId));
     }
   }
@@ -658,9 +767,9 @@ export class GroupCoordinator {
   private async expireGroupOffsets(groupId: string): Promise<void> {
     await this.inflightCommits.settled(groupId);
     const consumerGroup = this.consumer.groups.get(groupId);
-    if (consumerGroup !== undefined) return this.consumerOps.expireOffsets(consumerGroup, this.phase === 'active');
+    if (consumerGroup !== undefined) return this.consumerOps.expireOffsets(consumerGroup, this.phase === 'active' && this.servesGroup(groupId));
     const group = this.manager.groups.get(groupId);
-    if (group === undefined || group.state === 'Dead' || this.phase !== 'active') return;
+    if (group === undefined || group.state === 'Dead' || this.phase !== 'active' || !this.servesGroup(groupId)) return;
     const base = expirationBase(group);
     if (base === null) return;
     const now = this.clock.now();

@@ -4,13 +4,23 @@ import type { GroupCoordinator } from './group-coordinator.js';
 
 export interface GroupHandlerContext {
   readonly groups: GroupCoordinator;
-  /** This broker's advertised endpoint: the coordinator of every group and transactional id. */
-  coordinatorNode(): { readonly nodeId: number; readonly host: string; readonly port: number };
+  /**
+   * The coordinator of a group (key type 0) or transactional id (1): this
+   * broker alone; in a cluster the leader of the key's internal-topic
+   * partition, null while there is none (COORDINATOR_NOT_AVAILABLE).
+   */
+  coordinatorNode(keyType: number, key: string): { readonly nodeId: number; readonly host: string; readonly port: number } | null;
 }
 
 export interface OffsetCommitHandlerContext extends GroupHandlerContext {
-  /** OffsetCommit refuses partitions that do not exist (UNKNOWN_TOPIC_OR_PARTITION), as Kafka does. */
-  readonly topics: { partition(topic: string, partition: number): unknown };
+  /**
+   * OffsetCommit refuses partitions that do not exist (UNKNOWN_TOPIC_OR_PARTITION), as Kafka does.
+   * The store knows every topic of the cluster, also those whose partitions are on other brokers.
+   */
+  readonly topics: {
+    partition(topic: string, partition: number): unknown;
+    readonly store?: { get(name: string): { readonly partitionCount: number } | undefined };
+  };
 }
 
 /** Kafka reports a member's host as InetAddress.toString() of the connection: "/127.0.0.1". */

@@ -45,6 +45,14 @@ export class PendingTxnOffsets {
     return false;
   }
 
+  /** Forgets the pending offsets of the groups `which` selects (their partition was unloaded). */
+  dropGroups(which: (groupId: string) => boolean): void {
+    for (const [producerId, groups] of this.byProducer) {
+      for (const groupId of [...groups.keys()]) if (which(groupId)) groups.delete(groupId);
+      if (groups.size === 0) this.byProducer.delete(producerId);
+    }
+  }
+
   hasGroup(groupId: string): boolean {
     for (const groups of this.byProducer.values()) if (groups.has(groupId)) return true;
     return false;

@@ -30,7 +30,9 @@ export const handler: ApiHandler<OffsetCommitRequest, OffsetCommitResponse, Offs
     for (const t of req.topics) {
       const partitions: OffsetCommitPartitionParams[] = [];
       for (const p of t.partitions) {
-        if (broker.topics.partition(t.name, p.partitionIndex) === undefined) {
+        const stored = broker.topics.store?.get(t.name);
+        const exists = stored !== undefined ? p.partitionIndex >= 0 && p.partitionIndex < stored.partitionCount : broker.topics.partition(t.name, p.partitionIndex) !== undefined;
+        if (!exists) {
           errors.set(key(t.name, p.partitionIndex), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
           continue;
         }

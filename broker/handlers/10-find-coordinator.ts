@@ -1,6 +1,10 @@
 // FindCoordinator (key 10), versions 0-6.
-// This single broker coordinates every group (key type 0) and every
-// transactional id (key type 1): the answer is always its advertised endpoint.
+// A single broker coordinates every group (key type 0) and every
+// transactional id (key type 1): the answer is its advertised endpoint. In a
+// cluster it is the leader of the key's __consumer_offsets /
+// __transaction_state partition (Kafka's partitionFor), and
+// COORDINATOR_NOT_AVAILABLE while that partition has no leader or the topic
+// is still being created (on the first request, as Kafka does).
 // v4+ batches keys (one answer per key). Share groups (key type 2, v6+) and
 // unknown key types get INVALID_REQUEST. v0 has no key type: groups. v5 only
 // lets the client accept TRANSACTION_ABORTABLE (KIP-890).
@@ -21,11 +25,12 @@ interface Answer {
   errorMessage: string | null;
 }
 
-function answer(broker: GroupHandlerContext, keyType: number): Answer {
+function answer(broker: GroupHandlerContext, keyType: number, key: string): Answer {
   if (keyType !== GROUP && keyType !== TRANSACTION) {
     return { nodeId: -1, host: '', port: -1, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported key type ${keyType}` };
   }
-  const node = broker.coordinatorNode();
+  const node = broker.coordinatorNode(keyType, key);
+  if (node === null) return { nodeId: -1, host: '', port: -1, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: 'The coordinator is not available.' };
   return { nodeId: node.nodeId, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: null };
 }
 
@@ -43,10 +48,10 @@ export const handler: ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse
         nodeId: -1,
         host: '',
         port: -1,
-        coordinators: req.coordinatorKeys.map((key) => ({ key, ...answer(broker, keyType) })),
+        coordinators: req.coordinatorKeys.map((key) => ({ key, ...answer(broker, keyType, key) })),
       };
     }
-    return { throttleTimeMs: 0, ...answer(broker, keyType), coordinators: [] };
+    return { throttleTimeMs: 0, ...answer(broker, keyType, req.key), coordinators: [] };
   },
   errorResponse(req, errorCode, ctx) {
     const none = { nodeId: -1, host: '', port: -1, errorCode, errorMessage: null };

@@ -25,7 +25,11 @@ export const handler: ApiHandler<AddPartitionsToTxnRequest, AddPartitionsToTxnRe
   minVersion: 0,
   maxVersion: 3,
   async handle(broker, req, ctx) {
-    const unknown = (topic: string, partition: number): boolean => broker.topics.partition(topic, partition) === undefined;
+    // The store knows every topic of a cluster, also partitions led by other brokers (the coordinator is not their leader).
+    const unknown = (topic: string, partition: number): boolean => {
+      const t = broker.topics.store.get(topic);
+      return t === undefined || partition < 0 || partition >= t.partitionCount;
+    };
     const anyUnknown = req.v3AndBelowTopics.some((t) => t.partitions.some((p) => unknown(t.name, p)));
     let topics: AddPartitionsToTxnResponseAddPartitionsToTxnTopicResult[];
     if (anyUnknown) {

@@ -32,6 +32,7 @@ import { handler as describeLogDirs } from './35-describe-log-dirs.js';
 import { handler as addPartitionsToTxn } from './24-add-partitions-to-txn.js';
 import { handler as addOffsetsToTxn } from './25-add-offsets-to-txn.js';
 import { handler as endTxn } from './26-end-txn.js';
+import { handler as writeTxnMarkers } from './27-write-txn-markers.js';
 import { handler as txnOffsetCommit } from './28-txn-offset-commit.js';
 import { handler as describeProducers } from './61-describe-producers.js';
 import { handler as describeTransactions } from './65-describe-transactions.js';
@@ -71,6 +72,7 @@ export const allHandlers = [
   addPartitionsToTxn,
   addOffsetsToTxn,
   endTxn,
+  writeTxnMarkers,
   txnOffsetCommit,
   describeProducers,
   describeTransactions,

@@ -56,6 +56,12 @@ export interface TxnMarker {
 export interface TxnCoordinatorOptions {
   /** `__transaction_state` (a compacted topic), or a memory log in tests. */
   readonly log: OffsetsTopicLog;
+  /**
+   * In a cluster: only the __transaction_state partitions loaded with
+   * leadership (loadPartition / unloadPartition) are served. Alone (false),
+   * every partition is loaded at start().
+   */
+  readonly partitioned?: boolean;
   readonly producerIds: { nextProducerId(): Promise<bigint> };
   /** Appends a marker to a partition's log; UNKNOWN_TOPIC_OR_PARTITION when it is gone. */
   readonly writeMarker: (tp: TopicPartition, marker: TxnMarker) => Promise<void>;
@@ -92,6 +98,10 @@ export class TxnCoordinator {
   private abortTimer: TimerHandle | null = null;
   private expireTimer: TimerHandle | null = null;
   private readonly running = new Set<Promise<unknown>>();
+  private readonly partitioned: boolean;
+  /** Partitioned mode: the partitions served, with a token telling one load from the next. */
+  private readonly owned = new Map<number, { readonly state: 'loading' | 'loaded'; readonly token: number }>();
+  private nextLoadToken = 1;
 
   constructor(private readonly options: TxnCoordinatorOptions) {
     this.config = { ...defaultTxnCoordinatorConfig, ...options.config };
@@ -99,6 +109,7 @@ export class TxnCoordinator {
     this.scheduler = options.scheduler ?? systemScheduler;
     this.logger = options.logger ?? silentLogger();
     this.writer = new OffsetsTopicWriter(options.log);
+    this.partitioned = options.partitioned ?? false;
   }
 
   partitionFor(transactionalId: string): number {
@@ -107,7 +118,7 @@ export class TxnCoordinator {
 
   /** The metadata of a transactional id (tests, tools). */
   describe(transactionalId: string): TxnMetadata | undefined {
-    return this.txns.get(transactionalId);
+    return this.serves(transactionalId) ? this.txns.get(transactionalId) : undefined;
   }
 
   get transactionalIds(): string[] {
@@ -116,7 +127,7 @@ export class TxnCoordinator {
 
   /** Every transactional id's current metadata (ListTransactions). */
   allTransactions(): TxnMetadata[] {
-    return [...this.txns.values()];
+    return [...this.txns.values()].filter((m) => this.serves(m.transactionalId));
   }
 
   /** Whether the coordinator is still replaying its log, serving, or shut down (the admin APIs). */
@@ -126,30 +137,99 @@ export class TxnCoordinator {
 
   /** Replays `__transaction_state`, completes transactions left half-ended, starts the scheduled checks. */
   async start(): Promise<void> {
+    if (this.partitioned) {
+      // Partitions come with leadership (loadPartition); until then every id answers NOT_COORDINATOR.
+      this.phase = 'active';
+      this.scheduleAbortCheck();
+      this.scheduleExpiry();
+      return;
+    }
     let records = 0;
-    for (let p = 0; p < this.config.numPartitions; p++) {
-      for await (const raw of this.options.log.readAll(p)) {
-        records++;
-        if (raw.marker !== undefined) continue;
-        try {
-          const { transactionalId, metadata } = decodeTxnRecord(raw);
-          if (metadata === null) this.txns.delete(transactionalId);
-          else this.txns.set(transactionalId, metadata);
-        } catch (err) {
-          this.logger.warn({ err, partition: p }, 'skipping undecodable __transaction_state record');
-        }
+    const loaded = new Map<string, TxnMetadata>();
+    for (let p = 0; p < this.config.numPartitions; p++) records += await this.replayPartition(p, loaded, () => true);
+    for (const m of loaded.values()) this.setCurrent(m);
+    this.phase = 'active';
+    await this.completeHalfEnded(() => true);
+    this.scheduleAbortCheck();
+    this.scheduleExpiry();
+    this.logger.info({ transactionalIds: this.txns.size, records }, 'transaction coordinator loaded');
+  }
+
+  /** Reads one partition's records into `into` while `current()` holds; returns how many records it read. */
+  private async replayPartition(p: number, into: Map<string, TxnMetadata>, current: () => boolean): Promise<number> {
+    let records = 0;
+    for await (const raw of this.options.log.readAll(p)) {
+      if (!current()) break;
+      records++;
+      if (raw.marker !== undefined) continue;
+      try {
+        const { transactionalId, metadata } = decodeTxnRecord(raw);
+        if (metadata === null) into.delete(transactionalId);
+        else into.set(transactionalId, metadata);
+      } catch (err) {
+        this.logger.warn({ err, partition: p }, 'skipping undecodable __transaction_state record');
       }
     }
-    for (const m of this.txns.values()) this.byProducerId.set(m.producerId, m.transactionalId);
-    this.phase = 'active';
+    return records;
+  }
+
+  /** Writes the markers of transactions a previous coordinator left prepared but not complete. */
+  private async completeHalfEnded(which: (transactionalId: string) => boolean): Promise<void> {
     for (const m of [...this.txns.values()]) {
+      if (!which(m.transactionalId) || !this.serves(m.transactionalId)) continue;
       if (m.state === 'PrepareCommit' || m.state === 'PrepareAbort') {
         await this.locks.run(m.transactionalId, () => this.writeMarkersAndComplete(m));
       }
     }
-    this.scheduleAbortCheck();
-    this.scheduleExpiry();
-    this.logger.info({ transactionalIds: this.txns.size, records }, 'transaction coordinator loaded');
+  }
+
+  /**
+   * Partitioned mode: this broker became the leader of __transaction_state
+   * partition `p`. Its ids answer COORDINATOR_LOAD_IN_PROGRESS until it is
+   * replayed; then transactions left prepared are completed, as Kafka's
+   * coordinator does after loading.
+   */
+  async loadPartition(p: number): Promise<void> {
+    if (!this.partitioned || this.phase === 'closed' || this.owned.has(p)) return;
+    const token = this.nextLoadToken++;
+    this.owned.set(p, { state: 'loading', token });
+    const current = (): boolean => this.owned.get(p)?.token === token && this.phase !== 'closed';
+    const loaded = new Map<string, TxnMetadata>();
+    let records: number;
+    try {
+      records = await this.replayPartition(p, loaded, current);
+    } catch (err) {
+      this.logger.warn({ err, partition: p }, 'could not load __transaction_state partition; its transactional ids stay unavailable');
+      if (current()) this.owned.delete(p);
+      throw err;
+    }
+    if (!current()) return;
+    for (const m of loaded.values()) this.setCurrent(m);
+    this.owned.set(p, { state: 'loaded', token });
+    this.logger.info({ partition: p, transactionalIds: loaded.size, records }, 'transaction coordinator loaded __transaction_state partition');
+    const ofPartition = (id: string): boolean => this.partitionFor(id) === p;
+    this.track(this.completeHalfEnded(ofPartition));
+  }
+
+  /** Partitioned mode: leadership of `p` went; its ids are forgotten here and answer NOT_COORDINATOR. */
+  unloadPartition(p: number): void {
+    if (!this.owned.delete(p)) return;
+    for (const m of [...this.txns.values()]) {
+      if (this.partitionFor(m.transactionalId) !== p) continue;
+      this.txns.delete(m.transactionalId);
+      if (this.byProducerId.get(m.producerId) === m.transactionalId) this.byProducerId.delete(m.producerId);
+    }
+    this.logger.info({ partition: p }, 'transaction coordinator unloaded __transaction_state partition');
+  }
+
+  /** The partitions loaded or loading (partitioned mode), for tests and tools. */
+  ownedPartitions(): ReadonlyMap<number, 'loading' | 'loaded'> {
+    return new Map([...this.owned].map(([p, l]) => [p, l.state] as const));
+  }
+
+  /** Whether the id's partition is served here and loaded (always, alone). */
+  private serves(transactionalId: string): boolean {
+    return !this.partitioned || this.owned.get(this.partitionFor(transactionalId))?.state === 'loaded';
   }
 
   async close(): Promise<void> {
@@ -160,10 +240,19 @@ export class TxnCoordinator {
     await Promise.allSettled([...this.running]);
   }
 
-  private unavailable(): number {
+  /** NONE when the id can be served here, else the code its answer carries. */
+  unavailable(transactionalId: string): number {
     if (this.phase === 'loading') return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
     if (this.phase === 'closed') return ErrorCode.NOT_COORDINATOR;
-    return ErrorCode.NONE;
+    if (!this.partitioned) return ErrorCode.NONE;
+    switch (this.owned.get(this.partitionFor(transactionalId))?.state) {
+      case 'loaded':
+        return ErrorCode.NONE;
+      case 'loading':
+        return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+      case undefined:
+        return ErrorCode.NOT_COORDINATOR;
+    }
   }
 
   // ================================================================ requests
@@ -171,7 +260,7 @@ export class TxnCoordinator {
   /** InitProducerId with a transactional id. `expected` is the producer's current id/epoch (KIP-360), or null. */
   async initProducerId(transactionalId: string, txnTimeoutMs: number, expected: { producerId: bigint; producerEpoch: number } | null): Promise<ProducerIdAndEpoch> {
     const fail = (errorCode: number): ProducerIdAndEpoch => ({ errorCode, producerId: -1n, producerEpoch: -1 });
-    const unavailable = this.unavailable();
+    const unavailable = this.unavailable(transactionalId);
     if (unavailable !== ErrorCode.NONE) return fail(unavailable);
     if (transactionalId === '') return fail(ErrorCode.INVALID_REQUEST);
     if (txnTimeoutMs <= 0 || txnTimeoutMs > this.config.maxTimeoutMs) return fail(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
@@ -291,6 +380,9 @@ export class TxnCoordinator {
    */
   verifyProduce(producerId: bigint, producerEpoch: number, topic: string, partition: number): number {
     const id = this.byProducerId.get(producerId);
+    // In a cluster the producer's coordinator may be another broker: only a producer coordinated here can be
+    // checked (as Kafka with transaction.partition.verification.enable=false for the others).
+    if (this.partitioned && id === undefined) return ErrorCode.NONE;
     const m = id === undefined ? undefined : this.txns.get(id);
     if (m === undefined || m.producerId !== producerId) return ErrorCode.INVALID_TXN_STATE;
     // As the coordinator answers Kafka's verification (AddPartitionsToTxn verifyOnly): another epoch is fenced.
@@ -304,7 +396,9 @@ export class TxnCoordinator {
    * epoch and the group's offsets partition is in its ongoing transaction.
    */
   verifyTxnOffsetCommit(transactionalId: string, producerId: bigint, producerEpoch: number, offsetsPartition: number): number {
-    const unavailable = this.unavailable();
+    // In a cluster the id's coordinator may be another broker: nothing to check here (as Kafka without KIP-890 verification).
+    if (this.partitioned && this.phase === 'active' && !this.owned.has(this.partitionFor(transactionalId))) return ErrorCode.NONE;
+    const unavailable = this.unavailable(transactionalId);
     if (unavailable !== ErrorCode.NONE) return unavailable;
     const m = this.txns.get(transactionalId);
     const invalid = this.checkProducer(m, producerId, producerEpoch);
@@ -321,7 +415,7 @@ export class TxnCoordinator {
    * otherwise answers the error.
    */
   private async withProducer(transactionalId: string, producerId: bigint, producerEpoch: number, fn: (m: TxnMetadata) => Promise<number>): Promise<number> {
-    const unavailable = this.unavailable();
+    const unavailable = this.unavailable(transactionalId);
     if (unavailable !== ErrorCode.NONE) return unavailable;
     return this.locks.run(transactionalId, async () => {
       const m = this.txns.get(transactionalId);
@@ -407,7 +501,7 @@ export class TxnCoordinator {
       this.track(
         this.locks.run(transactionalId, async () => {
           const m = this.txns.get(transactionalId);
-          if (this.phase === 'active' && m !== undefined && (m.state === 'PrepareCommit' || m.state === 'PrepareAbort')) await this.writeMarkersAndComplete(m);
+          if (this.phase === 'active' && m !== undefined && this.serves(transactionalId) && (m.state === 'PrepareCommit' || m.state === 'PrepareAbort')) await this.writeMarkersAndComplete(m);
         }),
       );
     }, MARKER_RETRY_MS);
@@ -439,7 +533,7 @@ export class TxnCoordinator {
   async abortTimedOutTransactions(): Promise<void> {
     const now = this.clock.now();
     for (const m of [...this.txns.values()]) {
-      if (m.state !== 'Ongoing' || m.txnStartTimestampMs + m.txnTimeoutMs >= now) continue;
+      if (m.state !== 'Ongoing' || m.txnStartTimestampMs + m.txnTimeoutMs >= now || !this.serves(m.transactionalId)) continue;
       await this.locks.run(m.transactionalId, async () => {
         const current = this.txns.get(m.transactionalId);
         if (this.phase !== 'active' || current === undefined || current.state !== 'Ongoing' || current.txnStartTimestampMs + current.txnTimeoutMs >= this.clock.now()) return;
@@ -454,7 +548,7 @@ export class TxnCoordinator {
     const now = this.clock.now();
     for (const m of [...this.txns.values()]) {
       if (!(m.state === 'Empty' || m.state === 'CompleteCommit' || m.state === 'CompleteAbort')) continue;
-      if (m.txnLastUpdateTimestampMs + this.config.idExpirationMs > now) continue;
+      if (m.txnLastUpdateTimestampMs + this.config.idExpirationMs > now || !this.serves(m.transactionalId)) continue;
       await this.locks.run(m.transactionalId, async () => {
         const current = this.txns.get(m.transactionalId);
         if (current !== m) return;

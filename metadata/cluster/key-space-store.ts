@@ -8,14 +8,17 @@ import {
   CLUSTER_ID_KEY,
   CONTROLLER_KEY,
   LAYOUT_KEY,
+  PRODUCER_IDS_KEY,
   brokerKey,
   configKey,
   decodeEntry,
   decodeLayout,
+  decodeProducerIds,
   encodeBroker,
   encodeController,
   encodeLayout,
   encodePartition,
+  encodeProducerIds,
   encodeTopic,
   isInvalid,
   partitionKey,
@@ -224,6 +227,34 @@ export abstract class KeySpaceStore implements ClusterMetadataStore {
     if (ops.length > 0) await this.keySpace().commitIf([], ops);
   }
 
+  async allocateProducerIds(nodeId: number, blockSize: number, atLeast = 0n): Promise<bigint> {
+    if (!Number.isInteger(blockSize) || blockSize < 1) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Producer id block size ${blockSize} is not a positive integer`);
+    const ks = this.keySpace();
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const current = await ks.get(PRODUCER_IDS_KEY);
+      let next = 0n;
+      if (current !== undefined) {
+        try {
+          next = decodeProducerIds(current.value).nextBlockStart;
+        } catch (e) {
+          // Never overwritten: a counter we cannot read could hand out ids twice.
+          throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `Unreadable ${PRODUCER_IDS_KEY} key at ${this.description}: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      }
+      const start = next > atLeast ? next : atLeast;
+      const end = start + BigInt(blockSize);
+      // Kafka's limit: a producer id is a non-negative int64.
+      if (end > 0x7fffffffffffffffn) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'The producer id space is exhausted');
+      const rev = await ks.commitIf(
+        [{ key: PRODUCER_IDS_KEY, modRevision: current?.modRevision ?? 0n }],
+        [{ type: 'put', key: PRODUCER_IDS_KEY, value: encodeProducerIds({ nextBlockStart: end, brokerId: nodeId, blockSize }) }],
+      );
+      if (rev !== undefined) return start;
+      // Another broker took a block meanwhile: read the counter again.
+    }
+    throw this.tooManyRaces('allocate a producer id block');
+  }
+
   async campaignController(session: BrokerSession): Promise<ControllerRecord | null> {
     const lease = this.leaseOf(session);
     if (lease === undefined) throw new KafkaError(ErrorCode.INVALID_REQUEST, `The session of node ${session.nodeId} was not created by ${this.description}`);
@@ -245,6 +276,27 @@ export abstract class KeySpaceStore implements ClusterMetadataStore {
       // Another broker won (or it just expired): read who holds it now.
     }
     throw this.tooManyRaces('campaign for controller');
+  }
+
+  async requestControlledShutdown(session: BrokerSession): Promise<void> {
+    const lease = this.leaseOf(session);
+    if (lease === undefined) throw new KafkaError(ErrorCode.INVALID_REQUEST, `The session of node ${session.nodeId} was not created by ${this.description}`);
+    const ks = this.keySpace();
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      if (session.state !== 'live') throw new KafkaError(ErrorCode.STALE_BROKER_EPOCH, `Node ${session.nodeId}'s session is ${session.state}`);
+      const entry = await ks.get(brokerKey(session.nodeId));
+      // The key must still be this session's registration (created at its broker epoch).
+      if (entry === undefined || entry.createRevision !== session.brokerEpoch) {
+        throw new KafkaError(ErrorCode.STALE_BROKER_EPOCH, `Node ${session.nodeId} is no longer registered with broker epoch ${session.brokerEpoch}`);
+      }
+      const reg = this.registeredFrom(entry);
+      if (reg.inControlledShutdown === true) return;
+      const { brokerEpoch: _epoch, ...registration } = reg;
+      const value = encodeBroker({ ...registration, inControlledShutdown: true });
+      const rev = await ks.commitIf([{ key: entry.key, modRevision: entry.modRevision }], [{ type: 'put', key: entry.key, value, lease }]);
+      if (rev !== undefined) return;
+    }
+    throw this.tooManyRaces(`mark node ${session.nodeId} as shutting down`);
   }
 
   async resignController(session: BrokerSession): Promise<void> {

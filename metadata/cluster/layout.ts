@@ -4,12 +4,13 @@
 // Layout 1 (docs/cluster-metadata.md):
 //   layout                               {"version":1}
 //   cluster/id                           <cluster id>
-//   brokers/<nodeId>                     registration JSON, bound to the broker's lease
+//   brokers/<nodeId>                     registration JSON, bound to the broker's lease ("inControlledShutdown": true once it stops)
 //   topics/<name>                        {"topicId","name","partitionCount","configs"}
 //   partitions/<topicId>/<partition>     {"replicas","leader","leaderEpoch","isr","partitionEpoch"}
 //   configs/brokers/<nodeId>/<name>      value
 //   configs/cluster/<name>               value
 //   controller                           {"nodeId","brokerEpoch"}, bound to the controller's broker lease
+//   producer-ids                         {"nextBlockStart","brokerId","blockSize"}: the last block handed out
 // Pure: no I/O.
 import type {
   BrokerEndpoint,
@@ -29,6 +30,27 @@ export const PARTITIONS_PREFIX = 'partitions/';
 export const BROKER_CONFIGS_PREFIX = 'configs/brokers/';
 export const CLUSTER_CONFIGS_PREFIX = 'configs/cluster/';
 export const CONTROLLER_KEY = 'controller';
+/** Not a record of the image: only the allocator reads it (decodeEntry answers null). */
+export const PRODUCER_IDS_KEY = 'producer-ids';
+
+/** The `producer-ids` value: the first id of the next block, and who took the last one (for a person reading it). */
+export interface ProducerIdsBlockRecord {
+  readonly nextBlockStart: bigint;
+  readonly brokerId: number;
+  readonly blockSize: number;
+}
+
+export function encodeProducerIds(r: ProducerIdsBlockRecord): string {
+  return JSON.stringify({ nextBlockStart: r.nextBlockStart.toString(), brokerId: r.brokerId, blockSize: r.blockSize });
+}
+
+export function decodeProducerIds(value: string): ProducerIdsBlockRecord {
+  const v: unknown = JSON.parse(value);
+  if (!isObject(v)) throw new Error('producer-ids record is not a JSON object');
+  const next = field(v, 'nextBlockStart', isString, 'a string');
+  if (!/^[0-9]{1,19}$/.test(next)) throw new Error(`nextBlockStart '${next}' is not a non-negative int64`);
+  return { nextBlockStart: BigInt(next), brokerId: field(v, 'brokerId', isInt, 'an integer'), blockSize: field(v, 'blockSize', isInt, 'an integer') };
+}
 
 export function brokerKey(nodeId: number): string {
   return `${BROKERS_PREFIX}${nodeId}`;
@@ -70,7 +92,7 @@ export function decodeLayout(value: string): number | string {
 }
 
 export function encodeBroker(reg: BrokerRegistration): string {
-  return JSON.stringify({ nodeId: reg.nodeId, incarnationId: reg.incarnationId, rack: reg.rack, endpoints: reg.endpoints });
+  return JSON.stringify({ nodeId: reg.nodeId, incarnationId: reg.incarnationId, rack: reg.rack, endpoints: reg.endpoints, ...(reg.inControlledShutdown === true ? { inControlledShutdown: true } : {}) });
 }
 
 /** brokerEpoch as a string: a bigint revision, kept exact in JSON. */
@@ -195,11 +217,14 @@ function parseBroker(v: unknown): BrokerRegistration {
       securityProtocol: field(e, 'securityProtocol', isString, 'a string'),
     };
   });
+  const shutdown = v['inControlledShutdown'];
+  if (shutdown !== undefined && typeof shutdown !== 'boolean') throw new Error('field inControlledShutdown is not a boolean');
   return {
     nodeId: field(v, 'nodeId', isInt, 'an integer'),
     incarnationId: field(v, 'incarnationId', isString, 'a string'),
     rack,
     endpoints,
+    ...(shutdown === true ? { inControlledShutdown: true } : {}),
   };
 }
 

@@ -13,7 +13,13 @@
 //   returns; with unclean election, the first live replica leads, alone in the ISR;
 // - a live leader's ISR loses the members that are gone (no epoch change);
 // - preferred leader election moves leadership to the first replica when it
-//   is live, in the ISR and not the leader.
+//   is live, in the ISR and not the leader;
+// - controlled shutdown (a broker whose registration is inControlledShutdown)
+//   is Kafka's too: such a broker is never chosen as a new leader; a partition
+//   it leads moves to the first other live ISR replica (leader epoch + 1) and
+//   drops it from the ISR; where no other ISR replica is live it keeps leading
+//   (nothing can move: the partition goes offline when the broker stops); where
+//   it is a follower it leaves the ISR (if others remain).
 import type { MetadataImage } from './image.js';
 import type { PartitionProposal, PartitionState, TopicPartitionRef } from './records.js';
 
@@ -23,7 +29,7 @@ export interface PartitionChange {
   /** The epochs the change is based on (alterPartition's compare). */
   readonly expected: { readonly leaderEpoch: number; readonly partitionEpoch: number };
   readonly proposal: PartitionProposal;
-  readonly reason: 'leader-gone' | 'offline' | 'back-online' | 'isr-shrink' | 'preferred';
+  readonly reason: 'leader-gone' | 'offline' | 'back-online' | 'isr-shrink' | 'preferred' | 'controlled-shutdown';
 }
 
 export interface ElectionOptions {
@@ -35,14 +41,30 @@ export function electLeader(
   state: PartitionState,
   live: ReadonlySet<number>,
   options: ElectionOptions,
+  /** Live brokers in controlled shutdown: never chosen as leader, leaving ISRs. */
+  shuttingDown: ReadonlySet<number> = new Set(),
 ): { proposal: PartitionProposal; reason: PartitionChange['reason'] } | null {
   const liveIsr = state.isr.filter((r) => live.has(r));
   if (state.leader !== -1 && live.has(state.leader)) {
-    if (liveIsr.length === state.isr.length) return null;
-    return { proposal: { replicas: state.replicas, leader: state.leader, leaderEpoch: state.leaderEpoch, isr: liveIsr }, reason: 'isr-shrink' };
+    if (shuttingDown.has(state.leader)) {
+      const next = state.replicas.find((r) => r !== state.leader && live.has(r) && !shuttingDown.has(r) && state.isr.includes(r));
+      if (next !== undefined) {
+        return {
+          proposal: { replicas: state.replicas, leader: next, leaderEpoch: state.leaderEpoch + 1, isr: liveIsr.filter((r) => !shuttingDown.has(r)) },
+          reason: 'controlled-shutdown',
+        };
+      }
+    }
+    // Followers shutting down leave the ISR (the leader stays in it).
+    const isr = liveIsr.filter((r) => r === state.leader || !shuttingDown.has(r));
+    if (isr.length === state.isr.length) return null;
+    const reason = isr.length < liveIsr.length ? 'controlled-shutdown' : 'isr-shrink';
+    return { proposal: { replicas: state.replicas, leader: state.leader, leaderEpoch: state.leaderEpoch, isr }, reason };
   }
   const wasOnline = state.leader !== -1;
-  const clean = state.replicas.find((r) => live.has(r) && state.isr.includes(r));
+  const clean =
+    state.replicas.find((r) => live.has(r) && !shuttingDown.has(r) && state.isr.includes(r)) ??
+    state.replicas.find((r) => live.has(r) && state.isr.includes(r));
   if (clean !== undefined) {
     return {
       proposal: { replicas: state.replicas, leader: clean, leaderEpoch: state.leaderEpoch + 1, isr: liveIsr },
@@ -62,11 +84,12 @@ export function electLeader(
 /** Every partition whose leader or ISR must change because brokers came or went. */
 export function planLeaderChanges(image: MetadataImage, options: ElectionOptions): PartitionChange[] {
   const live = new Set(image.brokers().map((b) => b.nodeId));
+  const shuttingDown = new Set(image.brokers().filter((b) => b.inControlledShutdown === true).map((b) => b.nodeId));
   const out: PartitionChange[] = [];
   for (const t of image.topics()) {
     image.partitions(t.topicId).forEach((state, partition) => {
       if (state === undefined) return;
-      const next = electLeader(state, live, options);
+      const next = electLeader(state, live, options, shuttingDown);
       if (next === null) return;
       out.push({
         topic: t.name,
@@ -81,7 +104,7 @@ export function planLeaderChanges(image: MetadataImage, options: ElectionOptions
 
 /** Partitions whose preferred (first) replica is live and in the ISR but does not lead. */
 export function planPreferredLeaders(image: MetadataImage): PartitionChange[] {
-  const live = new Set(image.brokers().map((b) => b.nodeId));
+  const live = new Set(image.brokers().filter((b) => b.inControlledShutdown !== true).map((b) => b.nodeId));
   const out: PartitionChange[] = [];
   for (const t of image.topics()) {
     image.partitions(t.topicId).forEach((state, partition) => {

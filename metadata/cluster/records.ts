@@ -18,6 +18,11 @@ export interface BrokerRegistration {
   readonly incarnationId: string;
   readonly rack: string | null;
   readonly endpoints: readonly BrokerEndpoint[];
+  /**
+   * Set by the broker on SIGTERM (Kafka's BrokerRegistration inControlledShutdown):
+   * the controller moves its leadership elsewhere and takes it out of ISRs.
+   */
+  readonly inControlledShutdown?: boolean;
 }
 
 /** A registration as the store holds it. */

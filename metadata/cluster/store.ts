@@ -132,6 +132,15 @@ export interface ClusterMetadataStore {
     proposal: PartitionProposal,
   ): Promise<PartitionState>;
 
+  /**
+   * Kafka's AllocateProducerIds: hands `nodeId` the next block of `blockSize`
+   * producer ids, cluster-wide, by compare-and-swap on one key holding the
+   * next block's start. No id is ever in two blocks. `atLeast` raises the
+   * block's start (ids this broker handed out before it used the shared
+   * counter). Returns the block's first id.
+   */
+  allocateProducerIds(nodeId: number, blockSize: number, atLeast?: bigint): Promise<bigint>;
+
   /** Sets (string) or removes (null) dynamic configs of a broker or the cluster, in one transaction. */
   alterConfigs(resource: ConfigResource, changes: Readonly<Record<string, string | null>>): Promise<void>;
 
@@ -145,6 +154,14 @@ export interface ClusterMetadataStore {
    * A session not created by this store, or no longer live, is refused.
    */
   campaignController(session: BrokerSession): Promise<ControllerRecord | null>;
+
+  /**
+   * Controlled shutdown: marks this session's registration inControlledShutdown
+   * (same key, same lease), for the controller to move its leadership away.
+   * NOT_CONTROLLER-free: any live session may; a session that is no longer
+   * live, or whose registration is gone, is refused (STALE_BROKER_EPOCH).
+   */
+  requestControlledShutdown(session: BrokerSession): Promise<void>;
 
   /** Gives up the controller key if this session holds it (no-op otherwise). */
   resignController(session: BrokerSession): Promise<void>;

@@ -70,7 +70,7 @@ describe('brokers registering in etcd', () => {
     await etcd?.stop();
   });
 
-  it('registers, refuses a duplicate node.id naming the holder, joins another node id, deregisters on SIGTERM, expires after kill -9', async () => {
+  it('registers, refuses a live duplicate node.id naming the holder, joins another node id, deregisters on SIGTERM, re-registers at once after kill -9 once the old lease expires', async () => {
     const a = await startSediment({ overrides: brokerOverrides(1, { 'broker.rack': 'r1' }) });
     try {
       follower = new MetadataImageFollower(watcherStore, { scheduler: systemScheduler, onChange: () => [...checks].forEach((c) => c()) });
@@ -101,16 +101,39 @@ describe('brokers registering in etcd', () => {
         await b.close();
       }
 
-      // kill -9: the registration stays until the lease (2 s) runs out, then node 1 may start again.
+      // kill -9: the registration stays until the lease (2 s) runs out; node 1 started again at once
+      // waits for it (logging why) instead of failing, then registers with a new broker epoch.
       const epoch = reg.brokerEpoch;
       await a.kill();
       assert.ok(follower.image.broker(1) !== undefined, 'still registered right after the kill');
-      await imageUntil(() => follower.image.broker(1) === undefined);
       await a.start();
       const again = (await watcherStore.load()).records.find((r) => r.kind === 'broker' && r.nodeId === 1);
       assert.ok(again?.kind === 'broker' && again.broker !== null && again.broker.brokerEpoch > epoch);
     } finally {
       await a.close();
+    }
+  });
+
+  it('a broker restarted within its old lease (kill -9, 30 s session) waits for the old registration to expire, logging why, then registers', async () => {
+    // A session long enough that the restarted process is up before the old lease runs out.
+    const overrides = brokerOverrides(7, { 'broker.session.timeout.ms': '30000', 'broker.heartbeat.interval.ms': '1000' });
+    const c = await startSediment({ overrides });
+    try {
+      follower ??= new MetadataImageFollower(watcherStore, { scheduler: systemScheduler, onChange: () => [...checks].forEach((x) => x()) });
+      if (follower.image.revision === 0n) await follower.start();
+      await imageUntil(() => follower.image.broker(7) !== undefined);
+      const old = follower.image.broker(7)!;
+      await c.kill();
+      const restartAt = Date.now();
+      await c.start();
+      const waited = c.logs.lines.find((l) => /node.id 7 is still registered: waiting up to 31000 ms/.test(String(l['msg'])));
+      assert.ok(waited !== undefined, `no wait logged:\n${c.logs.tail()}`);
+      await imageUntil(() => (follower.image.broker(7)?.brokerEpoch ?? 0n) > old.brokerEpoch);
+      const took = Date.now() - restartAt;
+      assert.notEqual(follower.image.broker(7)?.incarnationId, old.incarnationId);
+      console.log(`# node 7 restarted within its old lease: registered ${took} ms after the restart began`);
+    } finally {
+      await c.close();
     }
   });
 

@@ -458,8 +458,8 @@ export class ConsumerGroupManager {
   }
 
   /** After the replay: every loaded member gets a full session to come back, as in Kafka. */
-  startLoadedGroups(): void {
-    for (const g of this.groups.values()) for (const id of g.members.keys()) this.scheduleSession(g.groupId, id);
+  startLoadedGroups(which: (groupId: string) => boolean = () => true): void {
+    for (const g of this.groups.values()) if (which(g.groupId)) for (const id of g.members.keys()) this.scheduleSession(g.groupId, id);
   }
 
   /** Drops a group from memory and its timers (DeleteGroups, conversion); the caller writes the tombstones. */

@@ -36,19 +36,23 @@ function image(live: number[], partitions: PartitionState[], controller: number 
 const led = (leader: number, replicas = [leader], isr = replicas, leaderEpoch = 2): PartitionState => ({ replicas, leader, leaderEpoch, isr, partitionEpoch: 4 });
 
 describe('ClusterView', () => {
-  it('lists live brokers by the advertised listener name, the controller, and the lowest live node as coordinator', () => {
+  it('lists live brokers by the advertised listener name, the controller, and the partition count of cluster topics', () => {
     const view = new ClusterView(image([3, 1], [], 3), 1, 'PLAINTEXT');
     assert.deepEqual(view.brokers(), [
       { nodeId: 1, host: '127.0.0.1', port: 9001, rack: null },
       { nodeId: 3, host: '127.0.0.1', port: 9003, rack: 'r3' },
     ]);
     assert.equal(view.controllerId, 3);
-    assert.equal(view.coordinator()?.nodeId, 1);
+    assert.equal(view.partitionCount('t'), 0);
+    assert.equal(view.partitionCount('__consumer_offsets'), undefined);
     assert.equal(new ClusterView(image([1], [], null), 1, 'PLAINTEXT').controllerId, -1);
   });
 
   it('serves what it leads; elsewhere NOT_LEADER_OR_FOLLOWER with the leader and its epoch; local topics are always served', () => {
     const view = new ClusterView(image([1, 2], [led(1), led(2), led(-1, [3], [3])], 1), 1, 'PLAINTEXT');
+    // Before it registers this broker leads nothing, whatever the image says (a previous run's registration).
+    assert.deepEqual(view.notLeader('t', 0), { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderId: -1, leaderEpoch: 2 });
+    view.setLive(true);
     assert.equal(view.notLeader('t', 0), null);
     assert.deepEqual(view.notLeader('t', 1), { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderId: 2, leaderEpoch: 2 });
     assert.deepEqual(view.notLeader('t', 2), { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderId: -1, leaderEpoch: 2 });
@@ -56,6 +60,10 @@ describe('ClusterView', () => {
     assert.equal(view.notLeader('__consumer_offsets', 7), null);
     assert.equal(view.leaderEpoch('t', 1), 2);
     assert.equal(view.leaderEpoch('__consumer_offsets', 7), 0);
+    // Its session lost: it stops leading at once; local topics are still its own.
+    view.setLive(false);
+    assert.equal(view.notLeader('t', 0)?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    assert.equal(view.notLeader('__consumer_offsets', 7), null);
   });
 
   it('Metadata answers a cluster partition from the image: leader, epoch, replicas, ISR, offline replicas', () => {

@@ -181,4 +181,40 @@ describe('cluster controller (twin, manual clock)', () => {
       await c.stopAll();
     }
   });
+  it('controlled shutdown: the shutting-down broker\'s leadership moves to another live ISR replica, it leaves ISRs; RF=1 and lone-ISR partitions stay', async () => {
+    const c = new Cluster();
+    try {
+      for (const id of [1, 2, 3]) await c.start(id);
+      await c.until(() => c.active().length === 1, 1000, 'a controller');
+      const controller = c.active()[0]!.nodeId;
+      // The broker that shuts down is not the controller here; the decisions are the same when it is.
+      const leaving = [1, 2, 3].find((id) => id !== controller)!;
+      const others = [1, 2, 3].filter((id) => id !== leaving);
+      const [a, b] = others as [number, number];
+      await c.nodes.get(1)!.store.createTopic({ topicId: 'T', name: 't', partitionCount: 4, configs: {} }, [
+        { replicas: [leaving, a, b], leader: leaving, leaderEpoch: 0, isr: [leaving, a, b] }, // moves to a
+        { replicas: [leaving], leader: leaving, leaderEpoch: 0, isr: [leaving] }, // RF=1: nothing to move
+        { replicas: [a, leaving, b], leader: a, leaderEpoch: 0, isr: [a, leaving, b] }, // follower: leaves the ISR
+        { replicas: [leaving, b], leader: leaving, leaderEpoch: 0, isr: [leaving] }, // no other ISR member: stays
+      ]);
+      await c.until(() => c.state(controller, 't', 3) !== undefined, 1000, 'topic visible');
+      const node = c.nodes.get(leaving)!;
+      await node.store.requestControlledShutdown(node.session);
+      await c.until(() => c.state(controller, 't', 0)?.leader === a && c.state(controller, 't', 2)?.isr.length === 2, 5000, 'leadership moved');
+      assert.deepEqual(c.state(controller, 't', 0), { replicas: [leaving, a, b], leader: a, leaderEpoch: 1, isr: [a, b], partitionEpoch: 1 });
+      assert.deepEqual(c.state(controller, 't', 1), { replicas: [leaving], leader: leaving, leaderEpoch: 0, isr: [leaving], partitionEpoch: 0 });
+      assert.deepEqual(c.state(controller, 't', 2), { replicas: [a, leaving, b], leader: a, leaderEpoch: 0, isr: [a, b], partitionEpoch: 1 });
+      assert.deepEqual(c.state(controller, 't', 3), { replicas: [leaving, b], leader: leaving, leaderEpoch: 0, isr: [leaving], partitionEpoch: 0 });
+      assert.equal(node.follower.image.broker(leaving)?.inControlledShutdown, true);
+      assert.equal(node.follower.image.broker(leaving)?.brokerEpoch, node.session.brokerEpoch, 'same registration, same broker epoch');
+      // The preferred-leader pass does not hand leadership back to a broker that is shutting down.
+      assert.equal(await c.nodes.get(controller)!.controller.rebalanceNow(), 0);
+      // A second request is a no-op; a lost session may not mark anything.
+      await node.store.requestControlledShutdown(node.session);
+      await node.session.close();
+      await assert.rejects(node.store.requestControlledShutdown(node.session), /no longer|closed/);
+    } finally {
+      await c.stopAll();
+    }
+  });
 });

@@ -113,6 +113,30 @@ export function storeContract(newHarness: () => Promise<StoreHarness>): void {
     assert.deepEqual(snap.records.filter((r) => r.kind === 'cluster-id'), [{ kind: 'cluster-id', clusterId: 'cluster-A' }]);
   });
 
+  withHarness('producer id blocks: brokers racing for blocks never share an id; the counter is readable; atLeast raises a block', async (h) => {
+    const a = await h.client();
+    const b = await h.client();
+    await a.initialize({ proposedClusterId: 'c' });
+    await b.initialize({ proposedClusterId: 'c' });
+    const starts = await Promise.all([
+      ...Array.from({ length: 6 }, () => a.allocateProducerIds(1, 1000)),
+      ...Array.from({ length: 6 }, () => b.allocateProducerIds(2, 1000)),
+    ]);
+    const sorted = [...starts].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+    assert.deepEqual(sorted, Array.from({ length: 12 }, (_, i) => BigInt(i * 1000)), 'twelve disjoint consecutive blocks');
+    const raw = JSON.parse((await h.readRaw('producer-ids')) ?? '{}') as { nextBlockStart?: string; blockSize?: number };
+    assert.equal(raw.nextBlockStart, '12000');
+    assert.equal(raw.blockSize, 1000);
+    assert.equal(await a.allocateProducerIds(1, 1000, 50_000n), 50_000n);
+    assert.equal(await b.allocateProducerIds(2, 1000, 10n), 51_000n, 'atLeast below the counter changes nothing');
+    // The counter is no record of the image: a snapshot does not show it and nothing complains.
+    const snap = await a.load();
+    assert.deepEqual(snap.problems, []);
+    await h.writeRaw('producer-ids', 'garbage');
+    await rejectsWithCode(a.allocateProducerIds(1, 1000), ErrorCode.UNKNOWN_SERVER_ERROR, /Unreadable producer-ids/);
+    assert.equal(await h.readRaw('producer-ids'), 'garbage', 'an unreadable counter is never overwritten');
+  });
+
   withHarness('a layout of another version is refused and left as it was', async (h) => {
     await h.writeRaw('layout', '{"version":2}');
     await h.writeRaw('cluster/id', 'future');
