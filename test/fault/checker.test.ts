@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { buildRecordBatch } from '../../broker/protocol/record-batch.js';
 import { type Ack, type PartitionEvidence, check, checkPartition } from './checker.js';
-import { readHighWatermarks, readLocalLog, type ReplicaLog, type StoredBatch } from './replica-logs.js';
+import { pathToFileURL } from 'node:url';
+import { createRemoteStorage } from '../../remote-log/storage-url.js';
+import { readHighWatermarks, readLocalLog, readRemoteLog, type ReplicaLog, type StoredBatch } from './replica-logs.js';
 
 /** A batch of `values` at `base`, leader epoch `epoch` (crc derived from the content, as a real one is). */
 function batch(base: number, values: readonly string[], epoch = 0, source = 'local'): StoredBatch {
@@ -111,6 +113,33 @@ describe('replica logs from files', () => {
       const missing = await readLocalLog(2, dir, 't', 1);
       assert.equal(missing.batches.length, 0);
       assert.match(missing.problems[0] ?? '', /no partition directory/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('remote segments from a file:// store', () => {
+  it('reads the batches of finished segments of one partition, in offset order, and skips unfinished ones', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'fault-remote-'));
+    try {
+      const url = pathToFileURL(dir).href;
+      const storage = createRemoteStorage(url);
+      const topicId = 'AAAAAAAAAAAAAAAAAAAAAQ';
+      const files = (data: Buffer) => ({ data, offsetIndex: Buffer.alloc(0), timeIndex: Buffer.alloc(0), producerSnapshot: Buffer.alloc(0), leaderEpochCheckpoint: Buffer.from('0\n0\n') });
+      const seg = (base: bigint, id: string) => ({ topic: 't', topicId, partition: 0, baseOffset: base, segmentId: id });
+      await storage.copySegment(seg(2n, 'BBBBBBBBBBBBBBBBBBBBBA'), files(buildRecordBatch({ baseOffset: 2n, records: [{ value: 'c' }] })));
+      await storage.copySegment(seg(0n, 'CCCCCCCCCCCCCCCCCCCCCA'), files(buildRecordBatch({ baseOffset: 0n, records: [{ value: 'a' }, { value: 'b' }] })));
+      await storage.copySegment({ ...seg(0n, 'DDDDDDDDDDDDDDDDDDDDDA'), partition: 1 }, files(buildRecordBatch({ baseOffset: 0n, records: [{ value: 'other' }] })));
+      // A copy that never finished: its manifest is missing.
+      await storage.copySegment(seg(3n, 'EEEEEEEEEEEEEEEEEEEEEA'), files(buildRecordBatch({ baseOffset: 3n, records: [{ value: 'unfinished' }] })));
+      await storage.close();
+      const manifests = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.includes('EEEEEEEEEEEEEEEEEEEEEA') && f.endsWith('.manifest'));
+      assert.equal(manifests.length, 1);
+      unlinkSync(path.join(dir, manifests[0] ?? ''));
+      const log = await readRemoteLog(url, 't', 0);
+      assert.deepEqual(log.problems, []);
+      assert.deepEqual(log.batches.flatMap((b) => b.records.map((r) => [r.offset, r.value])), [[0n, 'a'], [1n, 'b'], [2n, 'c']]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -24,14 +24,28 @@ export interface PartitionEvidence {
   readonly partition: number;
   /** In-sync replicas when the brokers were stopped (from the cluster's metadata). */
   readonly isr: readonly number[];
-  /** The committed high watermark (the highest any replica checkpointed), or null when no broker checkpointed one. */
+  /** The committed high watermark (the highest of the leader's ListOffsets answer and what the replicas checkpointed), or null when none is known. */
   readonly highWatermark: bigint | null;
   readonly replicas: readonly ReplicaLog[];
   /** Finished remote segments (tiering on), shared by the replicas. */
   readonly remote: ReplicaLog | null;
 }
 
-export type FindingKind = 'lost' | 'moved' | 'duplicate' | 'gap' | 'divergent' | 'above-hw' | 'no-hw' | 'damaged' | 'isr';
+export type FindingKind =
+  | 'lost'
+  | 'moved'
+  | 'duplicate'
+  | 'gap'
+  | 'divergent'
+  | 'above-hw'
+  | 'no-hw'
+  | 'damaged'
+  | 'isr'
+  // Found by the trial rather than the file check:
+  | 'availability'
+  | 'observability'
+  | 'crash'
+  | 'harness';
 
 export interface Finding {
   readonly kind: FindingKind;
@@ -107,7 +121,7 @@ export function checkPartition(acks: readonly Ack[], ev: PartitionEvidence): { f
   }
 
   const hw = ev.highWatermark;
-  if (hw === null) add('no-hw', `no broker checkpointed a high watermark (${'replication-offset-checkpoint'}) for partition ${p}`);
+  if (hw === null) add('no-hw', `no high watermark known for partition ${p} (neither ListOffsets nor a replication-offset-checkpoint)`);
   if (ev.isr.length < ev.replicas.length) add('isr', `ISR ${JSON.stringify(ev.isr)} is not full (replicas ${ev.replicas.map((r) => r.nodeId).join(',')}) after healing`);
 
   // Every acknowledged value on every in-sync replica, at its offset.

@@ -42,6 +42,8 @@ function brokerOverrides(o: FaultClusterOptions, remoteUrl: string): Record<stri
 }
 
 export class FaultCluster {
+  /** Clusters not yet closed, for a run interrupted by a signal (fault-run.ts closes them). */
+  static readonly open = new Set<FaultCluster>();
   private paused = new Set<number>();
 
   private constructor(
@@ -75,7 +77,9 @@ export class FaultCluster {
         brokers.set(id, b);
         await b.start();
       }
-      return new FaultCluster(etcd, network, brokers, remoteUrl, o);
+      const cluster = new FaultCluster(etcd, network, brokers, remoteUrl, o);
+      FaultCluster.open.add(cluster);
+      return cluster;
     } catch (e) {
       for (const b of brokers.values()) await b.kill().catch(() => undefined);
       await etcd?.stop().catch(() => undefined);
@@ -107,7 +111,7 @@ export class FaultCluster {
         await this.broker(step.node).kill();
         return;
       case 'restart':
-        if (!this.broker(step.node).alive) await this.broker(step.node).start();
+        if (!this.broker(step.node).alive) await this.startAgain(step.node);
         return;
       case 'pause':
         this.signal(step.node, 'SIGSTOP');
@@ -136,7 +140,33 @@ export class FaultCluster {
     this.network.healAll();
     for (const id of [...this.paused]) this.signal(id, 'SIGCONT');
     this.paused.clear();
-    for (const b of this.brokers.values()) if (!b.alive) await b.start();
+    for (const [id, b] of this.brokers) if (!b.alive) await this.startAgain(id);
+  }
+
+  /** Restarts refused because the killed run's registration is still live (until its session times out). */
+  restartsRefused = 0;
+
+  /**
+   * Starts a killed broker again as a supervisor would (systemd Restart=always):
+   * a broker killed -9 less than broker.session.timeout.ms ago finds its old
+   * registration still live and exits with DUPLICATE_BROKER_REGISTRATION; it
+   * is started again each second until the old lease has expired.
+   */
+  private async startAgain(id: number): Promise<void> {
+    const b = this.broker(id);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      try {
+        await b.start();
+        return;
+      } catch (e) {
+        const msg = e instanceof Error ? e.message : String(e);
+        if (!msg.includes('already registered') || Date.now() > deadline) throw e;
+        b.acceptFailedStart();
+        this.restartsRefused++;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
   }
 
   /** Metadata for `topic` from the first broker that answers (admin connection per call: brokers come and go). */
@@ -206,8 +236,8 @@ export class FaultCluster {
     const problems: string[] = [];
     for (const [id, b] of this.brokers) {
       try {
-        const exit = await b.stop(60_000);
-        if (exit.code !== 0 && exit.code !== null) problems.push(`broker ${id} exited ${exit.code} on SIGTERM`);
+        // A non-zero exit is recorded by SedimentProcess among its unclean exits (uncleanExits() reports it).
+        await b.stop(60_000);
       } catch (e) {
         problems.push(`broker ${id}: ${e instanceof Error ? e.message : String(e)}`);
       }
@@ -221,6 +251,7 @@ export class FaultCluster {
   }
 
   async close(): Promise<void> {
+    FaultCluster.open.delete(this);
     for (const id of this.paused) this.signal(id, 'SIGCONT');
     for (const b of this.brokers.values()) await b.kill().catch(() => undefined);
     await this.etcd.stop().catch(() => undefined);

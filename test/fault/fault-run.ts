@@ -4,6 +4,7 @@
 // trial is repeated with `--seed <its seed> --trials 1`), and prints the
 // figures docs/fault-testing.md records: trials, faults injected, acknowledged
 // records, losses, duplicates. Exits 1 when any trial failed, naming the seeds.
+import { FaultCluster } from './fault-cluster.js';
 import { makeSchedule, trialSeed } from './schedule.js';
 import { runTrial, trialPassed, type TrialOptions, type TrialResult } from './trial.js';
 import { buildWorkload } from './workload.js';
@@ -53,7 +54,7 @@ export async function runFaults(o: RunOptions): Promise<RunSummary> {
         tiering: schedule.tiering,
         faults: 0,
         verdict: { acknowledged: 0, losses: 0, duplicates: 0, findings: [] },
-        findings: [{ kind: 'isr', partition: -1, detail: `trial did not complete: ${why.split('\n')[0] ?? why}` }],
+        findings: [{ kind: 'harness', partition: -1, detail: `trial did not complete: ${why.split('\n')[0] ?? why}` }],
         failedRecords: 0,
         unfinishedRecords: 0,
         ms: 0,
@@ -78,6 +79,13 @@ export async function runFaults(o: RunOptions): Promise<RunSummary> {
       `${summary.acknowledged} acknowledged records, ${summary.losses} lost, ${summary.duplicates} duplicated; ` +
       `${summary.failedSeeds.length} trials failed${summary.failedSeeds.length > 0 ? ` (seeds ${summary.failedSeeds.join(', ')})` : ''}; ${(summary.ms / 1000).toFixed(0)} s`,
   );
+  const kinds = new Map<string, number>();
+  for (const r of results) for (const f of [...r.findings, ...r.verdict.findings]) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
+  if (kinds.size > 0) o.log(`findings by kind: ${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  for (const r of results.filter((x) => !trialPassed(x))) {
+    const first = [...r.findings, ...r.verdict.findings][0];
+    o.log(`  failed seed ${r.seed}${r.tiering ? ' (tiering)' : ''}: ${first === undefined ? '' : `[${first.kind}] ${first.detail.slice(0, 200)}`}`);
+  }
   return summary;
 }
 
@@ -106,6 +114,13 @@ function parseArgs(argv: readonly string[]): Omit<RunOptions, 'log'> {
 }
 
 if (process.argv[1]?.endsWith('fault-run.js')) {
+  // Ctrl-C or SIGTERM: stop the brokers and etcd and remove the namespaces before exiting.
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      console.log(`${sig}: closing ${FaultCluster.open.size} cluster(s)`);
+      void Promise.all([...FaultCluster.open].map((c) => c.close().catch(() => undefined))).finally(() => process.exit(130));
+    });
+  }
   const options = parseArgs(process.argv.slice(2));
   const log = (line: string): void => console.log(line);
   runFaults({ ...options, log }).then(

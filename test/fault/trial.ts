@@ -12,7 +12,7 @@
 //      files and check (checker.ts).
 import { AdminClient } from '../../broker/cli/admin-client.js';
 import { errorName } from '../../broker/protocol/errors.js';
-import { type Ack, type Finding, type PartitionEvidence, type Verdict, check } from './checker.js';
+import { type Ack, type Finding, type FindingKind, type PartitionEvidence, type Verdict, check } from './checker.js';
 import { FaultCluster, trialDir } from './fault-cluster.js';
 import { readHighWatermarks, readLocalLog, readRemoteLog } from './replica-logs.js';
 import { Rng, type Schedule, describeStep, faultCount } from './schedule.js';
@@ -56,8 +56,8 @@ export async function runTrial(schedule: Schedule, o: TrialOptions): Promise<Tri
   const started = Date.now();
   const ISR_FULL_MS = o.isrWaitMs ?? 90_000;
   const findings: Finding[] = [];
-  const harness = (detail: string, partition = -1): void => {
-    findings.push({ kind: 'isr', partition, detail });
+  const harness = (detail: string, partition = -1, kind: FindingKind = 'harness'): void => {
+    findings.push({ kind, partition, detail });
     o.log(`  ! ${detail}`);
   };
   const dir = trialDir();
@@ -86,7 +86,7 @@ export async function runTrial(schedule: Schedule, o: TrialOptions): Promise<Tri
       admin.close();
     }
     const ready = await cluster.until(topic, isrFull(3), ISR_FULL_MS);
-    if (!ready.ok) harness(`after creation the ISR of ${topic} is not full within ${ISR_FULL_MS} ms: ${JSON.stringify(ready.last)}`);
+    if (!ready.ok) harness(`after creation the ISR of ${topic} is not full within ${ISR_FULL_MS} ms: ${JSON.stringify(ready.last)}`, -1, 'isr');
 
     workload = Workload.start(o.workloadBin, { bootstrap: cluster.bootstrap, topic, partitions: o.partitions, producers: o.producers, prefix: `s${schedule.seed}`, rate: o.rate, drainMs: 30_000 });
     const t0 = Date.now();
@@ -100,7 +100,7 @@ export async function runTrial(schedule: Schedule, o: TrialOptions): Promise<Tri
     o.log(`  schedule done: ${workload.acknowledged} acknowledged so far; healing`);
     await cluster.healAll();
     const healed = await cluster.until(topic, isrFull(3), ISR_FULL_MS);
-    if (!healed.ok) harness(`after healing the ISR is not full within ${ISR_FULL_MS} ms: ${JSON.stringify(healed.last)}`);
+    if (!healed.ok) harness(`after healing the ISR is not full within ${ISR_FULL_MS} ms: ${JSON.stringify(healed.last)}`, -1, 'isr');
 
     // Availability: one down, then two down.
     // The survivor of the two-down check is an ISR member of every partition where one exists (with a full ISR: any broker).
@@ -112,30 +112,30 @@ export async function runTrial(schedule: Schedule, o: TrialOptions): Promise<Tri
     await cluster.broker(x).kill();
     faults++;
     const moved = await cluster.until(topic, (t) => t.partitions.every((p) => p.leader >= 0 && p.leader !== x), LEADERS_MOVED_MS);
-    if (!moved.ok) harness(`broker ${x} killed: leadership did not move within ${LEADERS_MOVED_MS} ms: ${JSON.stringify(moved.last)}`);
+    if (!moved.ok) harness(`broker ${x} killed: leadership did not move within ${LEADERS_MOVED_MS} ms: ${JSON.stringify(moved.last)}`, -1, 'availability');
     const one = await probe(o.workloadBin, { bootstrap: cluster.bootstrap, topic, partitions: o.partitions, timeoutMs: 20_000 });
     for (const r of one) {
       if (r.produced) acks.push({ partition: r.partition, offset: BigInt(r.offset), value: r.value });
-      else harness(`one broker (${x}) down: partition ${r.partition} refused an acks=all write (${r.error})`, r.partition);
+      else harness(`one broker (${x}) down: partition ${r.partition} refused an acks=all write (${r.error})`, r.partition, 'availability');
     }
     await cluster.broker(y).kill();
     faults++;
     const survivor = cluster.nodeIds.find((n) => n !== x && n !== y);
     const shrunk = await cluster.until(topic, (t) => t.partitions.every((p) => p.leader === survivor && !p.isr.includes(y)), LEADERS_MOVED_MS);
-    if (!shrunk.ok) harness(`brokers ${x} and ${y} killed: broker ${survivor} does not lead every partition alone within ${LEADERS_MOVED_MS} ms: ${JSON.stringify(shrunk.last)}`);
+    if (!shrunk.ok) harness(`brokers ${x} and ${y} killed: broker ${survivor} does not lead every partition alone within ${LEADERS_MOVED_MS} ms: ${JSON.stringify(shrunk.last)}`, -1, 'availability');
     const two: ProbeResult[] = await probe(o.workloadBin, { bootstrap: cluster.bootstrap, topic, partitions: o.partitions, timeoutMs: 10_000 });
     for (const r of two) {
-      if (r.produced) harness(`two brokers (${x}, ${y}) down: partition ${r.partition} acknowledged an acks=all write at ${r.offset} with min.insync.replicas=2`, r.partition);
-      else if (!NOT_ENOUGH.has(r.error)) harness(`two brokers down: partition ${r.partition} refused with ${r.error}, not NOT_ENOUGH_REPLICAS`, r.partition);
-      if (r.read === 0) harness(`two brokers down: partition ${r.partition} served no read`, r.partition);
+      if (r.produced) harness(`two brokers (${x}, ${y}) down: partition ${r.partition} acknowledged an acks=all write at ${r.offset} with min.insync.replicas=2`, r.partition, 'availability');
+      else if (!NOT_ENOUGH.has(r.error)) harness(`two brokers down: partition ${r.partition} refused with ${r.error}, not NOT_ENOUGH_REPLICAS`, r.partition, 'availability');
+      if (r.read === 0) harness(`two brokers down: partition ${r.partition} served no read`, r.partition, 'availability');
     }
     o.log(`  availability: one down ${one.filter((r) => r.produced).length}/${o.partitions} writable; two down ${two.filter((r) => NOT_ENOUGH.has(r.error)).length}/${o.partitions} NOT_ENOUGH_REPLICAS, ${two.filter((r) => r.read > 0).length}/${o.partitions} readable`);
     await cluster.healAll();
     const back = await cluster.until(topic, isrFull(3), ISR_FULL_MS);
-    if (!back.ok) harness(`after the availability check the ISR is not full within ${ISR_FULL_MS} ms: ${JSON.stringify(back.last)}`);
+    if (!back.ok) harness(`after the availability check the ISR is not full within ${ISR_FULL_MS} ms: ${JSON.stringify(back.last)}`, -1, 'isr');
 
     // The console's replication picture and the metrics agree with the cluster's metadata.
-    if (back.ok && typeof back.last !== 'string') for (const f of await checkObservability(cluster, topic, back.last)) harness(f);
+    if (back.ok && typeof back.last !== 'string') for (const f of await checkObservability(cluster, topic, back.last)) harness(f, -1, 'observability');
 
     const result = await workload.stop();
     workload = undefined;
@@ -144,17 +144,36 @@ export async function runTrial(schedule: Schedule, o: TrialOptions): Promise<Tri
     unfinishedRecords = result.unfinished;
     const final = await cluster.until(topic, isrFull(3), 10_000);
     const finalMd = typeof final.last === 'string' ? undefined : final.last;
-    o.log(`  workload: ${result.acks.length} acknowledged, ${failedRecords} failed, ${unfinishedRecords} unfinished; stopping brokers`);
+    // The leaders' high watermarks as clients see them (ListOffsets latest), before the brokers stop:
+    // the checker takes the highest of these and the brokers' replication-offset-checkpoints.
+    const liveHw = new Map<number, bigint>();
+    try {
+      const admin2 = await AdminClient.connect(cluster.bootstrap, { timeoutMs: 10_000 });
+      try {
+        for (const a of await admin2.listOffsets(Array.from({ length: o.partitions }, (_, partition) => ({ topic, partition, timestamp: -1n })))) {
+          if (a.errorCode === 0) liveHw.set(a.partition, a.offset);
+          else harness(`ListOffsets latest of partition ${a.partition}: ${errorName(a.errorCode)}`, a.partition);
+        }
+      } finally {
+        admin2.close();
+      }
+    } catch (e) {
+      harness(`ListOffsets latest before stopping: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    o.log(`  workload: ${result.acks.length} acknowledged, ${failedRecords} failed, ${unfinishedRecords} unfinished; high watermarks ${JSON.stringify([...liveHw].map(([p, hw]) => `${p}:${hw}`))}; stopping brokers`);
     for (const p of await cluster.stopAll()) harness(p);
-    for (const u of cluster.uncleanExits()) harness(`crash: ${u.slice(0, 2000)}`);
+    for (const u of cluster.uncleanExits()) harness(`crash: ${u.slice(0, 2000)}`, -1, 'crash');
+    if (cluster.restartsRefused > 0) o.log(`  note: ${cluster.restartsRefused} restart(s) refused with DUPLICATE_BROKER_REGISTRATION (the killed run's session still live) and retried`);
 
     const hws = new Map<number, Map<string, bigint> | null>();
     for (const id of cluster.nodeIds) hws.set(id, await readHighWatermarks(cluster.logDir(id)));
+    const checkpointed = [...hws].filter(([, m]) => m !== null).map(([id]) => id);
+    o.log(`  replication-offset-checkpoint written by brokers [${checkpointed.join(',')}]`);
     const evidence: PartitionEvidence[] = [];
     for (let p = 0; p < o.partitions; p++) {
       const md = finalMd?.partitions.find((x) => x.partition === p);
       const replicas = await Promise.all(cluster.nodeIds.map((id) => readLocalLog(id, cluster.logDir(id), topic, p)));
-      let hw: bigint | null = null;
+      let hw: bigint | null = liveHw.get(p) ?? null;
       for (const m of hws.values()) {
         const v = m?.get(`${topic}-${p}`);
         if (v !== undefined && (hw === null || v > hw)) hw = v;

@@ -120,7 +120,7 @@ func produce(seeds []string, topic string, partitions, producers int, prefix str
 			kgo.ProducerLinger(5*time.Millisecond),
 			kgo.RequestTimeoutOverhead(5*time.Second),
 			kgo.ProduceRequestTimeout(10*time.Second),
-			kgo.MaxBufferedRecords(2000),
+			kgo.MaxBufferedRecords(100000),
 			kgo.UnknownTopicRetries(-1),
 			kgo.MetadataMinAge(250*time.Millisecond),
 		)
@@ -142,6 +142,12 @@ func produce(seeds []string, topic string, partitions, producers int, prefix str
 				case <-stop:
 					return
 				case <-tick.C:
+				}
+				// Never block in Produce (it waits when the buffer is full, e.g. while a
+				// partition is offline): skip the tick, so closing stdin stops us at once.
+				if cl.BufferedProduceRecords() >= 1000 {
+					seq--
+					continue
 				}
 				p := int32((seq + id) % partitions)
 				value := fmt.Sprintf("%s-%d-%d", prefix, id, seq)
