@@ -83,7 +83,7 @@ describe('the runner over fixture files', () => {
 
   it('fails a file that registers no test (an empty selection) and a file that skips one', () => {
     const empty = fixture('empty.test.mjs', "describe('clients', () => { for (const c of []) test(c, () => {}); });");
-    const skipped = fixture('skipped.test.mjs', "test('a', () => {}); test('b', { skip: true }, () => {});");
+    const skipped = fixture('skipped.test.mjs', "test('a', () => {}); test('b, a fixture skipped on purpose: the runner must fail its file', { skip: 'fixture of the runner test' }, () => {});");
     const ok = fixture('ok2.test.mjs', "test('fine', () => {});");
     const r = run([empty, skipped, ok]);
     assert.equal(r.status, 1, r.out);
