@@ -21,7 +21,8 @@ import type { ClusterView, NodeEndpoint } from './cluster-view.js';
 
 /** What a coordinator offers to the leadership driver (GroupCoordinator and TxnCoordinator in partitioned mode). */
 export interface PartitionedCoordinator {
-  loadPartition(partition: number): Promise<void>;
+  /** `leaderEpoch`: the partition's leader epoch, the coordinator epoch of what it writes (Kafka's). */
+  loadPartition(partition: number, leaderEpoch: number): Promise<void>;
   unloadPartition(partition: number): void;
 }
 
@@ -123,7 +124,7 @@ export class ClusterCoordinators {
       if (k.loaded.has(p)) continue;
       k.loaded.set(p, epoch);
       this.o.log.info({ topic: name, partition: p, leaderEpoch: epoch }, 'leader of this partition: loading its coordinator state');
-      k.coordinator.loadPartition(p).catch((err: unknown) => {
+      k.coordinator.loadPartition(p, epoch).catch((err: unknown) => {
         // Retried on the next change (the coordinator already forgot it).
         if (k.loaded.get(p) === epoch) k.loaded.delete(p);
         this.o.log.warn({ err, topic: name, partition: p }, 'could not load coordinator state');

@@ -8,8 +8,10 @@
 // partition). For a __consumer_offsets partition the group coordinator then
 // makes the transaction's pending offsets committed (or drops them), as
 // Kafka's GroupCoordinator.onTransactionCompleted.
-// Not implemented: CLUSTER_ACTION authorization (there are no ACLs); the
-// coordinator epoch is not checked against the producer's last one.
+// A marker whose coordinator epoch is below the last one the partition saw
+// for that producer (producer state) answers TRANSACTION_COORDINATOR_FENCED:
+// it comes from a deposed coordinator.
+// Not implemented: CLUSTER_ACTION authorization (there are no ACLs).
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { WriteTxnMarkersRequest, WriteTxnMarkersResponse } from '../protocol/messages/write-txn-markers.js';

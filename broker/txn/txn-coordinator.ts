@@ -82,7 +82,8 @@ export interface ProducerIdAndEpoch {
 }
 
 const OFFSETS_TOPIC = '__consumer_offsets';
-const COORDINATOR_EPOCH = 0;
+/** The coordinator epoch alone (one coordinator, never fenced). */
+const STANDALONE_COORDINATOR_EPOCH = 0;
 const MARKER_RETRY_MS = 1000;
 
 export class TxnCoordinator {
@@ -100,7 +101,7 @@ export class TxnCoordinator {
   private readonly running = new Set<Promise<unknown>>();
   private readonly partitioned: boolean;
   /** Partitioned mode: the partitions served, with a token telling one load from the next. */
-  private readonly owned = new Map<number, { readonly state: 'loading' | 'loaded'; readonly token: number }>();
+  private readonly owned = new Map<number, { readonly state: 'loading' | 'loaded'; readonly token: number; readonly coordinatorEpoch: number }>();
   private nextLoadToken = 1;
 
   constructor(private readonly options: TxnCoordinatorOptions) {
@@ -189,10 +190,10 @@ export class TxnCoordinator {
    * replayed; then transactions left prepared are completed, as Kafka's
    * coordinator does after loading.
    */
-  async loadPartition(p: number): Promise<void> {
+  async loadPartition(p: number, coordinatorEpoch = STANDALONE_COORDINATOR_EPOCH): Promise<void> {
     if (!this.partitioned || this.phase === 'closed' || this.owned.has(p)) return;
     const token = this.nextLoadToken++;
-    this.owned.set(p, { state: 'loading', token });
+    this.owned.set(p, { state: 'loading', token, coordinatorEpoch });
     const current = (): boolean => this.owned.get(p)?.token === token && this.phase !== 'closed';
     const loaded = new Map<string, TxnMetadata>();
     let records: number;
@@ -205,7 +206,7 @@ export class TxnCoordinator {
     }
     if (!current()) return;
     for (const m of loaded.values()) this.setCurrent(m);
-    this.owned.set(p, { state: 'loaded', token });
+    this.owned.set(p, { state: 'loaded', token, coordinatorEpoch });
     this.logger.info({ partition: p, transactionalIds: loaded.size, records }, 'transaction coordinator loaded __transaction_state partition');
     const ofPartition = (id: string): boolean => this.partitionFor(id) === p;
     this.track(this.completeHalfEnded(ofPartition));
@@ -225,6 +226,15 @@ export class TxnCoordinator {
   /** The partitions loaded or loading (partitioned mode), for tests and tools. */
   ownedPartitions(): ReadonlyMap<number, 'loading' | 'loaded'> {
     return new Map([...this.owned].map(([p, l]) => [p, l.state] as const));
+  }
+
+  /**
+   * The coordinator epoch its markers carry: the leader epoch of the id's
+   * __transaction_state partition (as Kafka), so a partition leader refuses a
+   * deposed coordinator's markers (TRANSACTION_COORDINATOR_FENCED). 0 alone.
+   */
+  private coordinatorEpochOf(transactionalId: string): number {
+    return this.owned.get(this.partitionFor(transactionalId))?.coordinatorEpoch ?? STANDALONE_COORDINATOR_EPOCH;
   }
 
   /** Whether the id's partition is served here and loaded (always, alone). */
@@ -475,7 +485,7 @@ export class TxnCoordinator {
   /** Writes the markers of a PrepareCommit/PrepareAbort transaction, then its Complete state. Retries later on failure. */
   private async writeMarkersAndComplete(m: TxnMetadata): Promise<void> {
     const committed = m.state === 'PrepareCommit';
-    const marker: TxnMarker = { producerId: m.producerId, producerEpoch: m.producerEpoch, type: committed ? 'COMMIT' : 'ABORT', coordinatorEpoch: COORDINATOR_EPOCH };
+    const marker: TxnMarker = { producerId: m.producerId, producerEpoch: m.producerEpoch, type: committed ? 'COMMIT' : 'ABORT', coordinatorEpoch: this.coordinatorEpochOf(m.transactionalId) };
     try {
       for (const tp of m.partitions.values()) {
         try {

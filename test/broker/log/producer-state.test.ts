@@ -120,4 +120,20 @@ describe('producer state', () => {
     assert.deepEqual(values(await readAll(log)).length, 5 + 1);
     await log.close();
   });
+
+  it('refuses a marker from a coordinator epoch below the last one seen for the producer (TRANSACTION_COORDINATOR_FENCED)', async () => {
+    const { log, clock } = await openLog(dir);
+    const broker = { leaderEpoch: 0, isFromClient: false };
+    const marker = (coordinatorEpoch: number) => buildEndTxnMarkerBatch({ type: 'COMMIT', coordinatorEpoch, producerId: 30n, producerEpoch: 0, timestamp: clock.now() });
+    await log.append(batch({ producerId: 30n, producerEpoch: 0, baseSequence: 0, transactional: true, count: 1 }), client);
+    await log.append(marker(5), broker);
+    await log.append(batch({ producerId: 30n, producerEpoch: 0, baseSequence: 1, transactional: true, count: 1 }), client);
+    const end = log.logEndOffset;
+    await assert.rejects(log.append(marker(4), broker), code(ErrorCode.TRANSACTION_COORDINATOR_FENCED));
+    assert.equal(log.logEndOffset, end, 'the fenced marker is not appended');
+    assert.equal(log.firstUnstableOffset, 2n, 'the transaction stays open');
+    await log.append(marker(5), broker); // the same epoch is accepted, as Kafka
+    assert.equal(log.firstUnstableOffset, null);
+    await log.close();
+  });
 });

@@ -12,7 +12,7 @@ import type { TopicPartition } from '../../../broker/txn/txn-state.js';
 
 const PARTITIONS = 3;
 
-function coordinator(log: MemoryOffsetsTopicLog, markers: string[] = [], partitioned = true): TxnCoordinator {
+function coordinator(log: MemoryOffsetsTopicLog, markers: string[] = [], partitioned = true, epochs: number[] = []): TxnCoordinator {
   const clock = new ManualClock();
   let nextId = 100n;
   return new TxnCoordinator({
@@ -21,6 +21,7 @@ function coordinator(log: MemoryOffsetsTopicLog, markers: string[] = [], partiti
     producerIds: { nextProducerId: async () => nextId++ },
     writeMarker: async (tp: TopicPartition, marker: TxnMarker) => {
       markers.push(`${tp.topic}-${tp.partition}:${marker.type}`);
+      epochs.push(marker.coordinatorEpoch);
     },
     config: { numPartitions: PARTITIONS, maxTimeoutMs: 60_000 },
     clock,
@@ -80,4 +81,19 @@ test('partitioned: a new leader of the partition loads its ids and completes a t
   await next.close(); // waits for the background completion it started
   assert.deepEqual(markers, ['orders-4:COMMIT']);
   assert.equal(next.describe(id)?.state, 'CompleteCommit');
+});
+
+test('partitioned: markers carry the leader epoch of the id\'s __transaction_state partition as coordinator epoch', async () => {
+  const markers: string[] = [];
+  const epochs: number[] = [];
+  const c = coordinator(new MemoryOffsetsTopicLog(), markers, true, epochs);
+  await c.start();
+  await c.loadPartition(1, 7);
+  const id = idIn(1);
+  const r = await c.initProducerId(id, 10_000, null);
+  assert.equal(await c.addPartitions(id, r.producerId, r.producerEpoch, [{ topic: 'orders', partition: 0 }]), ErrorCode.NONE);
+  assert.equal(await c.endTxn(id, r.producerId, r.producerEpoch, true), ErrorCode.NONE);
+  await c.close();
+  assert.deepEqual(markers, ['orders-0:COMMIT']);
+  assert.deepEqual(epochs, [7]);
 });
