@@ -76,6 +76,9 @@ export function listenerProblem(listener: string, expectedScheme: string): strin
   return undefined;
 }
 
+/** Kafka's rack-aware ReplicaSelector (KIP-392), the one replica.selector.class Sediment accepts. */
+export const RACK_AWARE_REPLICA_SELECTOR = 'org.apache.kafka.common.replica.RackAwareReplicaSelector';
+
 export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   // ---- identity and network ----
   broker('node.id', 'int', 1, 'high',
@@ -218,8 +221,8 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
     { validator: atLeast(1) }),
   broker('replica.selector.class', 'string', null, 'medium',
     'The ReplicaSelector a leader uses to send a consumer to its closest replica (KIP-392, by the Fetch rack_id / client.rack). Unset: consumers fetch from the leader. Accepted: org.apache.kafka.common.replica.RackAwareReplicaSelector (an in-sync replica in the client rack whose log holds the fetch offset). Not yet in effect: the Fetch handler does not consult it yet, consumers fetch from the leader (preferred_read_replica is always -1).',
-    { validator: validator('null or org.apache.kafka.common.replica.RackAwareReplicaSelector', (value) =>
-      value === null || value === '' || value === 'org.apache.kafka.common.replica.RackAwareReplicaSelector' ? undefined : `Class ${String(value)} cannot be found`) }),
+    { validator: validator(`null or ${RACK_AWARE_REPLICA_SELECTOR}`, (value) =>
+      value === null || value === '' || value === RACK_AWARE_REPLICA_SELECTOR ? undefined : `Class ${String(value)} cannot be found`) }),
   broker('replica.fetch.max.bytes', 'int', 1048576, 'medium',
     'Bytes a replica fetch asks per partition (at least one batch is returned even when larger).',
     { validator: atLeast(0) }),

@@ -10,7 +10,9 @@
 //   with the largest log end offset. No client rack, or none in it: the leader.
 // - The answer is -1 when the choice is the leader itself.
 
-export const RACK_AWARE_REPLICA_SELECTOR = 'org.apache.kafka.common.replica.RackAwareReplicaSelector';
+import { RACK_AWARE_REPLICA_SELECTOR } from '../../metadata/broker-config-defs.js';
+
+export { RACK_AWARE_REPLICA_SELECTOR };
 
 export type ReplicaSelectorKind = 'none' | 'rack-aware';
 
