@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { emptyOrSkipped, isSlowTest, selectTests } from './runner.js';
+import { compiledTestPath, emptyOrSkipped, isSlowTest, selectTests } from './runner.js';
 import { selectByEnv } from './support/env-selection.js';
 
 const runner = path.join(path.dirname(fileURLToPath(import.meta.url)), 'runner.js');
@@ -26,6 +26,12 @@ describe('test selection', () => {
     assert.throws(() => selectTests(all, [], 'no-such-suite'), /--only no-such-suite matches no test file/);
     assert.throws(() => selectTests([], ['/no/such/file.test.js'], null), /no such test file: \/no\/such\/file\.test\.js/);
     assert.throws(() => selectTests([], [], null), /no test files found/);
+  });
+
+  it('a source path (test/x.test.ts) names its compiled file under dist/, a .js path stays as it is', () => {
+    assert.equal(compiledTestPath('/repo/test/broker/a.test.ts', '/repo'), '/repo/dist/test/broker/a.test.js');
+    assert.equal(compiledTestPath('/repo/dist/test/broker/a.test.js', '/repo'), '/repo/dist/test/broker/a.test.js');
+    assert.equal(compiledTestPath('/elsewhere/a.test.ts', '/repo'), '/elsewhere/a.test.ts');
   });
 
   it('a file with no test, or a skipped one, is a problem; a file that failed to load is already a failure', () => {

@@ -54,6 +54,17 @@ export function isSlowTest(file: string): boolean {
 const timeoutOverride = Number(process.env['SEDIMENT_TEST_TIMEOUT_MS'] ?? '') || undefined;
 const timeoutMs = { unit: timeoutOverride ?? 300_000, slow: timeoutOverride ?? 3_600_000 } as const;
 
+/**
+ * A test named by its source path (`test/x.test.ts`) runs as its compiled file
+ * (`dist/test/x.test.js`); a `.js` path is taken as it is.
+ */
+export function compiledTestPath(file: string, root: string = repoRoot()): string {
+  if (!file.endsWith('.ts')) return file;
+  const rel = path.relative(root, file);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) return file;
+  return path.join(root, 'dist', rel.replace(/\.ts$/, '.js'));
+}
+
 /** Selects the files to run; throws when a selection names nothing, rather than letting node --test run everything. */
 export function selectTests(all: readonly string[], files: readonly string[], only: string | null): string[] {
   for (const f of files) if (!existsSync(f)) throw new Error(`no such test file: ${f}`);
@@ -125,7 +136,7 @@ function main(): void {
         console.error('--only needs a pattern (unit, or part of a path)');
         process.exit(2);
       }
-    } else files.push(path.resolve(args[i]!));
+    } else files.push(compiledTestPath(path.resolve(args[i]!)));
   }
   let tests: string[];
   try {
