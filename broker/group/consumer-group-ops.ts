@@ -1,13 +1,18 @@
 // The coordinator's KIP-848 entry points that touch both kinds of group:
 // ConsumerGroupHeartbeat (an empty classic group id becomes a consumer
-// group), ConsumerGroupDescribe, the conversion of an empty consumer group
-// back to classic, deleting a consumer group and expiring its offsets. The
+// group; a classic group with members is upgraded online, see migration.ts),
+// the online downgrade when the last consumer-protocol member is fenced,
+// ConsumerGroupDescribe, the conversion of an empty consumer group back to
+// classic, deleting a consumer group and expiring its offsets. The
 // GroupCoordinator owns the state (both group maps, the offsets, the lock per
 // group and the __consumer_offsets writer) and hands it over here.
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { ClassicGroup } from './classic-group.js';
+import type { ClassicGroupManager } from './classic-group-manager.js';
+import { groupMetadataRecord } from './results.js';
+import { classicGroupFromConsumer, consumerGroupFromClassic, downgradeRefusal, upgradeRefusal } from './migration.js';
 import type { ConsumerGroup } from './consumer/consumer-group.js';
 import type { ConsumerGroupManager } from './consumer/consumer-group-manager.js';
 import { consumerGroupNotFound, describeConsumerGroup } from './consumer/consumer-answers.js';
@@ -22,6 +27,11 @@ import { appendErrorCode, type OffsetsTopicRecord } from './offsets-topic.js';
 export interface ConsumerGroupOpsDeps {
   readonly consumer: ConsumerGroupManager;
   readonly classicGroups: Map<string, ClassicGroup>;
+  readonly classic: ClassicGroupManager;
+  /** group.max.size: a downgraded group may not exceed it. */
+  readonly classicMaxSize: number;
+  /** Settles after every write issued so far to the group's partition. */
+  readonly barrier: (groupId: string) => Promise<void>;
   readonly offsets: OffsetStore;
   readonly locks: KeyedMutex;
   /** Appends to the group's partition of __consumer_offsets, in call order. */
@@ -39,13 +49,16 @@ function fail(errorCode: number, errorMessage: string | null = null): ConsumerHe
 }
 
 export class ConsumerGroupOps {
-  constructor(private readonly d: ConsumerGroupOpsDeps) {}
+  constructor(private readonly d: ConsumerGroupOpsDeps) {
+    d.consumer.downgrade = (group, memberId) => this.maybeDowngrade(group, memberId);
+  }
 
   /**
    * ConsumerGroupHeartbeat. A group id held by an empty classic group (or a
-   * simple one, offsets only) becomes a consumer group, keeping its offsets;
-   * a classic group with members answers GROUP_ID_NOT_FOUND (no online
-   * migration yet).
+   * simple one, offsets only) becomes a consumer group, keeping its offsets.
+   * A classic group with members is upgraded when a member joins (epoch 0)
+   * and group.consumer.migration.policy allows it, else the answer is
+   * GROUP_ID_NOT_FOUND, as in Kafka.
    */
   async heartbeat(p: ConsumerHeartbeatParams): Promise<ConsumerHeartbeatResult> {
     const unavailable = this.d.unavailable(p.groupId);
@@ -54,6 +67,7 @@ export class ConsumerGroupOps {
     if (invalid !== null) return invalid;
     return this.d.locks.run(p.groupId, async () => {
       const classic = this.d.classicGroups.get(p.groupId);
+      if (classic !== undefined && classic.state !== 'Dead' && classic.state !== 'Empty' && p.memberEpoch === 0) return this.upgrade(classic, p);
       if (classic !== undefined && classic.state !== 'Dead') {
         if (classic.state !== 'Empty' || p.memberEpoch !== 0) return fail(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${p.groupId} is not a consumer group.`);
         try {
@@ -70,6 +84,90 @@ export class ConsumerGroupOps {
         return fail(appendErrorCode(err));
       }
     });
+  }
+
+  /**
+   * Under the group's lock: the classic group becomes a consumer group in
+   * the same append as the joining member's heartbeat (the classic tombstone,
+   * then the consumer group's records). Writes already queued for the
+   * classic group land first, so the snapshot holds every assignment its
+   * members were given.
+   */
+  private async upgrade(classic: ClassicGroup, p: ConsumerHeartbeatParams): Promise<ConsumerHeartbeatResult> {
+    const groupId = p.groupId;
+    const refusal = upgradeRefusal(classic, this.d.consumer.config.migrationPolicy, this.d.consumer.config.maxSize);
+    if (refusal !== null) {
+      this.d.logger.info({ groupId, reason: refusal }, 'cannot upgrade the classic group to a consumer group');
+      return fail(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} is not a consumer group.`);
+    }
+    await this.d.barrier(groupId);
+    const current = this.d.classicGroups.get(groupId);
+    if (current === undefined || current.state === 'Dead' || current.state === 'Empty') return this.heartbeatUnlocked(p);
+    let converted: ReturnType<typeof consumerGroupFromClassic>;
+    try {
+      converted = consumerGroupFromClassic(current, this.d.topics());
+    } catch (err) {
+      this.d.logger.warn({ err, groupId }, 'cannot upgrade the classic group: malformed embedded consumer protocol');
+      return fail(ErrorCode.GROUP_ID_NOT_FOUND, `Cannot upgrade the classic group ${groupId} to consumer group because the embedded consumer protocol is malformed.`);
+    }
+    const prefix = [encodeCoordinatorRecord({ type: 'groupMetadata', groupId, value: null })];
+    let result: ConsumerHeartbeatResult;
+    try {
+      result = await this.d.consumer.heartbeat(p, { group: converted.group, records: converted.records, prefix });
+    } catch (err) {
+      return fail(appendErrorCode(err));
+    }
+    if (this.d.consumer.groups.has(groupId)) {
+      this.d.classic.releaseConverted(groupId);
+      this.d.logger.info({ groupId, members: converted.group.members.size, epoch: converted.group.groupEpoch }, 'upgraded the classic group to a consumer group');
+    }
+    return result;
+  }
+
+  /** An empty classic group became a consumer group meanwhile: the ordinary heartbeat (already under the lock). */
+  private async heartbeatUnlocked(p: ConsumerHeartbeatParams): Promise<ConsumerHeartbeatResult> {
+    const classic = this.d.classicGroups.get(p.groupId);
+    if (classic !== undefined && classic.state !== 'Dead') {
+      try {
+        await this.d.append(p.groupId, [encodeCoordinatorRecord({ type: 'groupMetadata', groupId: p.groupId, value: null })]);
+      } catch (err) {
+        return fail(appendErrorCode(err));
+      }
+      this.d.classicGroups.delete(p.groupId);
+    }
+    try {
+      return await this.d.consumer.heartbeat(p);
+    } catch (err) {
+      return fail(appendErrorCode(err));
+    }
+  }
+
+  /**
+   * The fencing of `memberId`, the last member on the consumer protocol,
+   * downgrades the group when the policy allows (under the group's lock):
+   * the consumer group's tombstones and the classic group's record in one
+   * append, then the classic group rebalances.
+   */
+  private async maybeDowngrade(group: ConsumerGroup, memberId: string): Promise<boolean> {
+    const groupId = group.groupId;
+    const refusal = downgradeRefusal(group, memberId, this.d.consumer.config.migrationPolicy, this.d.classicMaxSize);
+    if (refusal !== null) {
+      if (group.allMembersUseClassicProtocolExcept(memberId) && group.members.size > 1) this.d.logger.info({ groupId, reason: refusal }, 'cannot downgrade the consumer group to a classic group');
+      return false;
+    }
+    let classic: ClassicGroup;
+    try {
+      classic = classicGroupFromConsumer(group, memberId, this.d.topics(), this.d.clock.now());
+    } catch (err) {
+      this.d.logger.warn({ err, groupId }, 'cannot downgrade the consumer group: malformed embedded consumer protocol');
+      return false;
+    }
+    const records = [...this.d.consumer.groupTombstones(groupId).map(encodeConsumerGroupRecord), encodeCoordinatorRecord(groupMetadataRecord(classic))];
+    await this.d.append(groupId, records);
+    this.d.consumer.forget(groupId);
+    this.d.classic.adoptConverted(classic);
+    this.d.logger.info({ groupId, members: classic.size, generationId: classic.generationId }, 'downgraded the consumer group to a classic group');
+    return true;
   }
 
   describe(groupIds: readonly string[]): DescribedConsumerGroup[] {

@@ -31,6 +31,7 @@ import { decodeVersioned } from '../protocol/messages/records/frame.js';
 import { defaultConsumerGroupConfig, type ConsumerGroupConfig } from './consumer/config.js';
 import { ConsumerGroupManager } from './consumer/consumer-group-manager.js';
 import { ConsumerGroupOps } from './consumer-group-ops.js';
+import { ClassicMemberOps } from './consumer/classic-members.js';
 import { decodeConsumerGroupRecord, encodeConsumerGroupRecord, isConsumerGroupRecordType } from './consumer/consumer-records.js';
 import {
   committedPartitionIds,
@@ -97,6 +98,8 @@ export class GroupCoordinator {
   readonly consumerConfig: ConsumerGroupConfig;
   private readonly topicsView: () => ConsumerTopicsView;
   private readonly consumerOps: ConsumerGroupOps;
+  /** Classic-protocol members of consumer groups (online migration). */
+  private readonly classicMembers: ClassicMemberOps;
   private readonly offsets = new OffsetStore();
   private readonly pendingTxnOffsets = new PendingTxnOffsets();
   private readonly locks = new KeyedMutex();
@@ -135,16 +138,20 @@ export class GroupCoordinator {
       clock: this.clock,
       timers: this.timers,
       sink: {
-        write: (groupId, records) => this.writer.append(this.partitionFor(groupId), records.map(encodeConsumerGroupRecord)),
+        write: (groupId, records, prefix) => this.writer.append(this.partitionFor(groupId), [...(prefix ?? []), ...records.map(encodeConsumerGroupRecord)]),
         locked: (groupId, fn) => this.locks.run(groupId, fn),
       },
       topics: this.topicsView,
       newMemberId: options.newMemberId ?? (() => randomBytes(16).toString('base64url')),
       log: this.logger,
     });
+    this.classicMembers = new ClassicMemberOps(this.consumer);
     this.consumerOps = new ConsumerGroupOps({
       consumer: this.consumer,
       classicGroups: this.manager.groups,
+      classic: this.manager,
+      classicMaxSize: this.config.groupMaxSize,
+      barrier: (groupId) => this.writer.barrier(this.partitionFor(groupId)),
       offsets: this.offsets,
       locks: this.locks,
       append: (groupId, records) => this.writer.append(this.partitionFor(groupId), records),
@@ -310,7 +317,10 @@ export class GroupCoordinator {
         return;
       case 'groupMetadata':
         if (record.value === null) this.manager.groups.delete(record.groupId);
-        else this.manager.loadGroup(record.groupId, record.value);
+        else if (this.consumer.groups.has(record.groupId)) {
+          // Written by a classic rebalance that raced the group's upgrade (it landed after the conversion): the consumer group stands, as in memory.
+          this.logger.debug({ groupId: record.groupId }, 'ignoring a classic group record of a consumer group');
+        } else this.manager.loadGroup(record.groupId, record.value);
         return;
       case 'unknown':
         this.logger.debug({ keyVersion: record.keyVersion }, 'ignoring non-classic group record');
@@ -377,8 +387,22 @@ export class GroupCoordinator {
       return joinError(p.memberId, ErrorCode.INVALID_SESSION_TIMEOUT);
     }
     if (this.consumer.groups.has(p.groupId)) {
-      const converted = await this.locks.run(p.groupId, () => this.consumerOps.dropEmptyGroup(p.groupId));
-      if (converted !== ErrorCode.NONE) return joinError(p.memberId, converted);
+      // A consumer group with members answers classic members itself; an empty one gives its id to a classic group.
+      const answered = await this.locks.run(p.groupId, async (): Promise<JoinGroupResult | null> => {
+        const group = this.consumer.groups.get(p.groupId);
+        if (group === undefined) return null;
+        if (group.members.size > 0) {
+          try {
+            return await this.classicMembers.join(group, p);
+          } catch (err) {
+            this.logger.warn({ err, groupId: p.groupId }, 'failed to persist classic member join');
+            return joinError(p.memberId, appendErrorCode(err));
+          }
+        }
+        const dropped = await this.consumerOps.dropEmptyGroup(p.groupId);
+        return dropped === ErrorCode.NONE ? null : joinError(p.memberId, dropped);
+      });
+      if (answered !== null) return answered;
     }
     return this.manager.join(p);
   }
@@ -387,6 +411,11 @@ export class GroupCoordinator {
     const unavailable = this.unavailable(p.groupId);
     if (unavailable !== ErrorCode.NONE) return syncError(unavailable);
     if (p.groupId === '') return syncError(ErrorCode.INVALID_GROUP_ID);
+    const consumerGroup = this.consumer.groups.get(p.groupId);
+    if (consumerGroup !== undefined) {
+      if (consumerGroup.members.size === 0) return syncError(ErrorCode.UNKNOWN_MEMBER_ID);
+      return this.classicMembers.sync(consumerGroup, p);
+    }
     return this.manager.sync(p);
   }
 
@@ -394,6 +423,8 @@ export class GroupCoordinator {
     const unavailable = this.unavailable(p.groupId);
     if (unavailable !== ErrorCode.NONE) return unavailable;
     if (p.groupId === '') return ErrorCode.INVALID_GROUP_ID;
+    const consumerGroup = this.consumer.groups.get(p.groupId);
+    if (consumerGroup !== undefined) return this.classicMembers.heartbeat(consumerGroup, p);
     return this.manager.heartbeat(p);
   }
 
@@ -401,6 +432,19 @@ export class GroupCoordinator {
     const unavailable = this.unavailable(groupId);
     if (unavailable !== ErrorCode.NONE) return { errorCode: unavailable, members: [] };
     if (groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, members: [] };
+    if (this.consumer.groups.has(groupId)) {
+      const answered = await this.locks.run(groupId, async (): Promise<LeaveGroupResult | null> => {
+        const group = this.consumer.groups.get(groupId);
+        if (group === undefined) return null;
+        try {
+          return await this.classicMembers.leave(group, members);
+        } catch (err) {
+          this.logger.warn({ err, groupId }, 'failed to persist classic member leave');
+          return { errorCode: appendErrorCode(err), members: [] };
+        }
+      });
+      if (answered !== null) return answered;
+    }
     return this.manager.leave(groupId, members);
   }
 
