@@ -68,22 +68,28 @@ export class ConsumerGroupOps {
     return this.d.locks.run(p.groupId, async () => {
       const classic = this.d.classicGroups.get(p.groupId);
       if (classic !== undefined && classic.state !== 'Dead' && classic.state !== 'Empty' && p.memberEpoch === 0) return this.upgrade(classic, p);
-      if (classic !== undefined && classic.state !== 'Dead') {
-        if (classic.state !== 'Empty' || p.memberEpoch !== 0) return fail(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${p.groupId} is not a consumer group.`);
-        try {
-          await this.d.append(p.groupId, [encodeCoordinatorRecord({ type: 'groupMetadata', groupId: p.groupId, value: null })]);
-        } catch (err) {
-          return fail(appendErrorCode(err));
-        }
-        this.d.classicGroups.delete(p.groupId);
-        this.d.logger.info({ groupId: p.groupId }, 'converted the empty classic group to a consumer group');
-      }
+      return this.heartbeatLocked(p);
+    });
+  }
+
+  /** Under the group's lock: the heartbeat, after an empty classic group with the id gave it up. */
+  private async heartbeatLocked(p: ConsumerHeartbeatParams): Promise<ConsumerHeartbeatResult> {
+    const classic = this.d.classicGroups.get(p.groupId);
+    if (classic !== undefined && classic.state !== 'Dead') {
+      if (classic.state !== 'Empty' || p.memberEpoch !== 0) return fail(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${p.groupId} is not a consumer group.`);
       try {
-        return await this.d.consumer.heartbeat(p);
+        await this.d.append(p.groupId, [encodeCoordinatorRecord({ type: 'groupMetadata', groupId: p.groupId, value: null })]);
       } catch (err) {
         return fail(appendErrorCode(err));
       }
-    });
+      this.d.classicGroups.delete(p.groupId);
+      this.d.logger.info({ groupId: p.groupId }, 'converted the empty classic group to a consumer group');
+    }
+    try {
+      return await this.d.consumer.heartbeat(p);
+    } catch (err) {
+      return fail(appendErrorCode(err));
+    }
   }
 
   /**
@@ -102,7 +108,8 @@ export class ConsumerGroupOps {
     }
     await this.d.barrier(groupId);
     const current = this.d.classicGroups.get(groupId);
-    if (current === undefined || current.state === 'Dead' || current.state === 'Empty') return this.heartbeatUnlocked(p);
+    // The group emptied while earlier writes landed: the ordinary path.
+    if (current === undefined || current.state === 'Dead' || current.state === 'Empty') return this.heartbeatLocked(p);
     let converted: ReturnType<typeof consumerGroupFromClassic>;
     try {
       converted = consumerGroupFromClassic(current, this.d.topics());
@@ -122,24 +129,6 @@ export class ConsumerGroupOps {
       this.d.logger.info({ groupId, members: converted.group.members.size, epoch: converted.group.groupEpoch }, 'upgraded the classic group to a consumer group');
     }
     return result;
-  }
-
-  /** An empty classic group became a consumer group meanwhile: the ordinary heartbeat (already under the lock). */
-  private async heartbeatUnlocked(p: ConsumerHeartbeatParams): Promise<ConsumerHeartbeatResult> {
-    const classic = this.d.classicGroups.get(p.groupId);
-    if (classic !== undefined && classic.state !== 'Dead') {
-      try {
-        await this.d.append(p.groupId, [encodeCoordinatorRecord({ type: 'groupMetadata', groupId: p.groupId, value: null })]);
-      } catch (err) {
-        return fail(appendErrorCode(err));
-      }
-      this.d.classicGroups.delete(p.groupId);
-    }
-    try {
-      return await this.d.consumer.heartbeat(p);
-    } catch (err) {
-      return fail(appendErrorCode(err));
-    }
   }
 
   /**

@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { ErrorCode, SimulatedMember, startConsumerHarness, type ConsumerHarness } from './consumer-harness.js';
 import { ClassicClient, assertSingleOwners, assignmentBytes } from './classic-client.js';
 import type { ConsumerGroupConfig } from '../../../../broker/group/consumer/config.js';
+import { partitionForGroup } from '../../../../broker/group/offsets-topic.js';
+import { decodeCoordinatorRecord } from '../../../../broker/group/group-records.js';
 
 /** A Stable classic group of `names` over t (4 partitions), the leader assigning `plan`. */
 async function classicGroup(h: ConsumerHarness, names: string[], plan: Record<string, number[]>): Promise<ClassicClient[]> {
@@ -113,6 +115,14 @@ test('the upgrade and the classic members survive a restart', async () => {
   // A classic member goes on heartbeating the reloaded group.
   const a2 = Object.assign(new ClassicClient(h2, 'a'), { memberId: a.memberId, generation: a.generation, owned: a.owned, needsRejoin: false });
   assert.equal(a2.heartbeat(), ErrorCode.NONE);
+  // The reloaded classic members keep their own session timeout (10 s, not 45 s): b, silent, is fenced; a and c stay.
+  const c2 = Object.assign(new SimulatedMember(h2, 'c'), { epoch: c.epoch, owned: c.owned });
+  for (let t = 0; t < 12_000; t += 1_000) {
+    await h2.advance(1_000);
+    if (t % 3_000 === 0) a2.heartbeat();
+    if (t % 5_000 === 0) await c2.heartbeat();
+  }
+  assert.deepEqual(h2.coordinator.consumerGroupDescribe(['g'])[0]!.members.map((m) => m.memberId).sort(), [a.memberId, 'c'].sort());
 });
 
 test('a classic member of a consumer group is fenced after its own session timeout', async () => {
@@ -243,4 +253,20 @@ test('a classic member keeps a partition it must give up until it rejoins withou
   assertSingleOwners(owners(), 'after the rejoins');
   assert.equal(c.ownedCount(), 1);
   assert.equal(a.ownedCount() + b.ownedCount() + c.ownedCount(), 4);
+});
+
+test('a classic group record landing after the upgrade (a classic rebalance that raced it) does not bring the classic group back on replay', async () => {
+  const h = await startConsumerHarness();
+  h.topics.add('t', 4);
+  const [a, b] = (await classicGroup(h, ['a', 'b'], { a: [0, 1], b: [2, 3] })) as [ClassicClient, ClassicClient];
+  const partition = partitionForGroup('g', 5);
+  const stale = h.log.records(partition).at(-1)!;
+  assert.equal(decodeCoordinatorRecord(stale).type, 'groupMetadata');
+  const c = new SimulatedMember(h, 'c');
+  await c.heartbeat();
+  await h.log.append(partition, [stale]);
+  const h2 = await h.restart();
+  assert.equal(h2.coordinator.groupState('g'), null);
+  const d = h2.coordinator.consumerGroupDescribe(['g'])[0]!;
+  assert.deepEqual(d.members.map((m) => m.memberId).sort(), [a.memberId, b.memberId, 'c'].sort());
 });
