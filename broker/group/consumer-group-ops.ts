@@ -2,6 +2,8 @@
 // ConsumerGroupHeartbeat (an empty classic group id becomes a consumer
 // group; a classic group with members is upgraded online, see migration.ts),
 // the online downgrade when the last consumer-protocol member is fenced,
+// the classic calls (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) to a
+// consumer group id,
 // ConsumerGroupDescribe, the conversion of an empty consumer group back to
 // classic, deleting a consumer group and expiring its offsets. The
 // GroupCoordinator owns the state (both group maps, the offsets, the lock per
@@ -11,7 +13,9 @@ import type { Logger } from '../common/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { ClassicGroup } from './classic-group.js';
 import type { ClassicGroupManager } from './classic-group-manager.js';
-import { groupMetadataRecord } from './results.js';
+import { groupMetadataRecord, joinError, syncError } from './results.js';
+import { ClassicMemberOps } from './consumer/classic-members.js';
+import type { HeartbeatParams, JoinGroupParams, JoinGroupResult, LeaveGroupResult, LeavingMember, SyncGroupParams, SyncGroupResult } from './types.js';
 import { classicGroupFromConsumer, consumerGroupFromClassic, downgradeRefusal, upgradeRefusal } from './migration.js';
 import type { ConsumerGroup } from './consumer/consumer-group.js';
 import type { ConsumerGroupManager } from './consumer/consumer-group-manager.js';
@@ -49,8 +53,62 @@ function fail(errorCode: number, errorMessage: string | null = null): ConsumerHe
 }
 
 export class ConsumerGroupOps {
+  /** Classic-protocol members of consumer groups (online migration). */
+  private readonly classicMembers: ClassicMemberOps;
+
   constructor(private readonly d: ConsumerGroupOpsDeps) {
     d.consumer.downgrade = (group, memberId) => this.maybeDowngrade(group, memberId);
+    this.classicMembers = new ClassicMemberOps(d.consumer);
+  }
+
+  /**
+   * JoinGroup to a consumer group id (under the group's lock): a group with
+   * members answers the classic member itself; an empty one gives its id to
+   * a classic group (null: the classic coordinator takes the join).
+   */
+  classicJoin(p: JoinGroupParams): Promise<JoinGroupResult | null> {
+    return this.d.locks.run(p.groupId, async (): Promise<JoinGroupResult | null> => {
+      const group = this.d.consumer.groups.get(p.groupId);
+      if (group === undefined) return null;
+      if (group.members.size > 0) {
+        try {
+          return await this.classicMembers.join(group, p);
+        } catch (err) {
+          this.d.logger.warn({ err, groupId: p.groupId }, 'failed to persist classic member join');
+          return joinError(p.memberId, appendErrorCode(err));
+        }
+      }
+      const dropped = await this.dropEmptyGroup(p.groupId);
+      return dropped === ErrorCode.NONE ? null : joinError(p.memberId, dropped);
+    });
+  }
+
+  /** SyncGroup to a consumer group (null when the id is not one). */
+  classicSync(p: SyncGroupParams): SyncGroupResult | null {
+    const group = this.d.consumer.groups.get(p.groupId);
+    if (group === undefined) return null;
+    if (group.members.size === 0) return syncError(ErrorCode.UNKNOWN_MEMBER_ID);
+    return this.classicMembers.sync(group, p);
+  }
+
+  /** Heartbeat to a consumer group (null when the id is not one). */
+  classicHeartbeat(p: HeartbeatParams): number | null {
+    const group = this.d.consumer.groups.get(p.groupId);
+    return group === undefined ? null : this.classicMembers.heartbeat(group, p);
+  }
+
+  /** LeaveGroup to a consumer group, under its lock (null when the id is no longer one). */
+  classicLeave(groupId: string, members: readonly LeavingMember[]): Promise<LeaveGroupResult | null> {
+    return this.d.locks.run(groupId, async (): Promise<LeaveGroupResult | null> => {
+      const group = this.d.consumer.groups.get(groupId);
+      if (group === undefined) return null;
+      try {
+        return await this.classicMembers.leave(group, members);
+      } catch (err) {
+        this.d.logger.warn({ err, groupId }, 'failed to persist classic member leave');
+        return { errorCode: appendErrorCode(err), members: [] };
+      }
+    });
   }
 
   /**

@@ -11,7 +11,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { systemScheduler, type Scheduler, type TimerHandle } from '../common/scheduler.js';
 import type { ClassicGroup } from './classic-group.js';
 import { ClassicGroupManager, type GroupRecordSink } from './classic-group-manager.js';
-import { joinError, syncError } from './results.js';
+import { describeClassicGroup, joinError, syncError } from './results.js';
 import { defaultGroupCoordinatorConfig, type GroupCoordinatorConfig } from './config.js';
 import {
   decodeCoordinatorRecord,
@@ -31,7 +31,6 @@ import { decodeVersioned } from '../protocol/messages/records/frame.js';
 import { defaultConsumerGroupConfig, type ConsumerGroupConfig } from './consumer/config.js';
 import { ConsumerGroupManager } from './consumer/consumer-group-manager.js';
 import { ConsumerGroupOps } from './consumer-group-ops.js';
-import { ClassicMemberOps } from './consumer/classic-members.js';
 import { decodeConsumerGroupRecord, encodeConsumerGroupRecord, isConsumerGroupRecordType } from './consumer/consumer-records.js';
 import {
   committedPartitionIds,
@@ -98,8 +97,6 @@ export class GroupCoordinator {
   readonly consumerConfig: ConsumerGroupConfig;
   private readonly topicsView: () => ConsumerTopicsView;
   private readonly consumerOps: ConsumerGroupOps;
-  /** Classic-protocol members of consumer groups (online migration). */
-  private readonly classicMembers: ClassicMemberOps;
   private readonly offsets = new OffsetStore();
   private readonly pendingTxnOffsets = new PendingTxnOffsets();
   private readonly locks = new KeyedMutex();
@@ -145,7 +142,6 @@ export class GroupCoordinator {
       newMemberId: options.newMemberId ?? (() => randomBytes(16).toString('base64url')),
       log: this.logger,
     });
-    this.classicMembers = new ClassicMemberOps(this.consumer);
     this.consumerOps = new ConsumerGroupOps({
       consumer: this.consumer,
       classicGroups: this.manager.groups,
@@ -387,21 +383,7 @@ export class GroupCoordinator {
       return joinError(p.memberId, ErrorCode.INVALID_SESSION_TIMEOUT);
     }
     if (this.consumer.groups.has(p.groupId)) {
-      // A consumer group with members answers classic members itself; an empty one gives its id to a classic group.
-      const answered = await this.locks.run(p.groupId, async (): Promise<JoinGroupResult | null> => {
-        const group = this.consumer.groups.get(p.groupId);
-        if (group === undefined) return null;
-        if (group.members.size > 0) {
-          try {
-            return await this.classicMembers.join(group, p);
-          } catch (err) {
-            this.logger.warn({ err, groupId: p.groupId }, 'failed to persist classic member join');
-            return joinError(p.memberId, appendErrorCode(err));
-          }
-        }
-        const dropped = await this.consumerOps.dropEmptyGroup(p.groupId);
-        return dropped === ErrorCode.NONE ? null : joinError(p.memberId, dropped);
-      });
+      const answered = await this.consumerOps.classicJoin(p);
       if (answered !== null) return answered;
     }
     return this.manager.join(p);
@@ -411,21 +393,14 @@ export class GroupCoordinator {
     const unavailable = this.unavailable(p.groupId);
     if (unavailable !== ErrorCode.NONE) return syncError(unavailable);
     if (p.groupId === '') return syncError(ErrorCode.INVALID_GROUP_ID);
-    const consumerGroup = this.consumer.groups.get(p.groupId);
-    if (consumerGroup !== undefined) {
-      if (consumerGroup.members.size === 0) return syncError(ErrorCode.UNKNOWN_MEMBER_ID);
-      return this.classicMembers.sync(consumerGroup, p);
-    }
-    return this.manager.sync(p);
+    return this.consumerOps.classicSync(p) ?? this.manager.sync(p);
   }
 
   heartbeat(p: HeartbeatParams): number {
     const unavailable = this.unavailable(p.groupId);
     if (unavailable !== ErrorCode.NONE) return unavailable;
     if (p.groupId === '') return ErrorCode.INVALID_GROUP_ID;
-    const consumerGroup = this.consumer.groups.get(p.groupId);
-    if (consumerGroup !== undefined) return this.classicMembers.heartbeat(consumerGroup, p);
-    return this.manager.heartbeat(p);
+    return this.consumerOps.classicHeartbeat(p) ?? this.manager.heartbeat(p);
   }
 
   async leaveGroup(groupId: string, members: readonly LeavingMember[]): Promise<LeaveGroupResult> {
@@ -433,16 +408,7 @@ export class GroupCoordinator {
     if (unavailable !== ErrorCode.NONE) return { errorCode: unavailable, members: [] };
     if (groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, members: [] };
     if (this.consumer.groups.has(groupId)) {
-      const answered = await this.locks.run(groupId, async (): Promise<LeaveGroupResult | null> => {
-        const group = this.consumer.groups.get(groupId);
-        if (group === undefined) return null;
-        try {
-          return await this.classicMembers.leave(group, members);
-        } catch (err) {
-          this.logger.warn({ err, groupId }, 'failed to persist classic member leave');
-          return { errorCode: appendErrorCode(err), members: [] };
-        }
-      });
+      const answered = await this.consumerOps.classicLeave(groupId, members);
       if (answered !== null) return answered;
     }
     return this.manager.leave(groupId, members);
@@ -683,24 +649,7 @@ export class GroupCoordinator {
       const consumerGroup = this.consumer.groups.get(groupId);
       if (consumerGroup !== undefined) return describeAsClassic(consumerGroup, this.consumer.assignorOf(consumerGroup), this.topicsView());
       const group = this.manager.groups.get(groupId);
-      if (group === undefined) return described;
-      const stable = group.state === 'Stable' && group.protocolName !== null;
-      const protocol = group.protocolName ?? '';
-      return {
-        errorCode: ErrorCode.NONE,
-        groupId,
-        groupState: group.state,
-        protocolType: group.protocolType ?? '',
-        protocolData: stable ? protocol : '',
-        members: group.allMembers().map((m) => ({
-          memberId: m.memberId,
-          groupInstanceId: m.groupInstanceId,
-          clientId: m.clientId,
-          clientHost: m.clientHost,
-          memberMetadata: stable ? m.metadataFor(protocol) : Buffer.alloc(0),
-          memberAssignment: stable ? m.assignment : Buffer.alloc(0),
-        })),
-      };
+      return group === undefined ? described : describeClassicGroup(group);
     });
   }
 
