@@ -275,6 +275,30 @@ describe('Fetch from the closest replica (KIP-392)', () => {
     });
   });
 
+  it('read_committed on a follower stops at its last stable offset (an open transaction below its HW)', async () => {
+    const t = await tempDir('sediment-kip392-txn-');
+    const { log: txnLog } = await openLog(t.dir);
+    try {
+      await txnLog.append(batch({ count: 2 }), { leaderEpoch: EPOCH, isFromClient: true });
+      await txnLog.append(batch({ producerId: 7n, producerEpoch: 0, baseSequence: 0, transactional: true }), { leaderEpoch: EPOCH, isFromClient: true });
+      await txnLog.append(batch({ tag: 'after' }), { leaderEpoch: EPOCH, isFromClient: true });
+      txnLog.enableReplicatedHighWatermark(0n);
+      txnLog.setHighWatermark(4n);
+      const txnView = new LocalPartitionView(txnLog, null, () => EPOCH);
+      const follower = broker('follower');
+      const ctx = { ...follower.context, topics: { partition: () => txnView } } as unknown as BrokerContext;
+      const read = async (isolationLevel: number) => ((await fetch.handle(ctx, request({ offset: 0n, isolationLevel }), requestContext(12))) as FetchResponse).responses[0]?.partitions[0];
+      const committed = await read(1);
+      assert.equal(committed?.lastStableOffset, 2n);
+      assert.deepEqual(offsetsOf(committed), [0n, 1n]);
+      assert.deepEqual(committed?.abortedTransactions, []);
+      assert.deepEqual(offsetsOf(await read(0)), [0n, 1n, 2n, 3n], 'read_uncommitted goes to the HW');
+    } finally {
+      await txnLog.close();
+      await t.cleanup();
+    }
+  });
+
   it('sediment_fetch_consumer_bytes_total counts bytes sent to consumers, not to followers; bytes out counts both', async () => {
     const follower = broker('follower');
     const consumerBefore = await counted('sediment_fetch_consumer_bytes_total');
