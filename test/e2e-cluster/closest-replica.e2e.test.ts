@@ -5,16 +5,20 @@
 // every record, and the brokers' sediment_fetch_consumer_bytes_total shows that
 // the rack-b broker served them all (as a follower for the partitions it does
 // not lead) and the other leaders none; a consumer with no rack reads from the
-// leaders.
+// leaders; the Java consumer (Kafka 4.3.1's console consumer, in a group, with
+// incremental fetch sessions) with client.rack=c is served by the rack-c broker.
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AdminClient, type ClusterMetadata } from '../../broker/cli/admin-client.js';
 import { ErrorCode } from '../../broker/protocol/errors.js';
 import { RACK_AWARE_REPLICA_SELECTOR } from '../../metadata/broker-config-defs.js';
 import { runProcess } from '../clients/common.js';
+import { cliJvmOptions } from '../compat/kafka-cli.js';
+import { KafkaTool } from '../support/kafka-reference.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { startSedimentCluster, type SedimentCluster } from '../support/sediment-cluster.js';
-import { kcatPath, requireTools } from '../support/tools.js';
+import { kafkaClasspath, kcatPath, repoRoot, requireTools } from '../support/tools.js';
 
 const TOPIC = 'nearby';
 const PARTITIONS = 3;
@@ -29,13 +33,18 @@ function leaders(md: ClusterMetadata): number[] {
   return (md.topics.find((t) => t.name === TOPIC)?.partitions ?? []).map((p) => p.leader);
 }
 
-/** sediment_fetch_consumer_bytes_total{topic="nearby"} of one broker (0 before anything was counted). */
-async function consumerBytes(nodeId: number): Promise<number> {
+/** One sample of a broker's /metrics, by its exact name and labels (0 before anything was counted). */
+async function metric(nodeId: number, series: string): Promise<number> {
   const url = cluster.broker(nodeId).httpUrl;
   assert.ok(url !== null, `node ${nodeId} has an HTTP listener`);
   const text = await (await fetch(`${url}/metrics`)).text();
-  const m = new RegExp(`^sediment_fetch_consumer_bytes_total\\{topic="${TOPIC}"\\} (\\d+)`, 'm').exec(text);
-  return m === null ? 0 : Number(m[1]);
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+}
+
+/** sediment_fetch_consumer_bytes_total{topic="nearby"} of one broker. */
+function consumerBytes(nodeId: number): Promise<number> {
+  return metric(nodeId, `sediment_fetch_consumer_bytes_total{topic="${TOPIC}"}`);
 }
 
 async function allConsumerBytes(): Promise<Record<number, number>> {
@@ -53,7 +62,7 @@ async function kcatRead(count: number, extra: readonly string[]): Promise<string
 
 describe('fetch from the closest replica: racks a/b/c, RackAwareReplicaSelector, a client in rack b', () => {
   before(async () => {
-    requireTools(['etcd', 'kcat']);
+    requireTools(['etcd', 'kcat', 'java', 'kafka']);
     etcd = await startEtcd();
     cluster = await startSedimentCluster({
       etcd,
@@ -118,5 +127,28 @@ describe('fetch from the closest replica: racks a/b/c, RackAwareReplicaSelector,
     const after = await allConsumerBytes();
     for (const leader of new Set(partitionLeaders)) assert.ok(after[leader]! > before[leader]!, `leader ${leader} served it`);
     for (const id of [1, 2, 3]) if (!partitionLeaders.includes(id)) assert.equal(after[id], before[id], `non-leader ${id} served nothing`);
+  });
+
+  it('the Java consumer with client.rack=c, in a group and fetch sessions, reads every record from the rack-c broker', { timeout: 240_000 }, async () => {
+    const before = await allConsumerBytes();
+    const incrementalBefore = await metric(3, 'sediment_fetch_session_incremental_fetches_total');
+    const log4j = path.join(repoRoot(), 'test', 'compat', 'java', 'log4j2.properties');
+    const r = await runProcess('java', [
+      ...cliJvmOptions, `-Dlog4j2.configurationFile=${log4j}`, '-cp', kafkaClasspath(), KafkaTool.consoleConsumer,
+      '--bootstrap-server', cluster.bootstrap, '--topic', TOPIC, '--group', 'closest-java', '--from-beginning',
+      '--max-messages', String(written.length), '--timeout-ms', '90000', '--consumer-property', 'client.rack=c',
+    ], { timeoutMs: 180_000 });
+    assert.equal(r.code, 0, `${r.stdout.slice(-2000)}\n${r.stderr.slice(-4000)}`);
+    const got = r.stdout.split('\n').filter((l) => l.startsWith('p'));
+    assert.deepEqual([...got].sort(), [...written].sort());
+    const after = await allConsumerBytes();
+    const served = { 1: after[1]! - before[1]!, 2: after[2]! - before[2]!, 3: after[3]! - before[3]! };
+    console.log(`Java client.rack=c: consumer bytes served per broker ${JSON.stringify(served)}`);
+    assert.ok(served[3] > written.length * 5, 'the rack-c broker served the records');
+    assert.equal(served[1], 0, 'broker 1 (rack a) served none');
+    assert.equal(served[2], 0, 'broker 2 (rack b) served none');
+    const incremental = (await metric(3, 'sediment_fetch_session_incremental_fetches_total')) - incrementalBefore;
+    console.log(`Java client.rack=c: ${incremental} incremental fetches in a session on the rack-c broker`);
+    assert.ok(incremental > 0, 'the follower served the Java client in an incremental fetch session');
   });
 });
