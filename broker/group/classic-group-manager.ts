@@ -750,11 +750,11 @@ export class ClassicGroupManager {
     this.groups.delete(groupId);
   }
 
-  /** A consumer group became this classic group (its record is written): sessions start and the members rebalance. */
-  adoptConverted(group: ClassicGroup): void {
+  /** A consumer group became this classic group (its record is written): sessions start and, unless told otherwise, the members rebalance. */
+  adoptConverted(group: ClassicGroup, rebalance = true): void {
     this.groups.set(group.groupId, group);
     for (const m of group.allMembers()) this.rescheduleHeartbeat(group, m);
-    this.prepareRebalance(group);
+    if (rebalance) this.prepareRebalance(group);
   }
 
   private persistInBackground(group: ClassicGroup, records: CoordinatorRecord[]): void {

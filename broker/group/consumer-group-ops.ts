@@ -16,11 +16,12 @@ import type { ClassicGroupManager } from './classic-group-manager.js';
 import { groupMetadataRecord, joinError, syncError } from './results.js';
 import { ClassicMemberOps } from './consumer/classic-members.js';
 import type { HeartbeatParams, JoinGroupParams, JoinGroupResult, LeaveGroupResult, LeavingMember, SyncGroupParams, SyncGroupResult } from './types.js';
-import { classicGroupFromConsumer, consumerGroupFromClassic, downgradeRefusal, upgradeRefusal } from './migration.js';
+import { classicGroupFromConsumer, consumerGroupFromClassic, downgradeRefusal, replacementDowngradeRefusal, upgradeRefusal } from './migration.js';
 import type { ConsumerGroup } from './consumer/consumer-group.js';
 import type { ConsumerGroupManager } from './consumer/consumer-group-manager.js';
 import { consumerGroupNotFound, describeConsumerGroup } from './consumer/consumer-answers.js';
 import { encodeConsumerGroupRecord } from './consumer/consumer-records.js';
+import { memberTombstones } from './consumer/consumer-group-manager.js';
 import type { ConsumerHeartbeatParams, ConsumerHeartbeatResult, ConsumerTopicsView, DescribedConsumerGroup } from './consumer/types.js';
 import { encodeCoordinatorRecord } from './group-records.js';
 import type { KeyedMutex } from './keyed-mutex.js';
@@ -58,7 +59,7 @@ export class ConsumerGroupOps {
 
   constructor(private readonly d: ConsumerGroupOpsDeps) {
     d.consumer.downgrade = (group, memberId) => this.maybeDowngrade(group, memberId);
-    this.classicMembers = new ClassicMemberOps(d.consumer);
+    this.classicMembers = new ClassicMemberOps(d.consumer, (before, after, replacedId, subscriptionChanged) => this.maybeDowngradeOnReplacement(before, after, replacedId, subscriptionChanged));
   }
 
   /**
@@ -214,6 +215,41 @@ export class ConsumerGroupOps {
     this.d.consumer.forget(groupId);
     this.d.classic.adoptConverted(classic);
     this.d.logger.info({ groupId, members: classic.size, generationId: classic.generationId }, 'downgraded the consumer group to a classic group');
+    return true;
+  }
+
+  /**
+   * A classic static member took over the instance id of the last member on
+   * the consumer protocol (under the group's lock): when the policy allows,
+   * the group as it is after the join (`after`, the joining member holding
+   * the replaced one's target) becomes a classic group; it rebalances only
+   * if the subscription changed (KAFKA-19546).
+   */
+  private async maybeDowngradeOnReplacement(before: ConsumerGroup, after: ConsumerGroup, replacedId: string, subscriptionChanged: boolean): Promise<boolean> {
+    const groupId = before.groupId;
+    const refusal = replacementDowngradeRefusal(before, replacedId, this.d.consumer.config.migrationPolicy, this.d.classicMaxSize);
+    if (refusal !== null) {
+      if (before.allMembersUseClassicProtocolExcept(replacedId)) this.d.logger.info({ groupId, reason: refusal }, 'cannot downgrade the consumer group to a classic group');
+      return false;
+    }
+    let classic: ClassicGroup;
+    try {
+      classic = classicGroupFromConsumer(after, replacedId, this.d.topics(), this.d.clock.now());
+    } catch (err) {
+      this.d.logger.warn({ err, groupId }, 'cannot downgrade the consumer group: malformed embedded consumer protocol');
+      return false;
+    }
+    const joined = [...after.members.keys()].filter((id) => !before.members.has(id));
+    const records = [
+      ...joined.flatMap((id) => memberTombstones(groupId, id)).map(encodeConsumerGroupRecord),
+      ...this.d.consumer.groupTombstones(groupId).map(encodeConsumerGroupRecord),
+      encodeCoordinatorRecord(groupMetadataRecord(classic)),
+    ];
+    await this.d.append(groupId, records);
+    this.d.consumer.forget(groupId);
+    for (const id of joined) this.d.consumer.cancelMemberTimers(groupId, id);
+    this.d.classic.adoptConverted(classic, subscriptionChanged);
+    this.d.logger.info({ groupId, members: classic.size, generationId: classic.generationId, rebalance: subscriptionChanged }, 'downgraded the consumer group to a classic group (static member replaced)');
     return true;
   }
 

@@ -43,6 +43,14 @@ export function downgradeRefusal(group: ConsumerGroup, memberId: string, policy:
   return null;
 }
 
+/** Kafka's validateOnlineDowngradeWithReplacedMemberId: why a classic member replacing static member `replacedMemberId` does not downgrade the group, or null. */
+export function replacementDowngradeRefusal(group: ConsumerGroup, replacedMemberId: string, policy: MigrationPolicy, classicMaxSize: number): string | null {
+  if (!group.allMembersUseClassicProtocolExcept(replacedMemberId)) return 'members other than the replaced one use the consumer protocol';
+  if (!isDowngradeEnabled(policy)) return 'the online downgrade is disabled (group.consumer.migration.policy)';
+  if (group.members.size > classicMaxSize) return 'the group size exceeds group.max.size';
+  return null;
+}
+
 /**
  * The consumer group a classic group becomes, and the records that create
  * it (member metadata, group epoch, targets, target epoch, current

@@ -43,8 +43,18 @@ function findMember(group: ConsumerGroup, memberId: string, instanceId: string |
   return m;
 }
 
+/**
+ * Decides whether a classic static member replacing the last member on the
+ * consumer protocol downgrades the group instead (and does it, writing
+ * `after` as a classic group); false to go on as a consumer group.
+ */
+export type ReplacementDowngrade = (before: ConsumerGroup, after: ConsumerGroup, replacedMemberId: string, subscriptionChanged: boolean) => Promise<boolean>;
+
 export class ClassicMemberOps {
-  constructor(private readonly cg: ConsumerGroupManager) {}
+  constructor(
+    private readonly cg: ConsumerGroupManager,
+    private readonly replacementDowngrade: ReplacementDowngrade | null = null,
+  ) {}
 
   /** JoinGroup to a consumer group with members (under the group's lock). */
   async join(group: ConsumerGroup, p: JoinGroupParams): Promise<JoinGroupResult> {
@@ -131,15 +141,7 @@ export class ClassicMemberOps {
     });
     work.updateMember(reconciled);
     records.push(currentAssignmentRecord(groupId, reconciled));
-
-    await this.cg.sink.write(groupId, records);
-    this.cg.groups.set(groupId, work);
-    if (replaced !== null) this.cg.cancelMemberTimers(groupId, replaced.memberId);
-    this.cg.timers.cancel(classicJoinKey(groupId, memberId));
-    this.cg.scheduleSession(groupId, memberId);
-    this.cg.scheduleFence(classicSyncKey(groupId, memberId), p.rebalanceTimeoutMs, groupId, memberId, 'classic member did not sync within its rebalance timeout');
-    this.cg.log.debug({ groupId, memberId, epoch: reconciled.memberEpoch, state: reconciled.state, groupEpoch: work.groupEpoch }, 'classic member joined the consumer group');
-    return {
+    const answer: JoinGroupResult = {
       errorCode: ErrorCode.NONE,
       generationId: reconciled.memberEpoch,
       protocolType: 'consumer',
@@ -150,6 +152,18 @@ export class ClassicMemberOps {
       memberId,
       members: [],
     };
+
+    // 5. Kafka's downgrade when the last consumer-protocol member, a static one, is replaced by this classic member.
+    if (replaced !== null && this.replacementDowngrade !== null && (await this.replacementDowngrade(group, work, replaced.memberId, subscriptionChanged))) return answer;
+
+    await this.cg.sink.write(groupId, records);
+    this.cg.groups.set(groupId, work);
+    if (replaced !== null) this.cg.cancelMemberTimers(groupId, replaced.memberId);
+    this.cg.timers.cancel(classicJoinKey(groupId, memberId));
+    this.cg.scheduleSession(groupId, memberId);
+    this.cg.scheduleFence(classicSyncKey(groupId, memberId), p.rebalanceTimeoutMs, groupId, memberId, 'classic member did not sync within its rebalance timeout');
+    this.cg.log.debug({ groupId, memberId, epoch: reconciled.memberEpoch, state: reconciled.state, groupEpoch: work.groupEpoch }, 'classic member joined the consumer group');
+    return answer;
   }
 
   /** SyncGroup of a classic member: its assigned partitions, once it caught up with the group epoch. */

@@ -48,6 +48,8 @@ export class ClassicClient {
   owned = new Map<string, Set<number>>();
   needsRejoin = true;
   lastJoin: JoinGroupResult | null = null;
+  /** group.instance.id (static membership); null for a dynamic member. */
+  instanceId: string | null = null;
 
   constructor(
     private readonly c: { coordinator: GroupCoordinator },
@@ -68,7 +70,7 @@ export class ClassicClient {
     const params = () => ({
       groupId: this.groupId,
       memberId: this.memberId,
-      groupInstanceId: null,
+      groupInstanceId: this.instanceId,
       protocolType: 'consumer',
       protocols: [{ name: 'cooperative-sticky', metadata: cooperativeSubscription(this.topics, this.owned) }],
       sessionTimeoutMs: this.sessionTimeoutMs,
@@ -99,7 +101,7 @@ export class ClassicClient {
       groupId: this.groupId,
       generationId: this.generation,
       memberId: this.memberId,
-      groupInstanceId: null,
+      groupInstanceId: this.instanceId,
       protocolType: 'consumer',
       protocolName: 'cooperative-sticky',
       assignments: leaderAssignments,
@@ -118,7 +120,7 @@ export class ClassicClient {
   }
 
   heartbeat(): number {
-    const code = this.c.coordinator.heartbeat({ groupId: this.groupId, generationId: this.generation, memberId: this.memberId, groupInstanceId: null });
+    const code = this.c.coordinator.heartbeat({ groupId: this.groupId, generationId: this.generation, memberId: this.memberId, groupInstanceId: this.instanceId });
     if (code === ErrorCode.REBALANCE_IN_PROGRESS) this.needsRejoin = true;
     if (code === ErrorCode.UNKNOWN_MEMBER_ID || code === ErrorCode.ILLEGAL_GENERATION) {
       this.lose();

@@ -270,3 +270,35 @@ test('a classic group record landing after the upgrade (a classic rebalance that
   const d = h2.coordinator.consumerGroupDescribe(['g'])[0]!;
   assert.deepEqual(d.members.map((m) => m.memberId).sort(), [a.memberId, b.memberId, 'c'].sort());
 });
+
+test('a classic static member taking over the instance id of the last consumer-protocol member downgrades the group, keeping its assignment, without a rebalance', async () => {
+  const h = await startConsumerHarness();
+  h.topics.add('t', 4);
+  const [a, b] = (await classicGroup(h, ['a', 'b'], { a: [0, 1], b: [2, 3] })) as [ClassicClient, ClassicClient];
+  const s = new SimulatedMember(h, 's', { instanceId: 'i' });
+  await s.heartbeat();
+  await converge(h, [a, b], [s]);
+  const held = [...(s.owned.values().next().value ?? [])].sort();
+  assert.ok(held.length >= 1);
+  const epoch = h.coordinator.consumerGroupDescribe(['g'])[0]!.groupEpoch;
+  // s restarts as a classic member with the same group.instance.id: it leaves as a static member (epoch -2) ...
+  assert.equal((await s.heartbeat({ memberEpoch: -2, topicPartitions: null })).errorCode, ErrorCode.NONE);
+  // ... and its successor joins with the classic protocol.
+  const successor = new ClassicClient(h, 's2');
+  successor.instanceId = 'i';
+  const j = await successor.join();
+  assert.equal(j.errorCode, ErrorCode.NONE);
+  assert.equal(j.generationId, epoch);
+  assert.equal(h.coordinator.consumerGroupDescribe(['g'])[0]?.errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
+  const summary = h.coordinator.groupSummary('g')!;
+  assert.equal(summary.state, 'Stable', 'same subscription: no rebalance');
+  assert.equal(summary.generationId, epoch);
+  assert.equal(summary.memberIds.length, 3);
+  assert.equal(await successor.sync(), ErrorCode.NONE);
+  assert.deepEqual([...(successor.owned.get('t') ?? [])].sort(), held, 'the successor has what s had');
+  assert.equal(a.heartbeat(), ErrorCode.NONE);
+  assertSingleOwners([a, b, successor]);
+  const h2 = await h.restart();
+  assert.equal(h2.coordinator.groupSummary('g')?.memberIds.length, 3);
+  assert.equal(h2.coordinator.consumerGroupDescribe(['g'])[0]?.errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
+});
