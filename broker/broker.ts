@@ -240,6 +240,18 @@ export class Broker {
           if (e.type === 'role') refresh();
         });
         membership?.onSessionLost(refresh);
+        // Followers below the leader's local log start build their state from the remote tier.
+        replication?.attachRemoteTier({
+          remoteAuxState: (l, leaderLocalLogStartOffset, leaderEpoch) => tiering.remoteAuxState(l, leaderLocalLogStartOffset, leaderEpoch),
+          logStartOffset: (l) => {
+            try {
+              return tiering.logStartOffset(l);
+            } catch {
+              // Its metadata not loaded yet: the local log start answers until it is.
+              return null;
+            }
+          },
+        });
         tieringMetadataLog = clusterMetadataLog;
       }
       log.info({ url: config.remoteLogStorageUrl, fetchWorkerThreads: chunkSource?.threads ?? 0 }, 'tiered storage started');

@@ -42,7 +42,8 @@ import { IndexCache, type IndexCacheStats } from './read/index-cache.js';
 import type { LocalLog, LocalSegment } from './local-log.js';
 import { BucketSweepState, sweepPartitionOrphans, sweepUnknownPartitions } from './tasks/orphan-sweeper.js';
 import type { PartitionCounters, PartitionLeadership, RlmContext } from './partition-state.js';
-import { PartitionState, RemoteEpochIndex, tieringConfig, topicIdPartitionOf } from './partition-state.js';
+import { PartitionState, RemoteEpochIndex, refOf, tieringConfig, topicIdPartitionOf } from './partition-state.js';
+import { auxStateSegment, type RemoteAuxState } from './read/aux-state.js';
 import { RemoteReader, type TimestampAndOffset } from './read/remote-reader.js';
 import type { RemoteStorage } from './remote-storage.js';
 import { RemoteTimeoutError, raceAbort } from './remote-storage.js';
@@ -539,6 +540,25 @@ export class RemoteLogManager {
     const start = this.logStartOffset(log);
     if (start === null) return null;
     return this.reader.offsetForTimestamp(state, timestamp, start, log.localLogStartOffset, signal);
+  }
+
+  /**
+   * A follower below its leader's local log start (OFFSET_MOVED_TO_TIERED_STORAGE):
+   * the remote state to start its log from (aux-state.ts), after catching the
+   * partition's metadata up. Throws a retriable REPLICA_NOT_AVAILABLE while the
+   * metadata has no segment ending below the leader's local log start.
+   */
+  async remoteAuxState(log: LocalLog, leaderLocalLogStartOffset: bigint, leaderEpoch: number): Promise<RemoteAuxState> {
+    const tp = topicIdPartitionOf(log);
+    await this.ctx.metadata.whenReady(tp);
+    await this.ctx.metadata.catchUp(this.ctx.metadata.metadataPartition(tp));
+    const segment = auxStateSegment(this.ctx.metadata.listRemoteLogSegments(tp), leaderLocalLogStartOffset, leaderEpoch);
+    if (segment === undefined) {
+      throw new KafkaError(ErrorCode.REPLICA_NOT_AVAILABLE, `no remote segment of ${log.topic}-${log.partition} holds offset ${leaderLocalLogStartOffset - 1n} (the leader's local log starts at ${leaderLocalLogStartOffset})`);
+    }
+    const ref = refOf(segment);
+    const [leaderEpochCheckpoint, producerSnapshot] = await Promise.all([this.ctx.storage.fetchIndex(ref, 'leaderEpoch'), this.ctx.storage.fetchIndex(ref, 'producerSnapshot')]);
+    return { nextOffset: segment.endOffset + 1n, leaderEpochCheckpoint, producerSnapshot };
   }
 
   /** ListOffsets -5: the highest offset copied to the remote tier, -1 when nothing was. */
