@@ -228,7 +228,7 @@ export class Broker {
         brokerId: config.nodeId,
         config: remoteLogManagerConfig(config, rsm),
         // In a cluster only a partition's leader tiers it (KIP-405); the brokers share the bucket.
-        ...(cluster === null ? {} : { leadership: tieringLeadership(config.nodeId, cluster, replication), replayAllOnStart: false, sweepUnmanagedPartitions: false }),
+        ...(cluster === null ? {} : { leadership: tieringLeadership(config.nodeId, cluster.view, replication?.manager ?? null), replayAllOnStart: false, sweepUnmanagedPartitions: false }),
       });
       topics.attachTiering(rlm, rlm);
       await rlm.start();

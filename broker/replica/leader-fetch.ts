@@ -63,7 +63,9 @@ async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bi
   if (p.currentLeaderEpoch > state.leaderEpoch) return fail(ErrorCode.UNKNOWN_LEADER_EPOCH);
   const logStart = c.logStartOffset?.(log) ?? log.logStartOffset;
   const base = { partitionIndex: p.partition, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, logStartOffset: logStart, abortedTransactions: null, preferredReadReplica: -1 };
-  if (p.lastFetchedEpoch >= 0) {
+  // Below the local log start the epoch history is gone with the local segments (it is truncated with them):
+  // divergence cannot be decided there, and the follower rebuilds from the remote tier anyway (OFFSET_MOVED_TO_TIERED_STORAGE).
+  if (p.lastFetchedEpoch >= 0 && p.fetchOffset >= log.localLogStartOffset) {
     const end = log.endOffsetForEpoch(p.lastFetchedEpoch);
     if (end.epoch < p.lastFetchedEpoch || end.endOffset < p.fetchOffset) {
       return { data: { ...base, errorCode: ErrorCode.NONE, divergingEpoch: { epoch: end.epoch, endOffset: end.endOffset }, records: NO_RECORDS }, bytes: 0, error: false };

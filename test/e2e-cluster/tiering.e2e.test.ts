@@ -6,7 +6,11 @@
 // the cluster-wide __remote_log_metadata that their segments are remote and
 // drop them locally; after kill -9 of the leader the new leader continues
 // without uploading anything again, and a consumer reads every record from
-// offset 0, through the remote tier and then the local one.
+// offset 0, through the remote tier and then the local one. The killed
+// leader, down while its partition tiered and expired locally, restarts,
+// builds its state from the remote tier (OFFSET_MOVED_TO_TIERED_STORAGE),
+// catches up, and once it leads knows an idempotent producer whose batches
+// only the remote tier holds (a sequence gap is refused, the next accepted).
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -14,7 +18,10 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { AdminClient, type ClusterMetadata, type PartitionMetadata } from '../../broker/cli/admin-client.js';
+import { BrokerConnection } from '../../broker/cli/broker-connection.js';
 import { ErrorCode } from '../../broker/protocol/errors.js';
+import { apis } from '../../broker/protocol/messages/index.js';
+import { buildRecordBatch } from '../../broker/protocol/record-batch.js';
 import { runProcess } from '../clients/common.js';
 import { startEtcd, type EtcdServer } from '../support/etcd.js';
 import { startSedimentCluster, type SedimentCluster } from '../support/sediment-cluster.js';
@@ -201,5 +208,82 @@ describe('tiered storage on an RF 3 topic over three broker processes, etcd and 
     const read = await kcatValues(cluster.bootstrap);
     assert.equal(read.length, produced.length);
     assert.deepEqual(read, produced, 'every record, in order, across the tiers');
+    leaderAfterFailover = newLeader;
+  });
+
+  it('the old leader, down while its partition tiered and expired locally, rebuilds from the remote tier, catches up and, as leader, continues an idempotent producer', async () => {
+    const current = leaderAfterFailover;
+    const other = [1, 2, 3].find((id) => id !== firstLeader && id !== current)!;
+    // An idempotent producer writes three batches at the current leader; they will only be remote when the old leader returns.
+    const pid = await initProducerId(current);
+    for (const seq of [0, 5, 10]) assert.equal(await produceIdempotent(current, pid, seq, `i${seq}`), ErrorCode.NONE);
+    for (let i = 0; i < 15; i++) produced.push(`i${i - (i % 5)}-${i % 5}`);
+    const idempotentEnd = BigInt(produced.length);
+    const values = batch('c', 1000);
+    await kcatProduce(cluster.bootstrap, values);
+    produced.push(...values);
+    await until('the leader\'s local log starts past the idempotent batches', 90_000, async () => {
+      const l = await localBases(current);
+      return l.length > 0 && l[0]! > idempotentEnd ? l : undefined;
+    });
+    await cluster.broker(firstLeader).restart();
+    await cluster.untilMetadata(current, [TOPIC], (m) => partitionOf(m)?.isr.length === 3, 60_000, 'the old leader back in the ISR').catch((err: unknown) => {
+      const about = (id: number) => cluster.broker(id).logs.lines.filter((l) => l['topic'] === TOPIC || l.level >= 40).slice(-40).map((l) => JSON.stringify(l)).join('\n');
+      throw new Error(`${err instanceof Error ? err.message : String(err)}\nnode ${firstLeader}:\n${about(firstLeader)}\nleader ${current}:\n${about(current)}`);
+    });
+    const rebuilt = cluster.broker(firstLeader).logs.lines.find((l) => l.msg === "follower below the leader's local log start: built its state from the remote tier" && l['topic'] === TOPIC);
+    assert.ok(rebuilt !== undefined, 'the old leader built its state from the remote tier');
+    console.log(`node ${firstLeader} rebuilt from the remote tier: log from ${String(rebuilt['from'])} restarted at ${String(rebuilt['to'])} (leader's local log start ${String(rebuilt['leaderLocalLogStartOffset'])})`);
+    const local = await localBases(firstLeader);
+    assert.ok(local[0]! > idempotentEnd, `node ${firstLeader} holds only the leader's local tail (${local.join(',')})`);
+
+    // It becomes the leader: the other two go down (the ISR shrinks to it), one comes back for acks=all.
+    await cluster.broker(current).kill();
+    await cluster.broker(other).kill();
+    await cluster.untilMetadata(firstLeader, [TOPIC], (m) => partitionOf(m)?.leader === firstLeader && partitionOf(m)?.isr.length === 1, SESSION_TIMEOUT_MS + 30_000, 'the old leader leads alone');
+    await cluster.broker(other).restart();
+    await cluster.untilMetadata(firstLeader, [TOPIC], (m) => partitionOf(m)?.isr.length === 2, 60_000, 'a follower back in the ISR');
+    // It knows the producer from the remote snapshot: a sequence gap is refused (an unknown producer could start anywhere), the next sequence goes in.
+    let code = -1;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      code = await produceIdempotent(firstLeader, pid, 40, 'gap');
+      if (code !== ErrorCode.NOT_ENOUGH_REPLICAS && code !== ErrorCode.REQUEST_TIMED_OUT) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.equal(code, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    assert.equal(await produceIdempotent(firstLeader, pid, 15, 'i15'), ErrorCode.NONE);
+    for (let i = 0; i < 5; i++) produced.push(`i15-${i}`);
+    const read = await kcatValues(cluster.broker(firstLeader).bootstrap);
+    assert.deepEqual(read, produced, 'every record from offset 0, through the remote tier, on the rebuilt replica');
   });
 });
+
+let leaderAfterFailover = -1;
+
+async function connect(nodeId: number): Promise<BrokerConnection> {
+  const [host, port] = cluster.broker(nodeId).bootstrap.split(':');
+  return BrokerConnection.connect(host!, Number(port));
+}
+
+async function initProducerId(nodeId: number): Promise<{ producerId: bigint; producerEpoch: number }> {
+  const conn = await connect(nodeId);
+  try {
+    const { body } = await conn.send(apis.InitProducerId, () => ({ transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1, enable2Pc: false, keepPreparedTxn: false }));
+    assert.equal(body.errorCode, ErrorCode.NONE);
+    return { producerId: body.producerId, producerEpoch: body.producerEpoch };
+  } finally {
+    conn.close();
+  }
+}
+
+/** One idempotent batch of five records `<tag>-0..4` at `seq`, acks=all, straight to `nodeId`: the partition's error code. */
+async function produceIdempotent(nodeId: number, pid: { producerId: bigint; producerEpoch: number }, seq: number, tag: string): Promise<number> {
+  const conn = await connect(nodeId);
+  try {
+    const records = buildRecordBatch({ records: Array.from({ length: 5 }, (_, i) => ({ key: null, value: `${tag}-${i}`, timestamp: Date.now() })), producerId: pid.producerId, producerEpoch: pid.producerEpoch, baseSequence: seq });
+    const { body } = await conn.send(apis.Produce, () => ({ transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: TOPIC, topicId: '', partitionData: [{ index: 0, records }] }] }), { max: 12 });
+    return body.responses[0]!.partitionResponses[0]!.errorCode;
+  } finally {
+    conn.close();
+  }
+}
