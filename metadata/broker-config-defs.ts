@@ -402,9 +402,9 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   broker('remote.log.metadata.topic.num.partitions', 'int', 50, 'medium',
     'The number of partitions of the __remote_log_metadata topic (Kafka key: rlmm.config.remote.log.metadata.topic.num.partitions, also accepted).',
     { validator: atLeast(1) }),
-  broker('remote.log.metadata.topic.replication.factor', 'short', 1, 'medium',
-    'The replication factor of the __remote_log_metadata topic. Sediment default: 1 (Kafka: 3); a single broker supports only 1.',
-    { validator: singleReplica }),
+  broker('remote.log.metadata.topic.replication.factor', 'short', 3, 'medium',
+    'The replication factor of the __remote_log_metadata topic of a cluster (etcd.connect), capped at the registered brokers when the topic is created. A single broker keeps its own topic with 1 replica.',
+    { validator: atLeast(1) }),
   broker('remote.log.metadata.topic.retention.ms', 'long', -1, 'medium',
     'The retention of the __remote_log_metadata topic; -1 (unlimited) keeps every state change so the index can be rebuilt.'),
 

@@ -68,6 +68,11 @@ export class ClusterServing {
     return replication;
   }
 
+  /** Called after every topic sync pass (the logs of the image's partitions are open). */
+  onTopicsSynced(listener: () => void): void {
+    this.sync.onPass(listener);
+  }
+
   get replication(): Replication | null {
     return this.replicationService;
   }
