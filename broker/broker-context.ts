@@ -13,6 +13,7 @@ import type { GroupCoordinator } from './group/group-coordinator.js';
 import type { TxnCoordinator, TxnMarker } from './txn/txn-coordinator.js';
 import type { FetchSessionCache } from './fetch/fetch-session-cache.js';
 import type { ClusterView } from './cluster/cluster-view.js';
+import type { PartitionReassignments } from './cluster/cluster-reassignments.js';
 import type { ShareGroups } from './share/share-groups.js';
 import type { FetchRequest, FetchResponse } from './protocol/messages/fetch.js';
 
@@ -95,6 +96,8 @@ export interface BrokerContext {
   readonly fetchSessions: FetchSessionCache;
   /** The cluster as this broker's metadata image shows it (etcd.connect); absent or null: the single broker. */
   readonly cluster?: ClusterView | null;
+  /** Partition reassignments (KIP-455): the cluster's, or the single broker's (nothing to move); absent: not served. */
+  readonly reassignments?: PartitionReassignments | null;
   /** Share groups (KIP-932); absent or null: not served (small test contexts). */
   readonly shareGroups?: ShareGroups | null;
   /** Replication (a cluster); absent or null: the single broker, nothing is replicated. */

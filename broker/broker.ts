@@ -33,6 +33,7 @@ import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { ClusterServing } from './cluster/cluster-serving.js';
+import { SingleBrokerReassignments } from './cluster/cluster-reassignments.js';
 import type { InternalTopicSpec } from './cluster/coordinators.js';
 import { TxnMarkerRouter } from './cluster/txn-markers.js';
 import { SHARE_GROUP_STATE_TOPIC } from './share/share-coordinator.js';
@@ -252,6 +253,7 @@ export class Broker {
       log,
       topics: servedTopics,
       cluster: cluster?.view ?? null,
+      reassignments: cluster?.reassignments ?? new SingleBrokerReassignments(config.nodeId, (t) => topics.store.get(t)?.partitionCount),
       shareGroups,
       replication,
       waiters,

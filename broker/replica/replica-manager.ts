@@ -141,6 +141,10 @@ export class ReplicaManager {
       if (seen.has(k)) continue;
       this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
       this.replicas.delete(k);
+      // Reassigned down to this broker alone: unreplicated again, its HW is its log end.
+      const now = this.o.image.topic(r.topic);
+      const state = now?.topicId === r.topicId ? this.o.image.partition(r.topicId, r.partition) : undefined;
+      if (state !== undefined && state.replicas.length === 1 && state.replicas[0] === this.o.nodeId) r.log.disableReplicatedHighWatermark();
     }
   }
 
