@@ -13,7 +13,6 @@ import type { GroupCoordinator } from './group/group-coordinator.js';
 import type { TxnCoordinator, TxnMarker } from './txn/txn-coordinator.js';
 import type { FetchSessionCache } from './fetch/fetch-session-cache.js';
 import type { ClusterView } from './cluster/cluster-view.js';
-import type { PartitionReassignments } from './cluster/cluster-reassignments.js';
 import type { ShareGroups } from './share/share-groups.js';
 import type { FetchRequest, FetchResponse } from './protocol/messages/fetch.js';
 
@@ -78,6 +77,22 @@ export interface ReplicationService {
   awaitReplication(topic: string, partition: number, requiredOffset: bigint, timeoutMs: number): Promise<number>;
   /** A leader append happened (the HW may move at once). */
   appended(topic: string, partition: number): void;
+}
+
+/** One partition's reassignment in progress, as ListPartitionReassignments answers it. */
+export interface OngoingReassignment {
+  readonly partitionIndex: number;
+  readonly replicas: readonly number[];
+  readonly addingReplicas: readonly number[];
+  readonly removingReplicas: readonly number[];
+}
+
+/** What the handlers of AlterPartitionReassignments and ListPartitionReassignments reach. */
+export interface PartitionReassignments {
+  /** Starts, replaces (target) or cancels (null) one partition's reassignment; KafkaError when refused. */
+  alter(topic: string, partition: number, target: readonly number[] | null, allowReplicationFactorChange: boolean): Promise<void>;
+  /** Ongoing reassignments of the named partitions (null: of every topic), topics without any left out. */
+  list(topics: ReadonlyArray<{ readonly name: string; readonly partitionIndexes: readonly number[] }> | null): Array<{ name: string; partitions: OngoingReassignment[] }>;
 }
 
 export interface BrokerContext {

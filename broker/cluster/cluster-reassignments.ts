@@ -13,23 +13,8 @@ import { planReassignment } from '../../metadata/cluster/reassignment.js';
 import { isReassigning, type PartitionState } from '../../metadata/cluster/records.js';
 import type { ClusterMetadataStore } from '../../metadata/cluster/store.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import type { OngoingReassignment, PartitionReassignments } from '../broker-context.js';
 import type { TopicSync } from './topic-sync.js';
-
-/** One partition's reassignment in progress, as ListPartitionReassignments answers it. */
-export interface OngoingReassignment {
-  readonly partitionIndex: number;
-  readonly replicas: readonly number[];
-  readonly addingReplicas: readonly number[];
-  readonly removingReplicas: readonly number[];
-}
-
-/** What the handlers of AlterPartitionReassignments and ListPartitionReassignments reach. */
-export interface PartitionReassignments {
-  /** Starts, replaces (target) or cancels (null) one partition's reassignment; KafkaError when refused. */
-  alter(topic: string, partition: number, target: readonly number[] | null, allowReplicationFactorChange: boolean): Promise<void>;
-  /** Ongoing reassignments of the named partitions (null: of every topic), topics without any left out. */
-  list(topics: ReadonlyArray<{ readonly name: string; readonly partitionIndexes: readonly number[] }> | null): Array<{ name: string; partitions: OngoingReassignment[] }>;
-}
 
 export interface ClusterReassignmentsOptions {
   readonly store: ClusterMetadataStore;
