@@ -95,6 +95,11 @@ export interface PartitionReassignments {
   list(topics: ReadonlyArray<{ readonly name: string; readonly partitionIndexes: readonly number[] }> | null): Array<{ name: string; partitions: OngoingReassignment[] }>;
 }
 
+/** IncrementalAlterConfigs on BROKER resources (a broker id, or '' for the cluster default). */
+export interface DynamicBrokerConfigs {
+  alter(resourceName: string, ops: readonly AlterConfigOp[], validateOnly: boolean): Promise<void>;
+}
+
 export interface BrokerContext {
   readonly config: BrokerConfig;
   readonly nodeId: number;
@@ -113,6 +118,8 @@ export interface BrokerContext {
   readonly cluster?: ClusterView | null;
   /** Partition reassignments (KIP-455): the cluster's, or the single broker's (nothing to move); absent: not served. */
   readonly reassignments?: PartitionReassignments | null;
+  /** Dynamic broker configs (a cluster: the replication throttle rates); absent or null: broker configs are static. */
+  readonly brokerConfigs?: DynamicBrokerConfigs | null;
   /** Share groups (KIP-932); absent or null: not served (small test contexts). */
   readonly shareGroups?: ShareGroups | null;
   /** Replication (a cluster); absent or null: the single broker, nothing is replicated. */

@@ -254,6 +254,7 @@ export class Broker {
       topics: servedTopics,
       cluster: cluster?.view ?? null,
       reassignments: cluster?.reassignments ?? new SingleBrokerReassignments(config.nodeId, (t) => topics.store.get(t)?.partitionCount),
+      brokerConfigs: cluster?.brokerConfigs ?? null,
       shareGroups,
       replication,
       waiters,

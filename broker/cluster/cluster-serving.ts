@@ -16,6 +16,7 @@ import type { PartitionWaiters } from '../partition-waiters.js';
 import { Replication } from '../replica/replication.js';
 import type { ReplicationPart } from '../metrics/replication-view.js';
 import { ClusterReassignments } from './cluster-reassignments.js';
+import { ClusterDynamicBrokerConfigs } from './dynamic-broker-configs.js';
 import { ClusterTopics } from './cluster-topics.js';
 import { ClusterCoordinators, type CoordinatorKind, type InternalTopicSpec, type PartitionedCoordinator } from './coordinators.js';
 import type { NodeEndpoint } from './cluster-view.js';
@@ -39,6 +40,7 @@ export class ClusterServing {
     private readonly local: BrokerTopics,
     private readonly listenerName: string,
     readonly reassignments: ClusterReassignments,
+    readonly brokerConfigs: ClusterDynamicBrokerConfigs,
   ) {}
 
   /** Starts replication: roles follow the image, after every image change and topic sync pass. */
@@ -112,7 +114,8 @@ export class ClusterServing {
       uncleanLeaderElectionEnable: config.getBoolean('unclean.leader.election.enable'),
       visibleWithinMs: 3 * config.getInt('etcd.request.timeout.ms'),
     });
-    return new ClusterServing(membership, view, topics, sync, config, scheduler, log, local, options.listenerName, reassignments);
+    const brokerConfigs = new ClusterDynamicBrokerConfigs({ store: membership.store, image: membership.image, sync, visibleWithinMs: 3 * config.getInt('etcd.request.timeout.ms') });
+    return new ClusterServing(membership, view, topics, sync, config, scheduler, log, local, options.listenerName, reassignments, brokerConfigs);
   }
 
   /**

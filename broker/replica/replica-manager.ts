@@ -23,6 +23,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { LeaderState } from './leader-state.js';
 import { ReplicaFetcher, type FetchConnection, type FetcherEvent, type ReplicaFetchConfig } from './replica-fetcher.js';
+import type { ReplicationQuota } from './replication-quota.js';
 import type { ReplicationEvent } from './replication-events.js';
 
 export interface ReplicaManagerConfig {
@@ -51,6 +52,8 @@ export interface ReplicaManagerOptions {
   readonly config: ReplicaManagerConfig;
   /** Where a replica's HW starts when this process first sees it (the replication-offset-checkpoint); its log start if undefined. */
   readonly initialHighWatermark?: (log: PartitionLog) => bigint | undefined;
+  /** The follower-side replication throttle (replication-quota.ts); absent: none. */
+  readonly followerQuota?: ReplicationQuota;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   readonly log: Logger;
@@ -225,6 +228,11 @@ export class ReplicaManager {
         scheduler: this.o.scheduler,
         log: this.o.log.child({ fetcher: `${leaderId}-${fetcherId}` }),
         onEvent: (ev) => this.onFetcherEvent(ev),
+        ...(this.o.followerQuota === undefined ? {} : { quota: this.o.followerQuota }),
+        inSync: (topic, partition) => {
+          const t = this.o.image.topic(topic);
+          return t !== undefined && (this.o.image.partition(t.topicId, partition)?.isr.includes(this.o.nodeId) ?? false);
+        },
       });
       this.fetchers.set(k, f);
     }

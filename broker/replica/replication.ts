@@ -18,6 +18,7 @@ import { HighWatermarkCheckpoints } from './high-watermark-checkpoint.js';
 import { answerReplicaFetch } from './leader-fetch.js';
 import type { FetchConnection } from './replica-fetcher.js';
 import { ReplicaManager, type ReplicaManagerConfig } from './replica-manager.js';
+import { FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS, ReplicationQuota, parseRate, throttledOn } from './replication-quota.js';
 
 /** The replication configs of a broker config (Kafka's names and defaults). */
 export function replicaManagerConfig(config: BrokerConfig): ReplicaManagerConfig & { socketTimeoutMs: number } {
@@ -60,8 +61,25 @@ export interface ReplicationOptions {
   readonly log: Logger;
 }
 
+/**
+ * The leader- or follower-side throttle of this broker: the rate from its
+ * dynamic broker config (else the cluster-wide default), the throttled
+ * replicas from each topic's config, both read from the image on every check.
+ */
+function quotaOf(image: MetadataImage, nodeId: number, clock: Clock, rateConfig: string, replicasConfig: string): ReplicationQuota {
+  return new ReplicationQuota({
+    clock,
+    limit: () => parseRate(image.configs({ type: 'broker', nodeId }).get(rateConfig) ?? image.configs({ type: 'cluster' }).get(rateConfig)),
+    throttled: (topic, partition) => throttledOn(image.topic(topic)?.configs[replicasConfig], partition, nodeId),
+  });
+}
+
 export class Replication implements ReplicationService {
   readonly manager: ReplicaManager;
+  /** leader.replication.throttled.rate over leader.replication.throttled.replicas. */
+  readonly leaderQuota: ReplicationQuota;
+  /** follower.replication.throttled.rate over follower.replication.throttled.replicas. */
+  readonly followerQuota: ReplicationQuota;
   private readonly checkpoints = new HighWatermarkCheckpoints();
   private checkpointTimer: TimerHandle | null = null;
   private stopped = false;
@@ -97,6 +115,8 @@ export class Replication implements ReplicationService {
 
   private constructor(private readonly o: ReplicationOptions) {
     const config = replicaManagerConfig(o.config);
+    this.leaderQuota = quotaOf(o.image, o.nodeId, o.clock, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS);
+    this.followerQuota = quotaOf(o.image, o.nodeId, o.clock, FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS);
     this.manager = new ReplicaManager({
       nodeId: o.nodeId,
       brokerEpoch: o.brokerEpoch,
@@ -109,6 +129,7 @@ export class Replication implements ReplicationService {
       listenerName: o.listenerName,
       config,
       initialHighWatermark: (log) => this.checkpoints.initial(log),
+      followerQuota: this.followerQuota,
       clock: o.clock,
       scheduler: o.scheduler,
       log: o.log,
@@ -122,6 +143,7 @@ export class Replication implements ReplicationService {
         waiters: this.o.waiters,
         clock: this.o.clock,
         topicNameById: this.o.topicNameById,
+        quota: this.leaderQuota,
         currentLeader: (topic, partition) => {
           const t = this.o.image.topic(topic);
           const s = t === undefined ? undefined : this.o.image.partition(t.topicId, partition);

@@ -6,7 +6,9 @@
 // the throttles it would have set). Then broker 3's log holds every record
 // batch for batch as broker 1's did before the move, broker 1 has deleted its
 // copy, every broker's metadata shows replicas and ISR [2,3], a consumer reads
-// every record, and --list shows nothing in progress.
+// every record, and --list shows nothing in progress. A second move with
+// --throttle takes at least as long as the rate allows, and --verify clears
+// the broker and topic throttles at the end.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -160,5 +162,42 @@ describe('partition reassignment with kafka-reassign-partitions over three broke
   it('--list shows no reassignment in progress', async () => {
     const listed = await reassignTool(['--list']);
     assert.match(listed, /No partition reassignments found\./, listed);
+  });
+
+  it('--execute --throttle holds the new replica to the rate; --verify clears the throttles once complete', async () => {
+    const topic = 'throttled';
+    const created = await runKafkaTool(KafkaTool.topics, ['--bootstrap-server', cluster.broker(1).bootstrap, '--create', '--topic', topic, '--replica-assignment', '1:2']);
+    assert.match(created.stdout, new RegExp(`Created topic ${topic}\\.`), created.stderr);
+    await cluster.untilMetadata(1, [topic], (m) => m.topics[0]?.partitions[0]?.isr.length === 2, 20_000, 'ISR [1,2]');
+    const value = 'x'.repeat(1000);
+    const count = 4000; // 4 MB: twice what an 11 s window at the rate below lets through at once
+    const p = await runProcess(kcatPath, ['-P', '-b', cluster.bootstrap, '-t', topic, '-p', '0', '-X', 'acks=all'], { input: Array.from({ length: count }, (_, i) => `${i}${value}\n`).join(''), timeoutMs: 120_000 });
+    assert.equal(p.code, 0, p.stderr);
+    const rate = 200_000;
+    const file = path.join(work, 'throttled.json');
+    await writeFile(file, JSON.stringify({ version: 1, partitions: [{ topic, partition: 0, replicas: [2, 3], log_dirs: ['any', 'any'] }] }));
+    const started = Date.now();
+    const executed = await reassignTool(['--reassignment-json-file', file, '--execute', '--throttle', String(rate)]);
+    assert.match(executed, new RegExp(`The inter-broker throttle limit was set to ${rate} B/s`), executed);
+    const deadline = Date.now() + 120_000;
+    let verified = '';
+    let polls = 0;
+    for (;;) {
+      verified = await reassignTool(['--reassignment-json-file', file, '--verify']);
+      polls++;
+      if (verified.includes(`Reassignment of partition ${topic}-0 is completed.`)) break;
+      assert.ok(Date.now() < deadline, `not completed within 120 s:\n${verified}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const tookMs = Date.now() - started;
+    console.log(`throttled reassignment of ${count} KB at ${rate} B/s: completed after ${tookMs} ms (${polls} --verify runs)`);
+    // Unthrottled, the first move (2 MB) took well under this; 4 MB at 200 KB/s needs more than one 11 s window.
+    assert.ok(tookMs >= 10_000, `completed in ${tookMs} ms: the throttle did not hold`);
+    assert.match(verified, /Clearing broker-level throttles on brokers/);
+    assert.match(verified, new RegExp(`Clearing topic-level throttles on topic ${topic}`));
+    const md = await cluster.untilMetadata(3, [topic], (m) => m.topics[0]?.partitions[0]?.replicas.length === 2, 10_000, 'replicas [2,3]');
+    assert.deepEqual(md.topics[0]!.partitions[0]!.replicas, [2, 3]);
+    const c = await runProcess(kcatPath, ['-C', '-b', cluster.broker(3).bootstrap, '-t', topic, '-p', '0', '-o', 'beginning', '-e', '-q', '-f', '%s\n'], { timeoutMs: 60_000 });
+    assert.equal(c.stdout.split('\n').filter((l) => l !== '').length, count);
   });
 });
