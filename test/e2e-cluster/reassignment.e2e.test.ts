@@ -8,7 +8,9 @@
 // copy, every broker's metadata shows replicas and ISR [2,3], a consumer reads
 // every record, and --list shows nothing in progress. A second move with
 // --throttle takes at least as long as the rate allows, and --verify clears
-// the broker and topic throttles at the end.
+// the broker and topic throttles at the end. A third, held back by a very low
+// throttle, shows in --list and in Metadata (the union of replicas) until
+// --cancel reverts it and the added replica deletes its partial copy.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -198,6 +200,45 @@ describe('partition reassignment with kafka-reassign-partitions over three broke
     const md = await cluster.untilMetadata(3, [topic], (m) => m.topics[0]?.partitions[0]?.replicas.length === 2, 10_000, 'replicas [2,3]');
     assert.deepEqual(md.topics[0]!.partitions[0]!.replicas, [2, 3]);
     const c = await runProcess(kcatPath, ['-C', '-b', cluster.broker(3).bootstrap, '-t', topic, '-p', '0', '-o', 'beginning', '-e', '-q', '-f', '%s\n'], { timeoutMs: 60_000 });
+    assert.equal(c.stdout.split('\n').filter((l) => l !== '').length, count);
+  });
+
+  it('a reassignment held back by a low throttle is in progress (--list, Metadata show the union) until --cancel reverts it; the added replica deletes its copy', async () => {
+    const topic = 'cancelled';
+    const created = await runKafkaTool(KafkaTool.topics, ['--bootstrap-server', cluster.broker(1).bootstrap, '--create', '--topic', topic, '--replica-assignment', '1:2']);
+    assert.match(created.stdout, new RegExp(`Created topic ${topic}\\.`), created.stderr);
+    await cluster.untilMetadata(1, [topic], (m) => m.topics[0]?.partitions[0]?.isr.length === 2, 20_000, 'ISR [1,2]');
+    const value = 'y'.repeat(1000);
+    const count = 1000;
+    const p = await runProcess(kcatPath, ['-P', '-b', cluster.bootstrap, '-t', topic, '-p', '0', '-X', 'acks=all'], { input: Array.from({ length: count }, (_, i) => `${i}${value}\n`).join(''), timeoutMs: 120_000 });
+    assert.equal(p.code, 0, p.stderr);
+    const file = path.join(work, 'cancelled.json');
+    await writeFile(file, JSON.stringify({ version: 1, partitions: [{ topic, partition: 0, replicas: [2, 3], log_dirs: ['any', 'any'] }] }));
+    // 1 MB at 1000 B/s: it cannot complete while the test looks at it.
+    await reassignTool(['--reassignment-json-file', file, '--execute', '--throttle', '1000']);
+    const listed = await reassignTool(['--list']);
+    assert.match(listed, new RegExp(`Current partition reassignments:\\s+${topic}-0: replicas: 2,3,1\\. adding: 3\\. removing: 1\\.`), listed);
+    for (const id of [1, 2, 3]) {
+      const md = await cluster.untilMetadata(id, [topic], (m) => m.topics[0]?.partitions[0]?.replicas.length === 3, 10_000, `the union on node ${id}`);
+      const part = md.topics[0]!.partitions[0]!;
+      assert.deepEqual(part.replicas, [2, 3, 1], 'Metadata shows the target and the replicas being removed');
+      assert.deepEqual([...part.isr].sort(), [1, 2], 'the new replica has not caught up');
+    }
+    const dir3 = path.join(cluster.broker(3).dataDir, `${topic}-0`);
+    assert.ok(existsSync(dir3), 'the adding replica has a log');
+    const cancelled = await reassignTool(['--reassignment-json-file', file, '--cancel']);
+    assert.match(cancelled, new RegExp(`Successfully cancelled partition reassignment for: ${topic}-0`), cancelled);
+    for (const id of [1, 2, 3]) {
+      const md = await cluster.untilMetadata(id, [topic], (m) => m.topics[0]?.partitions[0]?.replicas.length === 2, 10_000, `reverted on node ${id}`);
+      assert.deepEqual([...md.topics[0]!.partitions[0]!.replicas].sort(), [1, 2]);
+    }
+    const deadline = Date.now() + 20_000;
+    while (existsSync(dir3)) {
+      assert.ok(Date.now() < deadline, `broker 3 still has ${dir3}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.match(await reassignTool(['--list']), /No partition reassignments found\./);
+    const c = await runProcess(kcatPath, ['-C', '-b', cluster.bootstrap, '-t', topic, '-p', '0', '-o', 'beginning', '-e', '-q', '-f', '%s\n'], { timeoutMs: 60_000 });
     assert.equal(c.stdout.split('\n').filter((l) => l !== '').length, count);
   });
 });
