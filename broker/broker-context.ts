@@ -98,6 +98,12 @@ export interface PartitionReassignments {
 /** IncrementalAlterConfigs on BROKER resources (a broker id, or '' for the cluster default). */
 export interface DynamicBrokerConfigs {
   alter(resourceName: string, ops: readonly AlterConfigOp[], validateOnly: boolean): Promise<void>;
+  /**
+   * The dynamic configs as DescribeConfigs shows them for a broker id (its
+   * value, source 2, else the cluster default, 3, else the default, 5) or for
+   * '' (the cluster defaults that are set, 3), most specific synonym first.
+   */
+  describe(resourceName: string): Array<{ name: string; value: string; source: number; synonyms: Array<{ name: string; value: string; source: number }> }>;
 }
 
 export interface BrokerContext {

@@ -5,7 +5,8 @@
 // empty name the cluster-wide default (configs/cluster/<name>); any broker
 // accepts the change for any other, as Kafka's forward to the controller, and
 // answers once its own image shows it. Every other broker config is static
-// (server.properties) and refused.
+// (server.properties) and refused. DescribeConfigs lists them with their
+// source (per broker, cluster default, or Kafka's default Long.MAX_VALUE).
 import type { MetadataImage } from '../../metadata/cluster/image.js';
 import type { ConfigResource } from '../../metadata/cluster/records.js';
 import type { ClusterMetadataStore } from '../../metadata/cluster/store.js';
@@ -20,6 +21,8 @@ export const DYNAMIC_BROKER_CONFIG_NAMES: ReadonlySet<string> = new Set([LEADER_
 /** Kafka deletes this one with the rates (ReassignPartitionsCommand); Sediment has no log dir moves, so there is never one to delete. */
 const ALWAYS_UNSET = 'replica.alter.log.dirs.io.max.bytes.per.second';
 const LONG_MAX = 9223372036854775807n;
+/** DescribeConfigs ConfigSource codes. */
+const CONFIG_SOURCE = { DYNAMIC_BROKER_CONFIG: 2, DYNAMIC_DEFAULT_BROKER_CONFIG: 3, DEFAULT_CONFIG: 5 } as const;
 
 /** The resource a BROKER resource name stands for: a broker id, or '' for the cluster default. */
 export function brokerConfigResource(name: string): ConfigResource {
@@ -66,5 +69,26 @@ export class ClusterDynamicBrokerConfigs implements DynamicBrokerConfigs {
       return Object.entries(changes).every(([k, v]) => (now.get(k) ?? null) === v);
     };
     await this.o.sync.waitFor(shown, this.o.visibleWithinMs, `alter the configs of ${resource.type === 'cluster' ? 'the cluster default' : `broker ${resourceName}`}`);
+  }
+
+  describe(resourceName: string): ReturnType<DynamicBrokerConfigs['describe']> {
+    const resource = brokerConfigResource(resourceName);
+    const cluster = this.o.image.configs({ type: 'cluster' });
+    const own = resource.type === 'broker' ? this.o.image.configs(resource) : new Map<string, string>();
+    const out: ReturnType<DynamicBrokerConfigs['describe']> = [];
+    for (const name of DYNAMIC_BROKER_CONFIG_NAMES) {
+      const synonyms: Array<{ name: string; value: string; source: number }> = [];
+      const b = own.get(name);
+      if (b !== undefined) synonyms.push({ name, value: b, source: CONFIG_SOURCE.DYNAMIC_BROKER_CONFIG });
+      const c = cluster.get(name);
+      if (c !== undefined) synonyms.push({ name, value: c, source: CONFIG_SOURCE.DYNAMIC_DEFAULT_BROKER_CONFIG });
+      if (resource.type === 'cluster') {
+        if (c !== undefined) out.push({ name, value: c, source: CONFIG_SOURCE.DYNAMIC_DEFAULT_BROKER_CONFIG, synonyms });
+        continue;
+      }
+      synonyms.push({ name, value: String(LONG_MAX), source: CONFIG_SOURCE.DEFAULT_CONFIG });
+      out.push({ ...synonyms[0]!, synonyms });
+    }
+    return out;
   }
 }

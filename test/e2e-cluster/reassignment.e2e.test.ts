@@ -181,6 +181,9 @@ describe('partition reassignment with kafka-reassign-partitions over three broke
     const started = Date.now();
     const executed = await reassignTool(['--reassignment-json-file', file, '--execute', '--throttle', String(rate)]);
     assert.match(executed, new RegExp(`The inter-broker throttle limit was set to ${rate} B/s`), executed);
+    // The rate is a dynamic config of every broker of the move, as kafka-configs shows it.
+    const described = await runKafkaTool(KafkaTool.configs, ['--bootstrap-server', cluster.broker(3).bootstrap, '--describe', '--entity-type', 'brokers', '--entity-name', '3']);
+    assert.match(described.stdout, new RegExp(`Dynamic configs for broker 3 are:[\\s\\S]*follower\\.replication\\.throttled\\.rate=${rate} sensitive=false synonyms=\\{DYNAMIC_BROKER_CONFIG:follower\\.replication\\.throttled\\.rate=${rate}`), `${described.stdout}\n${described.stderr}`);
     const deadline = Date.now() + 120_000;
     let verified = '';
     let polls = 0;
