@@ -57,6 +57,8 @@ class Rig {
   fetchMaxBytes = 1 << 20;
   /** Leader-side replication throttles, by leader node id. */
   readonly leaderQuotas = new Map<number, ReplicationQuota>();
+  /** Follower-side replication throttles, by follower node id (read when the node starts). */
+  readonly followerQuotas = new Map<number, ReplicationQuota>();
 
   constructor(readonly dir: string) {}
 
@@ -80,7 +82,9 @@ class Rig {
   }
 
   manager(node: Node): ReplicaManager {
+    const followerQuota = this.followerQuotas.get(node.nodeId);
     const m = new ReplicaManager({
+      ...(followerQuota === undefined ? {} : { followerQuota }),
       nodeId: node.nodeId,
       brokerEpoch: () => node.session.brokerEpoch,
       image: node.follower.image,
@@ -261,6 +265,28 @@ describe('ReplicaManager (two brokers, in-memory metadata twin, manual clock)', 
       return e;
     })();
     await rig.until(() => follower.log.logEndOffset === more, 5000, 'an in-sync follower is not held back', 100);
+  });
+
+  it('follower.replication.throttled.rate: a follower outside the ISR leaves the throttled partition out of its fetches while over the rate', async () => {
+    rig.fetchMaxBytes = 2000;
+    let limit = 1000;
+    const quota = new ReplicationQuota({ clock: rig.clock, limit: () => limit, throttled: (t, p) => t === TOPIC && p === 0 });
+    rig.followerQuotas.set(2, quota);
+    const { leader, follower } = await twoReplicas();
+    follower.linkUp = false;
+    const s = rig.state()!;
+    await leader.store.alterPartition({ topicId: TOPIC_ID, partition: 0 }, { leaderEpoch: s.leaderEpoch, partitionEpoch: s.partitionEpoch }, { replicas: [1, 2], leader: 1, leaderEpoch: 0, isr: [1] });
+    await rig.until(() => follower.follower.image.partition(TOPIC_ID, 0)?.isr.length === 1, 1000, 'the follower sees itself out of the ISR');
+    let end = 0n;
+    for (let i = 0; i < 40; i++) end = await leaderAppend(leader, 1, 0, 1000);
+    follower.linkUp = true;
+    const t0 = rig.clock.now();
+    await rig.until(() => rig.clock.now() - t0 >= 20_000, 30_000, '20 s of replication', 200);
+    const fetched = follower.log.size;
+    assert.ok(fetched > 0 && fetched <= 1000 * 20 + 2 * 2000, `the follower fetched ${fetched} of ${leader.log.size} bytes in 20 s at 1000 B/s`);
+    assert.ok(quota.rate() > 0);
+    limit = UNLIMITED_RATE;
+    await rig.until(() => follower.log.logEndOffset === end && rig.state()?.isr.length === 2, 10_000, 'caught up once unthrottled', 100);
   });
 
   it('an ISR change refused on a stale partition epoch is decided again from the store\'s state', async () => {
