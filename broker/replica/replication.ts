@@ -19,6 +19,8 @@ import { answerReplicaFetch } from './leader-fetch.js';
 import type { FetchConnection } from './replica-fetcher.js';
 import { ReplicaManager, type ReplicaManagerConfig } from './replica-manager.js';
 import { FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS, ReplicationQuota, parseRate, throttledOn } from './replication-quota.js';
+import type { ConsumerFetchStanding } from './consumer-fetch.js';
+import { preferredReadReplica, replicaSelectorKind, type ReplicaSelectorKind } from './replica-selector.js';
 
 /** The replication configs of a broker config (Kafka's names and defaults). */
 export function replicaManagerConfig(config: BrokerConfig): ReplicaManagerConfig & { socketTimeoutMs: number } {
@@ -83,6 +85,8 @@ export class Replication implements ReplicationService {
   private readonly checkpoints = new HighWatermarkCheckpoints();
   private checkpointTimer: TimerHandle | null = null;
   private stopped = false;
+  /** replica.selector.class (KIP-392). */
+  readonly selector: ReplicaSelectorKind;
 
   /** Loads the HW checkpoints, then takes the roles of the image. */
   static async start(o: ReplicationOptions): Promise<Replication> {
@@ -114,6 +118,8 @@ export class Replication implements ReplicationService {
   }
 
   private constructor(private readonly o: ReplicationOptions) {
+    // The config's validator admits only the selectors replicaSelectorKind knows.
+    this.selector = replicaSelectorKind(o.config.getString('replica.selector.class')) ?? 'none';
     const config = replicaManagerConfig(o.config);
     this.leaderQuota = quotaOf(o.image, o.nodeId, o.clock, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS);
     this.followerQuota = quotaOf(o.image, o.nodeId, o.clock, FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS);
@@ -166,5 +172,16 @@ export class Replication implements ReplicationService {
 
   appended(topic: string, partition: number): void {
     this.manager.appended(topic, partition);
+  }
+
+  consumerStanding(topic: string, partition: number): ConsumerFetchStanding | undefined {
+    return this.manager.consumerStanding(topic, partition);
+  }
+
+  preferredReadReplica(topic: string, partition: number, clientRack: string, fetchOffset: bigint): number {
+    if (this.selector === 'none') return -1;
+    const replicas = this.manager.replicaViews(topic, partition);
+    if (replicas === undefined) return -1;
+    return preferredReadReplica({ selector: this.selector, leaderId: this.o.nodeId, replicas, clientRack, fetchOffset });
   }
 }
