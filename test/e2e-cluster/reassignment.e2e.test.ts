@@ -10,7 +10,9 @@
 // --throttle takes at least as long as the rate allows, and --verify clears
 // the broker and topic throttles at the end. A third, held back by a very low
 // throttle, shows in --list and in Metadata (the union of replicas) until
-// --cancel reverts it and the added replica deletes its partial copy.
+// --cancel reverts it and the added replica deletes its partial copy. A
+// broker that was down while its replica was moved away deletes its copy when
+// it starts again.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -243,5 +245,31 @@ describe('partition reassignment with kafka-reassign-partitions over three broke
     assert.match(await reassignTool(['--list']), /No partition reassignments found\./);
     const c = await runProcess(kcatPath, ['-C', '-b', cluster.bootstrap, '-t', topic, '-p', '0', '-o', 'beginning', '-e', '-q', '-f', '%s\n'], { timeoutMs: 60_000 });
     assert.equal(c.stdout.split('\n').filter((l) => l !== '').length, count);
+  });
+
+  it('a broker that was down while its replica was moved away deletes its copy when it starts again', async () => {
+    const topic = 'while-down';
+    const created = await runKafkaTool(KafkaTool.topics, ['--bootstrap-server', cluster.broker(2).bootstrap, '--create', '--topic', topic, '--replica-assignment', '1:2']);
+    assert.match(created.stdout, new RegExp(`Created topic ${topic}\\.`), created.stderr);
+    await cluster.untilMetadata(2, [topic], (m) => m.topics[0]?.partitions[0]?.isr.length === 2, 20_000, 'ISR [1,2]');
+    const p = await runProcess(kcatPath, ['-P', '-b', cluster.bootstrap, '-t', topic, '-p', '0', '-X', 'acks=all'], { input: Array.from({ length: 100 }, (_, i) => `w${i}\n`).join(''), timeoutMs: 60_000 });
+    assert.equal(p.code, 0, p.stderr);
+    const dir1 = path.join(cluster.broker(1).dataDir, `${topic}-0`);
+    assert.ok(existsSync(dir1));
+    await cluster.broker(1).kill();
+    await cluster.untilMetadata(2, [topic], (m) => m.topics[0]?.partitions[0]?.leader === 2, 30_000, 'broker 2 leads once broker 1 is gone');
+    const file = path.join(work, 'while-down.json');
+    await writeFile(file, JSON.stringify({ version: 1, partitions: [{ topic, partition: 0, replicas: [2, 3], log_dirs: ['any', 'any'] }] }));
+    await reassignTool(['--reassignment-json-file', file, '--execute']);
+    await cluster.untilMetadata(2, [topic], (m) => m.topics[0]?.partitions[0]?.replicas.length === 2 && m.topics[0]?.partitions[0]?.isr.length === 2, 30_000, 'moved to [2,3] without broker 1');
+    assert.ok(existsSync(dir1), 'the dead broker still has its copy');
+    await cluster.broker(1).restart();
+    const deadline = Date.now() + 30_000;
+    while (existsSync(dir1)) {
+      assert.ok(Date.now() < deadline, `broker 1 kept ${dir1} after its restart`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const c = await runProcess(kcatPath, ['-C', '-b', cluster.broker(1).bootstrap, '-t', topic, '-p', '0', '-o', 'beginning', '-e', '-q', '-f', '%s\n'], { timeoutMs: 60_000 });
+    assert.equal(c.stdout.split('\n').filter((l) => l !== '').length, 100, 'everything is read through the restarted broker');
   });
 });
