@@ -34,6 +34,7 @@ import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { ClusterServing } from './cluster/cluster-serving.js';
+import { SingleBrokerReassignments } from './cluster/cluster-reassignments.js';
 import type { InternalTopicSpec } from './cluster/coordinators.js';
 import { TxnMarkerRouter } from './cluster/txn-markers.js';
 import { ClusterMetadataTopicLog } from './cluster/remote-metadata-topic.js';
@@ -293,6 +294,8 @@ export class Broker {
       log,
       topics: servedTopics,
       cluster: cluster?.view ?? null,
+      reassignments: cluster?.reassignments ?? new SingleBrokerReassignments(config.nodeId, (t) => topics.store.get(t)?.partitionCount),
+      brokerConfigs: cluster?.brokerConfigs ?? null,
       shareGroups,
       replication,
       waiters,

@@ -1,8 +1,8 @@
 // DescribeConfigs (key 32), versions 1-4.
 // TOPIC resources: every topic config with its effective value and source
 // (topic override, static broker config, default) and, when asked, synonyms
-// and documentation. BROKER resources: this broker's keys, all read-only (no
-// dynamic broker configs). Unknown topics get UNKNOWN_TOPIC_OR_PARTITION, a
+// and documentation. BROKER resources: this broker's keys, read-only, and in a
+// cluster the dynamic replication throttle rates (source 2 or 3 when set). Unknown topics get UNKNOWN_TOPIC_OR_PARTITION, a
 // broker id other than this one (or empty) INVALID_REQUEST... except the empty
 // name, which Kafka reads as "the default broker config". GROUP resources:
 // the share group configs, overrides with source GROUP_CONFIG (8).
@@ -17,6 +17,7 @@ const GROUP_CONFIG_SOURCE = 8;
 const DEFAULT_CONFIG_SOURCE = 5;
 const CONFIG_TYPE_STRING = 2;
 const CONFIG_TYPE_INT = 3;
+const CONFIG_TYPE_LONG = 5;
 
 function toWire(e: DescribeConfigsEntry) {
   return {
@@ -55,7 +56,21 @@ export const handler: ApiHandler<DescribeConfigsRequest, DescribeConfigsResponse
             results.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unexpected broker id, expected ${broker.nodeId} but received ${r.resourceName}`, configs: [] });
             continue;
           }
-          const configs = describeBrokerConfigs(broker.config, { ...options, effective: { 'cluster.id': broker.clusterId } }).map(toWire);
+          const configs: DescribeConfigsResponseDescribeConfigsResult['configs'] = describeBrokerConfigs(broker.config, { ...options, effective: { 'cluster.id': broker.clusterId } }).map(toWire);
+          const wanted = r.configurationKeys === null ? null : new Set(r.configurationKeys);
+          for (const d of broker.brokerConfigs?.describe(r.resourceName) ?? []) {
+            if (wanted !== null && !wanted.has(d.name)) continue;
+            configs.push({
+              name: d.name,
+              value: d.value,
+              readOnly: false,
+              configSource: d.source,
+              isSensitive: false,
+              synonyms: req.includeSynonyms ? d.synonyms : [],
+              configType: CONFIG_TYPE_LONG,
+              documentation: req.includeDocumentation ? 'Replication throttle in bytes/s (see docs/replication.md).' : null,
+            });
+          }
           results.push({ ...base, errorCode: 0, errorMessage: null, configs });
         } else if (r.resourceType === ResourceType.GROUP && broker.shareGroups) {
           const wanted = r.configurationKeys === null || r.configurationKeys.length === 0 ? null : new Set(r.configurationKeys);

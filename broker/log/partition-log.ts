@@ -249,6 +249,11 @@ export class PartitionLog implements LocalLog {
     if (this.replicatedHighWatermark === null) this.replicatedHighWatermark = initial;
   }
 
+  /** The partition is this broker's alone again (reassigned to one replica): the high watermark is the log end. */
+  disableReplicatedHighWatermark(): void {
+    this.replicatedHighWatermark = null;
+  }
+
   get isReplicated(): boolean {
     return this.replicatedHighWatermark !== null;
   }

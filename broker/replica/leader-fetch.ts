@@ -16,6 +16,9 @@
 // - otherwise the fetch offset is the follower's log end offset: recorded
 //   (HW and ISR may move), then whole batches from it.
 // Long-polls as a consumer fetch does (MinBytes / MaxWaitMs), woken by appends.
+// Leader replication throttle (replication-quota.ts): a throttled partition of
+// a follower outside the ISR is answered without records while the quota is
+// exceeded; the bytes answered for throttled partitions count toward it.
 import type { Clock } from '../common/clock.js';
 import type { PartitionWaiters } from '../partition-waiters.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
@@ -23,6 +26,7 @@ import type { FetchRequest, FetchRequestFetchPartition, FetchResponse, FetchResp
 import { recordsOf, type Records } from '../protocol/record-parts.js';
 import type { ReplicaManager } from './replica-manager.js';
 import type { PartitionLog } from '../log/partition-log.js';
+import type { ReplicationQuota } from './replication-quota.js';
 
 export interface LeaderFetchContext {
   readonly replicas: ReplicaManager;
@@ -34,6 +38,8 @@ export interface LeaderFetchContext {
   readonly currentLeader: (topic: string, partition: number) => { leaderId: number; leaderEpoch: number } | undefined;
   /** The partition's log start over both tiers (default: the local log's). */
   readonly logStartOffset?: (log: PartitionLog) => bigint;
+  /** The leader-side replication throttle; absent: none. */
+  readonly quota?: Pick<ReplicationQuota, 'isThrottled' | 'isQuotaExceeded' | 'record'>;
 }
 
 const NO_RECORDS = Buffer.alloc(0);
@@ -48,7 +54,7 @@ interface Target {
   readonly p: FetchRequestFetchPartition;
 }
 
-async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bigint, t: Target, room: number, first: boolean, record: boolean): Promise<{ data: FetchResponsePartitionData; bytes: number; error: boolean }> {
+async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bigint, t: Target, room: number, first: boolean, record: boolean): Promise<{ data: FetchResponsePartitionData; bytes: number; error: boolean; throttled?: boolean }> {
   const p = t.p;
   const fail = (code: number, extra: Partial<FetchResponsePartitionData> = {}) => ({ data: failed(p.partition, code, extra), bytes: 0, error: true });
   if (t.topic === undefined) return fail(ErrorCode.UNKNOWN_TOPIC_ID);
@@ -79,7 +85,10 @@ async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bi
   }
   const maxBytes = Math.min(p.partitionMaxBytes, room);
   let records: Records = NO_RECORDS;
-  if (p.fetchOffset < log.logEndOffset && (maxBytes > 0 || first)) {
+  const throttled = c.quota?.isThrottled(t.topic, p.partition) ?? false;
+  // Kafka's shouldLeaderThrottle: only replicas outside the ISR are held back.
+  const held = throttled && !state.isr.includes(replicaId) && c.quota!.isQuotaExceeded();
+  if (!held && p.fetchOffset < log.logEndOffset && (maxBytes > 0 || first)) {
     try {
       const r = await log.read(p.fetchOffset, Math.max(0, maxBytes), { maxOffset: log.logEndOffset, minOneBatch: first });
       records = recordsOf(r.records) ?? NO_RECORDS;
@@ -88,7 +97,7 @@ async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bi
     }
   }
   // The HW after this follower's fetch was recorded: it may have just moved.
-  return { data: { ...base, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, errorCode: ErrorCode.NONE, records }, bytes: records.length, error: false };
+  return { data: { ...base, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, errorCode: ErrorCode.NONE, records }, bytes: records.length, error: false, throttled };
 }
 
 export async function answerReplicaFetch(c: LeaderFetchContext, req: FetchRequest, apiVersion: number, signal: AbortSignal): Promise<FetchResponse> {
@@ -105,17 +114,22 @@ export async function answerReplicaFetch(c: LeaderFetchContext, req: FetchReques
   let record = true;
   for (;;) {
     let bytes = 0;
+    let throttledBytes = 0;
     let errors = false;
     const answers: Array<{ t: Target; data: FetchResponsePartitionData }> = [];
     for (const t of targets) {
       const r = await readOne(c, replicaId, brokerEpoch, t, req.maxBytes - bytes, bytes === 0, record);
       bytes += r.bytes;
+      if (r.throttled === true) throttledBytes += r.bytes;
       errors ||= r.error || r.data.divergingEpoch !== undefined;
       answers.push({ t, data: r.data });
     }
     record = false;
     const remaining = deadline - c.clock.now();
-    if (keys.length === 0 || bytes >= req.minBytes || errors || remaining <= 0 || signal.aborted) return respond(answers);
+    if (keys.length === 0 || bytes >= req.minBytes || errors || remaining <= 0 || signal.aborted) {
+      c.quota?.record(throttledBytes);
+      return respond(answers);
+    }
     await c.waiters.wait(keys, remaining, signal);
   }
 }

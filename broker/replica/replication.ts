@@ -20,6 +20,7 @@ import type { FetchConnection } from './replica-fetcher.js';
 import { ReplicaManager, type ReplicaManagerConfig } from './replica-manager.js';
 import { logStartOverTiers, type ReplicaRemoteTier } from './tier-state.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS, ReplicationQuota, parseRate, throttledOn } from './replication-quota.js';
 import type { ConsumerFetchStanding } from './consumer-fetch.js';
 import { preferredReadReplica, replicaSelectorKind, type ReplicaSelectorKind } from './replica-selector.js';
 
@@ -74,8 +75,25 @@ export interface ReplicationOptions {
   readonly log: Logger;
 }
 
+/**
+ * The leader- or follower-side throttle of this broker: the rate from its
+ * dynamic broker config (else the cluster-wide default), the throttled
+ * replicas from each topic's config, both read from the image on every check.
+ */
+function quotaOf(image: MetadataImage, nodeId: number, clock: Clock, rateConfig: string, replicasConfig: string): ReplicationQuota {
+  return new ReplicationQuota({
+    clock,
+    limit: () => parseRate(image.configs({ type: 'broker', nodeId }).get(rateConfig) ?? image.configs({ type: 'cluster' }).get(rateConfig)),
+    throttled: (topic, partition) => throttledOn(image.topic(topic)?.configs[replicasConfig], partition, nodeId),
+  });
+}
+
 export class Replication implements ReplicationService {
   readonly manager: ReplicaManager;
+  /** leader.replication.throttled.rate over leader.replication.throttled.replicas. */
+  readonly leaderQuota: ReplicationQuota;
+  /** follower.replication.throttled.rate over follower.replication.throttled.replicas. */
+  readonly followerQuota: ReplicationQuota;
   private readonly checkpoints = new HighWatermarkCheckpoints();
   private checkpointTimer: TimerHandle | null = null;
   private stopped = false;
@@ -121,6 +139,8 @@ export class Replication implements ReplicationService {
     // The config's validator admits only the selectors replicaSelectorKind knows.
     this.selector = replicaSelectorKind(o.config.getString('replica.selector.class')) ?? 'none';
     const config = replicaManagerConfig(o.config);
+    this.leaderQuota = quotaOf(o.image, o.nodeId, o.clock, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS);
+    this.followerQuota = quotaOf(o.image, o.nodeId, o.clock, FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS);
     this.manager = new ReplicaManager({
       nodeId: o.nodeId,
       brokerEpoch: o.brokerEpoch,
@@ -134,6 +154,7 @@ export class Replication implements ReplicationService {
       config,
       initialHighWatermark: (log) => this.checkpoints.initial(log),
       remoteTier: () => this.remoteTier,
+      followerQuota: this.followerQuota,
       clock: o.clock,
       scheduler: o.scheduler,
       log: o.log,
@@ -148,6 +169,7 @@ export class Replication implements ReplicationService {
         clock: this.o.clock,
         topicNameById: this.o.topicNameById,
         logStartOffset: (log) => logStartOverTiers(log, this.remoteTier),
+        quota: this.leaderQuota,
         currentLeader: (topic, partition) => {
           const t = this.o.image.topic(topic);
           const s = t === undefined ? undefined : this.o.image.partition(t.topicId, partition);
