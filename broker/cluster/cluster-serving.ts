@@ -4,10 +4,16 @@
 // the controller (every broker runs one; the elected one acts), and the
 // replication of partitions with several replicas (broker/replica/). Built only
 // with etcd.connect; the single broker has none of it.
+//
+// The session drives them all: at each new session (the first registration,
+// and every re-registration after a loss) this broker may lead, follow,
+// coordinate, and run a controller bound to that session; at a loss all of
+// it stops at once, and the controller of the lost session is dropped.
 import type { Logger } from 'pino';
 import { ClusterController } from '../../metadata/cluster/controller.js';
 import type { BrokerConfig } from '../config.js';
 import type { ClusterMembership } from '../cluster-membership.js';
+import type { BrokerSession } from '../../metadata/cluster/store.js';
 import type { Clock } from '../common/clock.js';
 import type { Scheduler } from '../common/scheduler.js';
 import type { BrokerTopics } from '../topic-service.js';
@@ -23,6 +29,7 @@ import { TopicSync } from './topic-sync.js';
 
 export class ClusterServing {
   private controller: ClusterController | null = null;
+  private stopped = false;
   private coordinators: ClusterCoordinators | null = null;
   private replicationService: Replication | null = null;
 
@@ -53,6 +60,7 @@ export class ClusterServing {
       waiters,
       listenerName: this.listenerName,
       config: this.config,
+      awaitSession: true,
       clock,
       scheduler: this.scheduler,
       log: this.log.child({ component: 'replication' }),
@@ -60,7 +68,7 @@ export class ClusterServing {
     this.replicationService = replication;
     membership.onImageChange(() => replication.manager.reconcile());
     this.sync.onPass(() => replication.manager.reconcile());
-    membership.onSessionLost(() => replication.manager.sessionLost());
+    if (membership.session?.state === 'live') replication.manager.sessionStarted();
     return replication;
   }
 
@@ -100,7 +108,11 @@ export class ClusterServing {
       // An accepted change reaches this broker's image through the watch: a few etcd round trips.
       visibleWithinMs: 3 * config.getInt('etcd.request.timeout.ms'),
     });
-    return new ClusterServing(membership, view, topics, sync, config, scheduler, log, local, options.listenerName);
+    const serving = new ClusterServing(membership, view, topics, sync, config, scheduler, log, local, options.listenerName);
+    membership.onSessionStarted((session) => serving.sessionStarted(session));
+    membership.onSessionLost(() => serving.sessionLost());
+    membership.onImageChange(() => serving.controller?.imageChanged());
+    return serving;
   }
 
   /**
@@ -115,7 +127,6 @@ export class ClusterServing {
     const coordinators = new ClusterCoordinators({ nodeId: this.config.nodeId, view: this.view, topics: this.topics, ...options, log: this.log.child({ component: 'coordinators' }) });
     this.coordinators = coordinators;
     this.sync.onPass(() => coordinators.changed());
-    this.membership.onSessionLost(() => coordinators.sessionLost());
     if (this.membership.session?.state === 'live') coordinators.sessionStarted();
   }
 
@@ -125,17 +136,33 @@ export class ClusterServing {
   }
 
   /**
-   * Once registered: this broker may lead and coordinate (until its session
-   * is lost), and its controller starts (the election is bound to its session).
+   * A session started (registered, the image caught up with it): this broker
+   * may lead and coordinate until that session is lost, and a controller
+   * bound to it campaigns.
    */
-  startController(): void {
-    const session = this.membership.session;
-    if (session === undefined || this.controller !== null) return;
-    if (session.state === 'live') {
-      this.view.setLive(true);
-      this.coordinators?.sessionStarted();
-    }
-    session.onLost(() => this.view.setLive(false));
+  private sessionStarted(session: BrokerSession): void {
+    if (this.stopped || session.state !== 'live') return;
+    this.view.liveWhile(session);
+    this.replicationService?.manager.sessionStarted();
+    this.coordinators?.sessionStarted();
+    this.startController(session);
+  }
+
+  /** The session was lost: nothing here may act on it any more (the controller deactivated itself already). */
+  private sessionLost(): void {
+    this.view.setLive(false);
+    this.replicationService?.manager.sessionLost();
+    this.coordinators?.sessionLost();
+    const old = this.controller;
+    this.controller = null;
+    void old?.stop();
+  }
+
+  /** A controller for this session (an election is bound to one session's lease). */
+  private startController(session: BrokerSession): void {
+    const previous = this.controller;
+    this.controller = null;
+    void previous?.stop();
     const controller = new ClusterController({
       store: this.membership.store,
       image: this.membership.image,
@@ -150,7 +177,7 @@ export class ClusterServing {
       onEvent: (e) => {
         switch (e.type) {
           case 'elected':
-            this.log.info({ nodeId: e.controller.nodeId, controllerEpoch: String(e.controller.controllerEpoch) }, 'this broker is now the controller');
+            this.log.info({ nodeId: e.controller.nodeId, brokerEpoch: String(e.controller.brokerEpoch), controllerEpoch: String(e.controller.controllerEpoch) }, 'this broker is now the controller');
             return;
           case 'resigned':
             this.log.warn({ reason: e.reason }, 'this broker is no longer the controller');
@@ -165,7 +192,6 @@ export class ClusterServing {
       },
     });
     this.controller = controller;
-    this.membership.onImageChange(() => controller.imageChanged());
     controller.start();
   }
 
@@ -215,6 +241,7 @@ export class ClusterServing {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.sync.stop();
     await this.replicationService?.stop();
     await this.controller?.stop();

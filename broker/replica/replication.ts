@@ -55,6 +55,8 @@ export interface ReplicationOptions {
   readonly waiters: PartitionWaiters;
   readonly listenerName: string;
   readonly config: BrokerConfig;
+  /** Roles wait for the cluster session (ReplicaManager.sessionStarted). */
+  readonly awaitSession?: boolean;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   readonly log: Logger;
@@ -109,6 +111,7 @@ export class Replication implements ReplicationService {
       listenerName: o.listenerName,
       config,
       initialHighWatermark: (log) => this.checkpoints.initial(log),
+      ...(o.awaitSession === undefined ? {} : { awaitSession: o.awaitSession }),
       clock: o.clock,
       scheduler: o.scheduler,
       log: o.log,
