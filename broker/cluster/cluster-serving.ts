@@ -110,7 +110,7 @@ export class ClusterServing {
     });
     const serving = new ClusterServing(membership, view, topics, sync, config, scheduler, log, local, options.listenerName);
     membership.onSessionStarted((session) => serving.sessionStarted(session));
-    membership.onSessionLost(() => serving.sessionLost());
+    membership.onSessionLost((reason) => serving.sessionLost(reason));
     membership.onImageChange(() => serving.controller?.imageChanged());
     return serving;
   }
@@ -148,14 +148,14 @@ export class ClusterServing {
     this.startController(session);
   }
 
-  /** The session was lost: nothing here may act on it any more (the controller deactivated itself already). */
-  private sessionLost(): void {
+  /** The session was lost: nothing here may act on it any more; its controller is dropped. */
+  private sessionLost(reason: string): void {
     this.view.setLive(false);
     this.replicationService?.manager.sessionLost();
     this.coordinators?.sessionLost();
     const old = this.controller;
     this.controller = null;
-    void old?.stop();
+    void old?.stop(`the broker's session was lost (${reason})`);
   }
 
   /** A controller for this session (an election is bound to one session's lease). */
