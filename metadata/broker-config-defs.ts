@@ -336,7 +336,7 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
     'The maximum number of members a consumer group (KIP-848) can accommodate.',
     { validator: atLeast(1) }),
   broker('group.consumer.migration.policy', 'string', 'bidirectional', 'medium',
-    'Whether groups may convert between the classic and the consumer protocol. Sediment converts empty groups both ways; online migration of groups with members is not implemented.',
+    'Whether groups with members may convert online between the classic and the consumer protocol: bidirectional (both), upgrade (classic to consumer only), downgrade (consumer to classic only) or disabled. Empty groups convert either way whatever the policy.',
     { validator: oneOf('bidirectional', 'upgrade', 'downgrade', 'disabled') }),
   broker('transaction.state.log.num.partitions', 'int', 50, 'high',
     'The number of partitions of the transaction topic __transaction_state.',
