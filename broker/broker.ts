@@ -33,6 +33,7 @@ import { createLiveCostRoute, liveTopicsFrom } from './cost/live-cost.js';
 import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
+import type { ClusterMetadataStore } from '../metadata/cluster/store.js';
 import { ClusterServing } from './cluster/cluster-serving.js';
 import { SingleBrokerReassignments } from './cluster/cluster-reassignments.js';
 import type { InternalTopicSpec } from './cluster/coordinators.js';
@@ -56,6 +57,8 @@ export interface BrokerOptions {
   log: Logger;
   clock?: Clock;
   scheduler?: Scheduler;
+  /** With etcd.connect: the cluster metadata store to use instead of etcd (the in-memory twin in tests). */
+  metadataStore?: ClusterMetadataStore;
 }
 
 export class Broker {
@@ -89,7 +92,12 @@ export class Broker {
 
   static async start(config: BrokerConfig, options: BrokerOptions): Promise<Broker> {
     // With etcd.connect, the cluster metadata store decides the cluster id before the log dirs are formatted.
-    const membership = await ClusterMembership.connect(config, { log: options.log, clock: options.clock ?? systemClock, scheduler: options.scheduler ?? systemScheduler });
+    const membership = await ClusterMembership.connect(config, {
+      log: options.log,
+      clock: options.clock ?? systemClock,
+      scheduler: options.scheduler ?? systemScheduler,
+      ...(options.metadataStore === undefined ? {} : { store: options.metadataStore }),
+    });
     try {
       return await Broker.build(config, options, membership);
     } catch (err) {
@@ -349,8 +357,8 @@ export class Broker {
     if (membership !== null) {
       const bound = config.advertisedListeners.map((l, i) => (i === 0 ? { ...l, host: advertised.host, port: advertised.port } : l));
       try {
+        // Its session-started event lets the cluster parts lead, coordinate and campaign (ClusterServing).
         await membership.register(config.nodeId, config.getString('broker.rack'), bound);
-        cluster?.startController();
       } catch (err) {
         await broker.stop();
         throw err;

@@ -5,10 +5,16 @@
 // the controller (every broker runs one; the elected one acts), and the
 // replication of partitions with several replicas (broker/replica/). Built only
 // with etcd.connect; the single broker has none of it.
+//
+// The session drives them all: at each new session (the first registration,
+// and every re-registration after a loss) this broker may lead, follow,
+// coordinate, and run a controller bound to that session; at a loss all of
+// it stops at once, and the controller of the lost session is dropped.
 import type { Logger } from 'pino';
 import { ClusterController } from '../../metadata/cluster/controller.js';
 import type { BrokerConfig } from '../config.js';
 import type { ClusterMembership } from '../cluster-membership.js';
+import type { BrokerSession } from '../../metadata/cluster/store.js';
 import type { Clock } from '../common/clock.js';
 import type { Scheduler } from '../common/scheduler.js';
 import type { BrokerTopics } from '../topic-service.js';
@@ -26,6 +32,7 @@ import { TopicSync } from './topic-sync.js';
 
 export class ClusterServing {
   private controller: ClusterController | null = null;
+  private stopped = false;
   private coordinators: ClusterCoordinators | null = null;
   private replicationService: Replication | null = null;
 
@@ -58,6 +65,7 @@ export class ClusterServing {
       waiters,
       listenerName: this.listenerName,
       config: this.config,
+      awaitSession: true,
       clock,
       scheduler: this.scheduler,
       log: this.log.child({ component: 'replication' }),
@@ -66,12 +74,13 @@ export class ClusterServing {
     // A reconcile walks every partition of the image, and a burst of changes (a broker
     // back into 3,000 partitions) arrives as thousands of watch events: one reconcile
     // per event loop turn, after every change that arrived in it, not one per event.
+    // The session's loss and start reach the manager through sessionLost/sessionStarted.
     const reconcile = coalescedPerTurn(() => replication.manager.reconcile());
     membership.onImageChange(reconcile);
     this.sync.onPass(reconcile);
     // A replica moved away stops fetching or leading before its log is deleted (at once, not coalesced).
     this.sync.beforeReplicaRemoved(() => replication.manager.reconcile());
-    membership.onSessionLost(() => replication.manager.sessionLost());
+    if (membership.session?.state === 'live') replication.manager.sessionStarted();
     return replication;
   }
 
@@ -124,7 +133,11 @@ export class ClusterServing {
       visibleWithinMs: 3 * config.getInt('etcd.request.timeout.ms'),
     });
     const brokerConfigs = new ClusterDynamicBrokerConfigs({ store: membership.store, image: membership.image, sync, visibleWithinMs: 3 * config.getInt('etcd.request.timeout.ms') });
-    return new ClusterServing(membership, view, topics, sync, config, scheduler, log, local, options.listenerName, reassignments, brokerConfigs);
+    const serving = new ClusterServing(membership, view, topics, sync, config, scheduler, log, local, options.listenerName, reassignments, brokerConfigs);
+    membership.onSessionStarted((session) => serving.sessionStarted(session));
+    membership.onSessionLost((reason) => serving.sessionLost(reason));
+    membership.onImageChange(() => serving.controller?.imageChanged());
+    return serving;
   }
 
   /**
@@ -139,7 +152,6 @@ export class ClusterServing {
     const coordinators = new ClusterCoordinators({ nodeId: this.config.nodeId, view: this.view, topics: this.topics, ...options, log: this.log.child({ component: 'coordinators' }) });
     this.coordinators = coordinators;
     this.sync.onPass(() => coordinators.changed());
-    this.membership.onSessionLost(() => coordinators.sessionLost());
     if (this.membership.session?.state === 'live') coordinators.sessionStarted();
   }
 
@@ -149,17 +161,33 @@ export class ClusterServing {
   }
 
   /**
-   * Once registered: this broker may lead and coordinate (until its session
-   * is lost), and its controller starts (the election is bound to its session).
+   * A session started (registered, the image caught up with it): this broker
+   * may lead and coordinate until that session is lost, and a controller
+   * bound to it campaigns.
    */
-  startController(): void {
-    const session = this.membership.session;
-    if (session === undefined || this.controller !== null) return;
-    if (session.state === 'live') {
-      this.view.setLive(true);
-      this.coordinators?.sessionStarted();
-    }
-    session.onLost(() => this.view.setLive(false));
+  private sessionStarted(session: BrokerSession): void {
+    if (this.stopped || session.state !== 'live') return;
+    this.view.liveWhile(session);
+    this.replicationService?.manager.sessionStarted();
+    this.coordinators?.sessionStarted();
+    this.startController(session);
+  }
+
+  /** The session was lost: nothing here may act on it any more; its controller is dropped. */
+  private sessionLost(reason: string): void {
+    this.view.setLive(false);
+    this.replicationService?.manager.sessionLost();
+    this.coordinators?.sessionLost();
+    const old = this.controller;
+    this.controller = null;
+    void old?.stop(`the broker's session was lost (${reason})`);
+  }
+
+  /** A controller for this session (an election is bound to one session's lease). */
+  private startController(session: BrokerSession): void {
+    const previous = this.controller;
+    this.controller = null;
+    void previous?.stop();
     const controller = new ClusterController({
       store: this.membership.store,
       image: this.membership.image,
@@ -174,7 +202,7 @@ export class ClusterServing {
       onEvent: (e) => {
         switch (e.type) {
           case 'elected':
-            this.log.info({ nodeId: e.controller.nodeId, controllerEpoch: String(e.controller.controllerEpoch) }, 'this broker is now the controller');
+            this.log.info({ nodeId: e.controller.nodeId, brokerEpoch: String(e.controller.brokerEpoch), controllerEpoch: String(e.controller.controllerEpoch) }, 'this broker is now the controller');
             return;
           case 'resigned':
             this.log.warn({ reason: e.reason }, 'this broker is no longer the controller');
@@ -189,7 +217,6 @@ export class ClusterServing {
       },
     });
     this.controller = controller;
-    this.membership.onImageChange(() => controller.imageChanged());
     controller.start();
   }
 
@@ -239,6 +266,7 @@ export class ClusterServing {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.sync.stop();
     await this.replicationService?.stop();
     await this.controller?.stop();

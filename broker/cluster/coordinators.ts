@@ -12,7 +12,8 @@
 // Driven level-triggered: every image change, after the topic sync has opened
 // the logs, recomputes the whole wanted set; a failed load is retried on the
 // next change. A lost cluster session unloads everything at once: a broker
-// that may have been replaced must stop coordinating.
+// that may have been replaced must stop coordinating, until its next session
+// (it registered again) loads what it then leads.
 import type { Logger } from 'pino';
 import { partitionForGroup } from '../group/offsets-topic.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
@@ -95,7 +96,7 @@ export class ClusterCoordinators {
     this.changed();
   }
 
-  /** The cluster session was lost: stop coordinating everything, for good (a new session means a new process state). */
+  /** The cluster session was lost: stop coordinating everything until sessionStarted() (a new registration). */
   sessionLost(): void {
     this.live = false;
     for (const k of Object.values(this.kinds)) {

@@ -57,6 +57,8 @@ export interface ReplicaManagerOptions {
   readonly initialHighWatermark?: (log: PartitionLog) => bigint | undefined;
   /** The follower-side replication throttle (replication-quota.ts); absent: none. */
   readonly followerQuota?: ReplicationQuota;
+  /** True: take no role until sessionStarted() (a cluster broker leads and follows only while registered). */
+  readonly awaitSession?: boolean;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   readonly log: Logger;
@@ -98,8 +100,12 @@ export class ReplicaManager {
   private readonly listeners: Array<(e: ReplicationEvent) => void> = [];
   private isrTimer: TimerHandle | null = null;
   private stopped = false;
+  /** False without a live cluster session: no role at all until the next one starts. */
+  private live: boolean;
 
-  constructor(private readonly o: ReplicaManagerOptions) {}
+  constructor(private readonly o: ReplicaManagerOptions) {
+    this.live = o.awaitSession !== true;
+  }
 
   onEvent(listener: (e: ReplicationEvent) => void): void {
     this.listeners.push(listener);
@@ -125,7 +131,7 @@ export class ReplicaManager {
 
   /** Brings every partition's role in step with the image (after each image change and topic sync pass). */
   reconcile(): void {
-    if (this.stopped) return;
+    if (this.stopped || !this.live) return;
     const seen = new Set<string>();
     for (const t of this.o.image.topics()) {
       this.o.image.partitions(t.topicId).forEach((state, partition) => {
@@ -445,13 +451,29 @@ export class ReplicaManager {
       });
   }
 
-  /** This broker's session is gone: it leads nothing any more (waiting acks fail), and fetches nothing. */
+  /**
+   * This broker's session is gone: it leads nothing any more (waiting acks
+   * fail), fetches nothing, and takes no role until sessionStarted().
+   */
   sessionLost(): void {
+    this.live = false;
     for (const r of this.replicas.values()) {
       this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
       r.role = { kind: 'offline', leaderEpoch: r.role.kind === 'leader' ? r.role.state.leaderEpoch : r.role.leaderEpoch };
     }
-    this.stopped = true;
+  }
+
+  /**
+   * A session (a new registration, a new broker epoch) started: the roles
+   * follow the image again. What this broker led before is led anew (a fresh
+   * leader state, followers' progress unknown) only where the image still
+   * names it; elsewhere it follows the current leader, truncating by
+   * DivergingEpoch as any follower does, until the leader adds it to the ISR.
+   */
+  sessionStarted(): void {
+    if (this.stopped) return;
+    this.live = true;
+    this.reconcile();
   }
 
   async stop(): Promise<void> {
