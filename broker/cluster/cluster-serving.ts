@@ -104,12 +104,13 @@ export class ClusterServing {
   }
 
   /**
-   * Lets this broker's group and transaction coordinators (partitioned mode)
+   * Lets this broker's group, transaction and share coordinators (partitioned mode)
    * follow the leadership of the internal topics' partitions.
    */
   attachCoordinators(options: {
     readonly groups: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
     readonly transactions: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
+    readonly shares?: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
     readonly hasLog: (topic: string, partition: number) => boolean;
   }): void {
     const coordinators = new ClusterCoordinators({ nodeId: this.config.nodeId, view: this.view, topics: this.topics, ...options, log: this.log.child({ component: 'coordinators' }) });

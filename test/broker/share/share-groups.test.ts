@@ -120,7 +120,7 @@ test('share sessions: epochs, limits and closing', () => {
 test('share coordinator: a snapshot first, then updates, a snapshot again every N updates; replay gives the same state', async () => {
   const clock = new ManualClock();
   const log = new MemoryOffsetsTopicLog();
-  const sc = new ShareCoordinator(log, 3, 2, clock);
+  const sc = new ShareCoordinator({ log, numPartitions: 3, updatesPerSnapshot: 2, clock });
   const state = (start: bigint, n: number) => ({ startOffset: start, stateBatches: [{ firstOffset: start, lastOffset: start + BigInt(n), deliveryState: 0, deliveryCount: 1 }] });
   await sc.write('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0, state(0n, 3));
   await sc.write('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0, state(2n, 3));
@@ -130,16 +130,16 @@ test('share coordinator: a snapshot first, then updates, a snapshot again every 
   const types: string[] = [];
   for await (const r of log.readAll(p)) types.push(decodeShareKey(r.key)!.type);
   assert.deepEqual(types, ['snapshot', 'update', 'update', 'snapshot']);
-  const replayed = new ShareCoordinator(log, 3, 2, clock);
+  const replayed = new ShareCoordinator({ log, numPartitions: 3, updatesPerSnapshot: 2, clock });
   await replayed.start();
   assert.deepEqual(await replayed.read('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0), state(5n, 1));
   // Updates over a snapshot replay to the latest state too.
   await replayed.write('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0, { startOffset: 6n, stateBatches: [{ firstOffset: 6n, lastOffset: 6n, deliveryState: 2, deliveryCount: 2 }] });
-  const third = new ShareCoordinator(log, 3, 2, clock);
+  const third = new ShareCoordinator({ log, numPartitions: 3, updatesPerSnapshot: 2, clock });
   await third.start();
   assert.deepEqual(await third.read('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0), { startOffset: 6n, stateBatches: [{ firstOffset: 6n, lastOffset: 6n, deliveryState: 2, deliveryCount: 2 }] });
   await third.delete('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0);
-  const fourth = new ShareCoordinator(log, 3, 2, clock);
+  const fourth = new ShareCoordinator({ log, numPartitions: 3, updatesPerSnapshot: 2, clock });
   await fourth.start();
   assert.equal(await fourth.read('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0), null, 'tombstones delete the state');
 });
