@@ -203,6 +203,8 @@ export class Broker {
       waiters.notify(topic, p);
       const code = await replication.awaitReplication(topic, p, partitionLog.logEndOffset, INTER_BROKER_REQUEST_TIMEOUT_MS);
       if (code !== ErrorCode.NONE) throw new KafkaError(code, `${topic}-${p} not replicated: ${errorName(code)}`);
+      // As an acks=all append: replicated to an ISR below min.insync.replicas is not enough.
+      if (replication.checkEnoughReplicas(topic, p) !== ErrorCode.NONE) throw new KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, `the ISR of ${topic}-${p} is below min.insync.replicas`);
     };
     const shareCoordinator = buildShareCoordinator({
       config,

@@ -49,6 +49,14 @@ interface Coordinated {
   creating: Promise<void> | null;
 }
 
+/** The spec with at most `brokers` replicas, and a min.insync.replicas no higher than them. */
+export function cappedSpec(spec: InternalTopicSpec, brokers: number): InternalTopicSpec {
+  const replicationFactor = Math.max(1, Math.min(spec.replicationFactor, brokers));
+  const minIsr = spec.configs['min.insync.replicas'];
+  const configs = minIsr !== undefined && Number(minIsr) > replicationFactor ? { ...spec.configs, 'min.insync.replicas': String(replicationFactor) } : spec.configs;
+  return { ...spec, replicationFactor, configs };
+}
+
 export class ClusterCoordinators {
   private readonly kinds: Partial<Record<CoordinatorKind, Coordinated>>;
   /** False until this broker is registered, and again once its session is lost. */
@@ -145,7 +153,7 @@ export class ClusterCoordinators {
   private create(k: Coordinated): void {
     if (k.creating !== null) return;
     const registered = this.o.view.brokers().length;
-    const spec = k.spec.capReplicationFactor === true ? { ...k.spec, replicationFactor: Math.max(1, Math.min(k.spec.replicationFactor, registered)) } : k.spec;
+    const spec = k.spec.capReplicationFactor === true ? cappedSpec(k.spec, registered) : k.spec;
     this.o.log.info({ topic: spec.name, partitions: spec.numPartitions, replicationFactor: spec.replicationFactor }, 'creating the internal topic');
     k.creating = this.o.topics
       .createInternalTopic(spec)
