@@ -286,6 +286,7 @@ export class Broker {
       cluster: cluster?.view ?? null,
       waiters,
       otherGroupExists: (groupId) => groups.groupState(groupId) !== null || groups.consumer.groups.has(groupId),
+      groupConfigSource: cluster?.groupConfigs() ?? null,
     });
     const context: BrokerContext = {
       config,

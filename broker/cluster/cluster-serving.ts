@@ -20,6 +20,8 @@ import type { NodeEndpoint } from './cluster-view.js';
 import { replicationPart } from './replication-part.js';
 import { ClusterView } from './cluster-view.js';
 import { TopicSync } from './topic-sync.js';
+import { clusterGroupConfigs } from './cluster-group-configs.js';
+import type { GroupConfigSource } from '../share/share-group-configs.js';
 
 export class ClusterServing {
   private controller: ClusterController | null = null;
@@ -118,6 +120,12 @@ export class ClusterServing {
     this.sync.onPass(() => coordinators.changed());
     this.membership.onSessionLost(() => coordinators.sessionLost());
     if (this.membership.session?.state === 'live') coordinators.sessionStarted();
+  }
+
+  /** Share group configs in the cluster metadata (one copy for every broker). */
+  groupConfigs(): GroupConfigSource {
+    const visibleWithinMs = 3 * this.config.getInt('etcd.request.timeout.ms');
+    return clusterGroupConfigs({ image: this.membership.image, store: this.membership.store, waitFor: (done, what) => this.sync.waitFor(done, visibleWithinMs, what) });
   }
 
   /** FindCoordinator's answer in a cluster (null: COORDINATOR_NOT_AVAILABLE). */

@@ -16,7 +16,7 @@ import type { OffsetsTopicLog } from '../group/offsets-topic.js';
 import type { TopicStore } from '../../metadata/topic-store.js';
 import { ShareCoordinator } from './share-coordinator.js';
 import type { ShareStatePersister } from './share-partition-manager.js';
-import { ShareGroupConfigs } from './share-group-configs.js';
+import { ShareGroupConfigs, type GroupConfigSource } from './share-group-configs.js';
 import { ShareGroups } from './share-groups.js';
 
 export const SHARE_GROUP_CONFIGS_FILE = 'share-group-configs.json';
@@ -37,6 +37,8 @@ export interface ShareWiring {
   readonly cluster: { notLeader(topic: string, partition: number): { errorCode: number; leaderId: number; leaderEpoch: number } | null } | null;
   readonly waiters: PartitionWaiters;
   readonly otherGroupExists: (groupId: string) => boolean;
+  /** A cluster: group configs are in the cluster metadata, not in this broker's file. */
+  readonly groupConfigSource?: GroupConfigSource | null;
 }
 
 export interface ShareCoordinatorWiring {
@@ -78,7 +80,7 @@ export async function startShareGroups(w: ShareWiring): Promise<{ shareGroups: S
     heartbeatIntervalMs: c.getInt('group.share.heartbeat.interval.ms'),
     minHeartbeatIntervalMs: c.getInt('group.share.min.heartbeat.interval.ms'),
     maxHeartbeatIntervalMs: c.getInt('group.share.max.heartbeat.interval.ms'),
-  }, path.join(w.metaDir, SHARE_GROUP_CONFIGS_FILE));
+  }, path.join(w.metaDir, SHARE_GROUP_CONFIGS_FILE), w.groupConfigSource ?? null);
   await configs.load();
   const coordinator = w.coordinator;
   // Partitioned, partitions are loaded as this broker comes to lead them (ClusterCoordinators).

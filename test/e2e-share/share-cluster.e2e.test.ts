@@ -9,8 +9,9 @@
 // share-partition), then, on another topic, the share coordinator of a
 // share-partition (not its leader). A new member then receives every record
 // not yet acknowledged, the held ones included, and none acknowledged again
-// (the Ledger checks it). Group configs are kept per broker (not yet in the
-// cluster metadata): share.auto.offset.reset is set on each broker.
+// (the Ledger checks it). Group configs are in the cluster metadata:
+// share.auto.offset.reset is set through one broker and every broker
+// describes it (and acts on it).
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';
@@ -68,17 +69,26 @@ async function onBroker<T>(bootstrap: string, fn: (conn: BrokerConnection) => Pr
   }
 }
 
-/** share.auto.offset.reset=earliest for the group on every running broker (group configs are per broker). */
+/** share.auto.offset.reset=earliest for the group, set through the last running broker; every running broker describes it at once. */
 async function earliestEverywhere(group: string): Promise<void> {
-  for (const b of cluster.brokers.filter((x) => x.alive)) {
-    const code = await onBroker(b.bootstrap, async (conn) => {
-      const { body } = await conn.send(apis.IncrementalAlterConfigs, () => ({
-        resources: [{ resourceType: 32, resourceName: group, configs: [{ name: 'share.auto.offset.reset', configOperation: 0, value: 'earliest' }] }],
-        validateOnly: false,
-      }));
-      return body.responses[0]!.errorCode;
-    });
-    assert.equal(code, 0);
+  const alive = cluster.brokers.filter((x) => x.alive);
+  const code = await onBroker(alive.at(-1)!.bootstrap, async (conn) => {
+    const { body } = await conn.send(apis.IncrementalAlterConfigs, () => ({
+      resources: [{ resourceType: 32, resourceName: group, configs: [{ name: 'share.auto.offset.reset', configOperation: 0, value: 'earliest' }] }],
+      validateOnly: false,
+    }));
+    return body.responses[0]!.errorCode;
+  });
+  assert.equal(code, 0);
+  for (const b of alive) {
+    let value: string | null | undefined;
+    await eventually(`the group config on ${b.bootstrap}`, async () => {
+      value = await onBroker(b.bootstrap, async (conn) => {
+        const { body } = await conn.send(apis.DescribeConfigs, () => ({ resources: [{ resourceType: 32, resourceName: group, configurationKeys: ['share.auto.offset.reset'] }], includeSynonyms: false, includeDocumentation: false }));
+        return body.results[0]?.configs.find((c) => c.name === 'share.auto.offset.reset')?.value;
+      });
+      return value === 'earliest';
+    }, 10_000, () => `share.auto.offset.reset=${String(value)}`);
   }
 }
 
