@@ -72,9 +72,10 @@ export class RoutedStatePersister implements ShareStatePersister {
         try {
           a = await op(this.o.routing.channel(node));
         } catch (err) {
+          // A broker that cannot be reached is retried (the channel reports it as COORDINATOR_NOT_AVAILABLE); anything else fails.
+          if (err instanceof KafkaError && !RETRIABLE.has(err.code) && !err.retriable) throw err;
           last = `node ${node}: ${err instanceof Error ? err.message : String(err)}`;
-          lastCode = err instanceof KafkaError && !RETRIABLE.has(err.code) && !err.retriable ? err.code : ErrorCode.COORDINATOR_NOT_AVAILABLE;
-          if (lastCode !== ErrorCode.COORDINATOR_NOT_AVAILABLE) throw err;
+          lastCode = ErrorCode.COORDINATOR_NOT_AVAILABLE;
         }
         if (a !== null) {
           if (a.errorCode === ErrorCode.NONE) return a.value;

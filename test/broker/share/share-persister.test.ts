@@ -206,3 +206,23 @@ test('leadership move: the new share-partition leader loads the state from the c
   await next.fetch('g', 'm2', T, 0, newView, opts);
   assert.equal(next.loaded('g', T, 0)?.startOffset, 10n);
 });
+
+test('share-state service: each partition of a request is answered on its own, errors as Kafka codes', async () => {
+  const { coordinators, lead } = twoBrokers();
+  const service = shareStateService(coordinators.get(1)!);
+  const served = [0, 1, 2, 3, 4, 5].find((p) => partitionForShareKey('g', T, p, N) === 0)!;
+  const other = [0, 1, 2, 3, 4, 5].find((p) => partitionForShareKey('g', T, p, N) !== 0)!;
+  await lead(0, 1);
+  const write = await service.write({ groupId: 'g', topics: [{ topicId: T, partitions: [served, other].map((partition) => ({ partition, stateEpoch: 0, leaderEpoch: 2, startOffset: 7n, deliveryCompleteCount: 1, stateBatches: [{ firstOffset: 7n, lastOffset: 7n, deliveryState: 2, deliveryCount: 1 }] })) }] });
+  assert.deepEqual(write.results[0]!.partitions.map((p) => [p.partition, p.errorCode]), [[served, ErrorCode.NONE], [other, ErrorCode.NOT_COORDINATOR]]);
+  const read = await service.read({ groupId: 'g', topics: [{ topicId: T, partitions: [{ partition: served, leaderEpoch: 1 }, { partition: -1, leaderEpoch: 2 }] }] });
+  assert.deepEqual(read.results[0]!.partitions.map((p) => p.errorCode), [ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.INVALID_REQUEST]);
+  const summary = await service.summary({ groupId: 'g', topics: [{ topicId: T, partitions: [{ partition: served, leaderEpoch: 2 }] }] });
+  assert.deepEqual(summary.results[0]!.partitions[0], { partition: served, errorCode: 0, errorMessage: null, stateEpoch: 0, leaderEpoch: 2, startOffset: 7n, deliveryCompleteCount: 1 });
+  const del = await service.delete({ groupId: 'g', topics: [{ topicId: T, partitions: [{ partition: served }] }] });
+  assert.equal(del.results[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
+  const init = await service.initialize({ groupId: 'g', topics: [{ topicId: T, partitions: [{ partition: served, stateEpoch: 1, startOffset: 3n }] }] });
+  assert.equal(init.results[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
+  const after = await service.read({ groupId: 'g', topics: [{ topicId: T, partitions: [{ partition: served, leaderEpoch: 3 }] }] });
+  assert.deepEqual(after.results[0]!.partitions[0], { partition: served, errorCode: 0, errorMessage: null, stateEpoch: 1, startOffset: 3n, stateBatches: [] });
+});
