@@ -174,7 +174,13 @@ async function failover(topic: string, groupBase: string, pickVictim: (leaders: 
   const killedAt = Date.now();
   await cluster.broker(victim).kill();
   const observer = cluster.brokers.findIndex((b) => b.alive) + 1;
-  await cluster.untilMetadata(observer, [topic, '__share_group_state'], (m) => moved(m, victim, partition, topicId, group), 60_000, 'leadership away from the killed broker');
+  assert.equal(cluster.broker(victim).alive, false, 'the victim is dead');
+  try {
+    await cluster.untilMetadata(observer, [topic, '__share_group_state'], (m) => moved(m, victim, partition, topicId, group), 60_000, 'leadership away from the killed broker');
+  } catch (e) {
+    const logs = cluster.brokers.filter((b) => b.alive).map((b) => b.logs.tail(25)).join('\n---\n');
+    throw new Error(`${(e as Error).message}\nlogs of the live brokers:\n${logs}`);
+  }
   console.log(`# ${topic}: leadership moved ${Date.now() - killedAt} ms after the kill`);
   // __consumer_offsets has one replica: a killed group coordinator comes back only with its broker (after the move above).
   if (victim === groupCoordinator) await cluster.broker(victim).restart();
