@@ -60,10 +60,19 @@ export class ClusterServing {
       log: this.log.child({ component: 'replication' }),
     });
     this.replicationService = replication;
-    membership.onImageChange(() => replication.manager.reconcile());
-    this.sync.onPass(() => replication.manager.reconcile());
+    // A reconcile walks every partition of the image, and a burst of changes (a broker
+    // back into 3,000 partitions) arrives as thousands of watch events: one reconcile
+    // per event loop turn, after every change that arrived in it, not one per event.
+    const reconcile = coalescedPerTurn(() => replication.manager.reconcile());
+    membership.onImageChange(reconcile);
+    this.sync.onPass(reconcile);
     membership.onSessionLost(() => replication.manager.sessionLost());
     return replication;
+  }
+
+  /** Called after every topic sync pass (the logs of the image's partitions are open). */
+  onTopicsSynced(listener: () => void): void {
+    this.sync.onPass(listener);
   }
 
   get replication(): Replication | null {
@@ -228,4 +237,17 @@ export class ClusterServing {
     await this.replicationService?.stop();
     await this.controller?.stop();
   }
+}
+
+/** `run` once in the next event loop turn (setImmediate), however many times the result is called before it. */
+export function coalescedPerTurn(run: () => void): () => void {
+  let pending = false;
+  return () => {
+    if (pending) return;
+    pending = true;
+    setImmediate(() => {
+      pending = false;
+      run();
+    });
+  };
 }

@@ -10,7 +10,9 @@
 //   smaller, the answer is DivergingEpoch (epoch, end offset) and no records:
 //   the follower truncates there (KIP-320/595 fetch-based truncation);
 // - OFFSET_OUT_OF_RANGE outside [log start, log end], with the log start;
-//   OFFSET_MOVED_TO_TIERED_STORAGE below the local log start;
+//   OFFSET_MOVED_TO_TIERED_STORAGE below the local log start (the log start
+//   counts both tiers: the follower then builds its state from the remote
+//   tier, tier-state.ts);
 // - otherwise the fetch offset is the follower's log end offset: recorded
 //   (HW and ISR may move), then whole batches from it.
 // Long-polls as a consumer fetch does (MinBytes / MaxWaitMs), woken by appends.
@@ -20,6 +22,7 @@ import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { FetchRequest, FetchRequestFetchPartition, FetchResponse, FetchResponsePartitionData } from '../protocol/messages/fetch.js';
 import { recordsOf, type Records } from '../protocol/record-parts.js';
 import type { ReplicaManager } from './replica-manager.js';
+import type { PartitionLog } from '../log/partition-log.js';
 
 export interface LeaderFetchContext {
   readonly replicas: ReplicaManager;
@@ -29,6 +32,8 @@ export interface LeaderFetchContext {
   readonly topicNameById: (topicId: string) => string | undefined;
   /** The partition's leader and epoch from the image, for errors. */
   readonly currentLeader: (topic: string, partition: number) => { leaderId: number; leaderEpoch: number } | undefined;
+  /** The partition's log start over both tiers (default: the local log's). */
+  readonly logStartOffset?: (log: PartitionLog) => bigint;
 }
 
 const NO_RECORDS = Buffer.alloc(0);
@@ -56,15 +61,18 @@ async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bi
   const log = replica.log;
   if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < state.leaderEpoch) return fail(ErrorCode.FENCED_LEADER_EPOCH);
   if (p.currentLeaderEpoch > state.leaderEpoch) return fail(ErrorCode.UNKNOWN_LEADER_EPOCH);
-  const base = { partitionIndex: p.partition, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, logStartOffset: log.logStartOffset, abortedTransactions: null, preferredReadReplica: -1 };
-  if (p.lastFetchedEpoch >= 0) {
+  const logStart = c.logStartOffset?.(log) ?? log.logStartOffset;
+  const base = { partitionIndex: p.partition, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, logStartOffset: logStart, abortedTransactions: null, preferredReadReplica: -1 };
+  // Below the local log start the epoch history is gone with the local segments (it is truncated with them):
+  // divergence cannot be decided there, and the follower rebuilds from the remote tier anyway (OFFSET_MOVED_TO_TIERED_STORAGE).
+  if (p.lastFetchedEpoch >= 0 && p.fetchOffset >= log.localLogStartOffset) {
     const end = log.endOffsetForEpoch(p.lastFetchedEpoch);
     if (end.epoch < p.lastFetchedEpoch || end.endOffset < p.fetchOffset) {
       return { data: { ...base, errorCode: ErrorCode.NONE, divergingEpoch: { epoch: end.epoch, endOffset: end.endOffset }, records: NO_RECORDS }, bytes: 0, error: false };
     }
   }
-  if (p.fetchOffset < log.logStartOffset || p.fetchOffset > log.logEndOffset) return fail(ErrorCode.OFFSET_OUT_OF_RANGE, { logStartOffset: log.logStartOffset, highWatermark: log.highWatermark });
-  if (p.fetchOffset < log.localLogStartOffset) return fail(ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE, { logStartOffset: log.logStartOffset, highWatermark: log.highWatermark });
+  if (p.fetchOffset < logStart || p.fetchOffset > log.logEndOffset) return fail(ErrorCode.OFFSET_OUT_OF_RANGE, { logStartOffset: logStart, highWatermark: log.highWatermark });
+  if (p.fetchOffset < log.localLogStartOffset) return fail(ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE, { logStartOffset: logStart, highWatermark: log.highWatermark });
   if (record && !c.replicas.followerFetched(replica, state, replicaId, p.fetchOffset, brokerEpoch, p.logStartOffset)) {
     // Kafka: a fetch from a broker that is not a replica is refused.
     return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER);

@@ -16,6 +16,7 @@ import type { FetchRequest, FetchRequestFetchTopic, FetchResponse, FetchResponse
 import { recordsBuffer } from '../protocol/record-parts.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { truncationOffset } from './follower-truncation.js';
+import { buildRemoteLogAuxState, type LeaderLocalStart, type ReplicaRemoteTier } from './tier-state.js';
 
 export interface ReplicaFetchConfig {
   /** replica.fetch.max.bytes */
@@ -33,6 +34,8 @@ export interface ReplicaFetchConfig {
 /** The Fetch round trip, over whatever connection the fetcher was given. */
 export interface FetchConnection {
   fetch(build: (version: number) => FetchRequest): Promise<FetchResponse>;
+  /** ListOffsets -4 at the leader: its local log start (for OFFSET_MOVED_TO_TIERED_STORAGE); absent, the follower only backs off. */
+  earliestLocalOffset?(topic: string, partition: number, currentLeaderEpoch: number): Promise<LeaderLocalStart>;
   close(): void;
 }
 
@@ -61,6 +64,8 @@ export interface ReplicaFetcherOptions {
   readonly scheduler: Scheduler;
   readonly log: Logger;
   readonly onEvent?: (e: FetcherEvent) => void;
+  /** The remote tier, to build a follower's state from when its offset moved to tiered storage (null: none). */
+  readonly remoteTier?: () => ReplicaRemoteTier | null;
 }
 
 const key = (topicId: string, partition: number): string => `${topicId}:${partition}`;
@@ -234,6 +239,20 @@ export class ReplicaFetcher {
       this.o.log.warn({ topic: p.topic, partition: p.partition, logEndOffset: String(log.logEndOffset), leaderLogStartOffset: String(d.logStartOffset) }, 'follower is below the leader\'s log start: emptying the log to start there');
       await log.truncateFullyAndStartAt(d.logStartOffset);
       return;
+    }
+    const tier = this.o.remoteTier?.() ?? null;
+    const conn = this.conn;
+    if (d.errorCode === ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE && tier !== null && conn?.earliestLocalOffset !== undefined) {
+      try {
+        const leader = await conn.earliestLocalOffset(p.topic, p.partition, p.leaderEpoch);
+        const from = log.logEndOffset;
+        const to = await buildRemoteLogAuxState(log, leader, tier);
+        this.o.log.info({ topic: p.topic, partition: p.partition, from: String(from), to: String(to), leaderLocalLogStartOffset: String(leader.offset) }, 'follower below the leader\'s local log start: built its state from the remote tier');
+        this.o.onEvent?.({ type: 'truncated', partition: p, from, to });
+        return;
+      } catch (err) {
+        this.o.log.warn({ topic: p.topic, partition: p.partition, err: err instanceof Error ? err.message : String(err) }, 'could not build the follower state from the remote tier yet; backing off');
+      }
     }
     this.o.onEvent?.({ type: 'partition-error', partition: p, errorCode: d.errorCode });
     this.o.log.debug({ topic: p.topic, partition: p.partition, leader: this.o.leaderId, error: errorName(d.errorCode) }, 'replica fetch of a partition failed; backing off');

@@ -24,6 +24,7 @@ import type { PartitionLog } from '../log/partition-log.js';
 import { LeaderState } from './leader-state.js';
 import { ReplicaFetcher, type FetchConnection, type FetcherEvent, type ReplicaFetchConfig } from './replica-fetcher.js';
 import type { ReplicationEvent } from './replication-events.js';
+import type { ReplicaRemoteTier } from './tier-state.js';
 import type { ConsumerFetchStanding } from './consumer-fetch.js';
 import type { ReplicaView } from './replica-selector.js';
 
@@ -56,6 +57,8 @@ export interface ReplicaManagerOptions {
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   readonly log: Logger;
+  /** The remote tier, once attached (followers below the leader's local log start build their state from it). */
+  readonly remoteTier?: () => ReplicaRemoteTier | null;
 }
 
 interface AckWaiter {
@@ -223,6 +226,7 @@ export class ReplicaManager {
         scheduler: this.o.scheduler,
         log: this.o.log.child({ fetcher: `${leaderId}-${fetcherId}` }),
         onEvent: (ev) => this.onFetcherEvent(ev),
+        ...(this.o.remoteTier === undefined ? {} : { remoteTier: this.o.remoteTier }),
       });
       this.fetchers.set(k, f);
     }

@@ -18,6 +18,8 @@ import { HighWatermarkCheckpoints } from './high-watermark-checkpoint.js';
 import { answerReplicaFetch } from './leader-fetch.js';
 import type { FetchConnection } from './replica-fetcher.js';
 import { ReplicaManager, type ReplicaManagerConfig } from './replica-manager.js';
+import { logStartOverTiers, type ReplicaRemoteTier } from './tier-state.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { ConsumerFetchStanding } from './consumer-fetch.js';
 import { preferredReadReplica, replicaSelectorKind, type ReplicaSelectorKind } from './replica-selector.js';
 
@@ -42,6 +44,16 @@ export async function connectForReplicaFetch(host: string, port: number, clientI
   const conn = await BrokerConnection.connect(host, port, { clientId, timeoutMs });
   return {
     fetch: async (build: (version: number) => FetchRequest): Promise<FetchResponse> => (await conn.send(apis.Fetch, build, { min: 12 })).body,
+    earliestLocalOffset: async (topic, partition, currentLeaderEpoch) => {
+      const { body } = await conn.send(
+        apis.ListOffsets,
+        () => ({ replicaId: -1, isolationLevel: 0, topics: [{ name: topic, partitions: [{ partitionIndex: partition, currentLeaderEpoch, timestamp: -4n, maxNumOffsets: 1 }] }], timeoutMs: timeoutMs }),
+        { min: 4 },
+      );
+      const p = body.topics[0]?.partitions[0];
+      if (p === undefined || p.errorCode !== ErrorCode.NONE) throw new KafkaError(p?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, `ListOffsets -4 of ${topic}-${partition} at the leader failed`);
+      return { offset: p.offset, leaderEpoch: p.leaderEpoch };
+    },
     close: () => conn.close(),
   };
 }
@@ -67,6 +79,12 @@ export class Replication implements ReplicationService {
   private readonly checkpoints = new HighWatermarkCheckpoints();
   private checkpointTimer: TimerHandle | null = null;
   private stopped = false;
+  private remoteTier: ReplicaRemoteTier | null = null;
+
+  /** Tiered storage, once the broker built it: the leader answers with the log start over both tiers, followers rebuild from it. */
+  attachRemoteTier(tier: ReplicaRemoteTier): void {
+    this.remoteTier = tier;
+  }
   /** replica.selector.class (KIP-392). */
   readonly selector: ReplicaSelectorKind;
 
@@ -115,6 +133,7 @@ export class Replication implements ReplicationService {
       listenerName: o.listenerName,
       config,
       initialHighWatermark: (log) => this.checkpoints.initial(log),
+      remoteTier: () => this.remoteTier,
       clock: o.clock,
       scheduler: o.scheduler,
       log: o.log,
@@ -128,6 +147,7 @@ export class Replication implements ReplicationService {
         waiters: this.o.waiters,
         clock: this.o.clock,
         topicNameById: this.o.topicNameById,
+        logStartOffset: (log) => logStartOverTiers(log, this.remoteTier),
         currentLeader: (topic, partition) => {
           const t = this.o.image.topic(topic);
           const s = t === undefined ? undefined : this.o.image.partition(t.topicId, partition);
