@@ -29,6 +29,8 @@ import type { NodeEndpoint } from './cluster-view.js';
 import { replicationPart } from './replication-part.js';
 import { ClusterView } from './cluster-view.js';
 import { TopicSync } from './topic-sync.js';
+import { clusterGroupConfigs } from './cluster-group-configs.js';
+import type { GroupConfigSource } from '../share/share-group-configs.js';
 
 export class ClusterServing {
   private controller: ClusterController | null = null;
@@ -141,18 +143,25 @@ export class ClusterServing {
   }
 
   /**
-   * Lets this broker's group and transaction coordinators (partitioned mode)
+   * Lets this broker's group, transaction and share coordinators (partitioned mode)
    * follow the leadership of the internal topics' partitions.
    */
   attachCoordinators(options: {
     readonly groups: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
     readonly transactions: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
+    readonly shares?: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
     readonly hasLog: (topic: string, partition: number) => boolean;
   }): void {
     const coordinators = new ClusterCoordinators({ nodeId: this.config.nodeId, view: this.view, topics: this.topics, ...options, log: this.log.child({ component: 'coordinators' }) });
     this.coordinators = coordinators;
     this.sync.onPass(() => coordinators.changed());
     if (this.membership.session?.state === 'live') coordinators.sessionStarted();
+  }
+
+  /** Share group configs in the cluster metadata (one copy for every broker). */
+  groupConfigs(): GroupConfigSource {
+    const visibleWithinMs = 3 * this.config.getInt('etcd.request.timeout.ms');
+    return clusterGroupConfigs({ image: this.membership.image, store: this.membership.store, waitFor: (done, what) => this.sync.waitFor(done, visibleWithinMs, what) });
   }
 
   /** FindCoordinator's answer in a cluster (null: COORDINATOR_NOT_AVAILABLE). */
