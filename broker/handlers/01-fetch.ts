@@ -40,8 +40,7 @@ import { completeFetch, openFetchContext, usesTopicIds, type FetchResult, type F
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { Records } from '../protocol/record-parts.js';
 import { consumerFetchDecision, type ConsumerFetchDecision } from '../replica/consumer-fetch.js';
-import type { NodeEndpoint } from '../cluster/cluster-view.js';
-import { leaderEndpoints } from './leader-endpoints.js';
+import { leaderEndpoints, type LeaderEndpoint } from './leader-endpoints.js';
 
 const READ_COMMITTED = 1;
 /** A partition's answer whose records are never null (a Buffer, or the tier's parts as read). */
@@ -219,7 +218,7 @@ const CURRENT_LEADER_VERSION = 16;
  * NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH (this broker itself for a
  * stale epoch on a partition it leads), and the endpoints of those leaders.
  */
-function withCurrentLeaders(broker: BrokerContext, results: readonly FetchResult[], apiVersion: number): { results: readonly FetchResult[]; nodeEndpoints: NodeEndpoint[] } {
+function withCurrentLeaders(broker: BrokerContext, results: readonly FetchResult[], apiVersion: number): { results: readonly FetchResult[]; nodeEndpoints: LeaderEndpoint[] } {
   if (apiVersion < CURRENT_LEADER_VERSION) return { results, nodeEndpoints: [] };
   const byId = usesTopicIds(apiVersion);
   const leaders: number[] = [];

@@ -4,8 +4,7 @@
 import type { BrokerContext } from '../broker-context.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { SharePartitionResult } from '../share/share-groups.js';
-import type { NodeEndpoint } from '../cluster/cluster-view.js';
-import { leaderEndpoints } from './leader-endpoints.js';
+import { leaderEndpoints, type LeaderEndpoint } from './leader-endpoints.js';
 
 export function byTopic<T>(results: readonly SharePartitionResult[], partition: (r: SharePartitionResult) => T): { topicId: string; partitions: T[] }[] {
   const topics = new Map<string, T[]>();
@@ -17,7 +16,7 @@ export function byTopic<T>(results: readonly SharePartitionResult[], partition: 
   return [...topics].map(([topicId, partitions]) => ({ topicId, partitions }));
 }
 
-export function shareLeaderEndpoints(broker: BrokerContext, results: readonly SharePartitionResult[]): NodeEndpoint[] {
+export function shareLeaderEndpoints(broker: BrokerContext, results: readonly SharePartitionResult[]): LeaderEndpoint[] {
   return leaderEndpoints(broker, results.filter((r) => r.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER || r.acknowledgeErrorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER).map((r) => r.leaderId));
 }
 
