@@ -339,6 +339,15 @@ describe('Fetch from the closest replica (KIP-392)', () => {
       assert.deepEqual(leader.nodeEndpoints, [{ nodeId: SELF, host: 'b0.example', port: 9092, rack: 'a' }]);
     });
 
+    it('v16, the single broker (no cluster view): a stale epoch names this broker, at its advertised listener', async () => {
+      const b = broker('leader');
+      const single = { ...b.context, cluster: null } as unknown as BrokerContext;
+      const res = (await fetch.handle(single, request({ currentLeaderEpoch: EPOCH - 1 }), requestContext(16))) as FetchResponse;
+      assert.equal(res.responses[0]?.partitions[0]?.errorCode, ErrorCode.FENCED_LEADER_EPOCH);
+      assert.deepEqual(res.responses[0]?.partitions[0]?.currentLeader, { leaderId: SELF, leaderEpoch: EPOCH });
+      assert.deepEqual(res.nodeEndpoints, [{ nodeId: SELF, host: 'self.example', port: 9092, rack: null }]);
+    });
+
     it('v16: other errors (UNKNOWN_LEADER_EPOCH) and answers without error carry neither', async () => {
       const follower = broker('follower');
       const newer = await send(follower, { version: 16, currentLeaderEpoch: EPOCH + 1 });
