@@ -440,10 +440,14 @@ public final class CompatClient {
         Collection<Node> nodes = r.nodes().get(30, TimeUnit.SECONDS);
         Node controller = r.controller().get(30, TimeUnit.SECONDS);
         if (clusterId == null || clusterId.isEmpty()) error("no cluster id");
-        if (nodes.size() != 1) error(nodes.size() + " nodes: " + nodes);
+        if (nodes.isEmpty()) error("no nodes");
         if (controller == null || controller.isEmpty()) error("no controller");
-        Node node = nodes.iterator().next();
-        if (!bootstrap.equals(node.host() + ":" + node.port())) error("node " + node + " is not at " + bootstrap);
+        // One broker, or a cluster: the bootstrap broker is one of the nodes listed.
+        Node node = nodes.stream().filter(n -> bootstrap.equals(n.host() + ":" + n.port())).findFirst().orElse(null);
+        if (node == null) {
+            error("no node is at " + bootstrap + ": " + nodes);
+            node = nodes.iterator().next();
+        }
         ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(node.id()));
         Config config = admin.describeConfigs(List.of(broker)).all().get(30, TimeUnit.SECONDS).get(broker);
         for (String name : List.of("log.retention.hours", "num.partitions", "message.max.bytes", "auto.create.topics.enable")) {
