@@ -1,15 +1,18 @@
 // DescribeConfigs (key 32), versions 1-4.
 // TOPIC resources: every topic config with its effective value and source
-// (topic override, static broker config, default) and, when asked, synonyms
-// and documentation. BROKER resources: this broker's keys, all read-only (no
-// dynamic broker configs). Unknown topics get UNKNOWN_TOPIC_OR_PARTITION, a
-// broker id other than this one (or empty) INVALID_REQUEST... except the empty
-// name, which Kafka reads as "the default broker config". GROUP resources:
+// (topic override, dynamic broker config, dynamic default, static broker
+// config, default) and, when asked, synonyms and documentation. BROKER
+// resources: this broker's keys, read-only except the dynamic ones in a
+// cluster; the empty name is Kafka's "default broker config": in a cluster the
+// cluster-wide dynamic defaults only (source DYNAMIC_DEFAULT_BROKER_CONFIG), on
+// a single broker (no dynamic layers) its keys as for its id. Unknown topics get
+// UNKNOWN_TOPIC_OR_PARTITION, a broker id other than this one INVALID_REQUEST
+// (the admin client sends a broker's resource to that broker). GROUP resources:
 // the share group configs, overrides with source GROUP_CONFIG (8).
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { DescribeConfigsRequest, DescribeConfigsResponse, DescribeConfigsResponseDescribeConfigsResult } from '../protocol/messages/describe-configs.js';
-import { describeBrokerConfigs, describeTopicConfigs, type DescribeConfigsEntry } from '../../metadata/describe-configs.js';
+import { describeBrokerConfigs, describeDefaultBrokerConfigs, describeTopicConfigs, type DescribeConfigsEntry } from '../../metadata/describe-configs.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { ResourceType, toErrorPair } from './admin-errors.js';
 
@@ -38,6 +41,7 @@ export const handler: ApiHandler<DescribeConfigsRequest, DescribeConfigsResponse
   maxVersion: 4,
   handle(broker, req, ctx) {
     const results: DescribeConfigsResponseDescribeConfigsResult[] = [];
+    const brokerView = broker.brokerConfigs?.view ?? broker.config;
     for (const r of req.resources) {
       const base = { resourceType: r.resourceType, resourceName: r.resourceName };
       const options = { keys: r.configurationKeys, includeSynonyms: req.includeSynonyms, includeDocumentation: req.includeDocumentation };
@@ -48,14 +52,16 @@ export const handler: ApiHandler<DescribeConfigsRequest, DescribeConfigsResponse
             results.push({ ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Topic ${r.resourceName} does not exist`, configs: [] });
             continue;
           }
-          const configs = describeTopicConfigs(broker.config, topic.configs, { ...options, topicName: topic.name }).map(toWire);
+          const configs = describeTopicConfigs(brokerView, topic.configs, { ...options, topicName: topic.name }).map(toWire);
           results.push({ ...base, errorCode: 0, errorMessage: null, configs });
         } else if (r.resourceType === ResourceType.BROKER) {
           if (r.resourceName !== '' && r.resourceName !== String(broker.nodeId)) {
             results.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unexpected broker id, expected ${broker.nodeId} but received ${r.resourceName}`, configs: [] });
             continue;
           }
-          const configs = describeBrokerConfigs(broker.config, { ...options, effective: { 'cluster.id': broker.clusterId } }).map(toWire);
+          const configs = r.resourceName === '' && broker.brokerConfigs
+            ? describeDefaultBrokerConfigs(brokerView, options).map(toWire)
+            : describeBrokerConfigs(brokerView, { ...options, effective: { 'cluster.id': broker.clusterId } }).map(toWire);
           results.push({ ...base, errorCode: 0, errorMessage: null, configs });
         } else if (r.resourceType === ResourceType.GROUP && broker.shareGroups) {
           const wanted = r.configurationKeys === null || r.configurationKeys.length === 0 ? null : new Set(r.configurationKeys);

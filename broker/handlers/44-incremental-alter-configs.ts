@@ -1,7 +1,10 @@
 // IncrementalAlterConfigs (key 44), versions 0-1.
 // TOPIC resources: SET, DELETE, APPEND and SUBTRACT on the topic's overrides,
 // validated as a whole (tiering rules included) before anything changes.
-// BROKER resources are refused: broker configs are static in Sediment.
+// BROKER resources, in a cluster: the same operations on the dynamic layer of
+// broker "<id>" or of the cluster-wide default "" (cluster-broker-configs.ts);
+// read-only keys INVALID_REQUEST, unknown ones INVALID_CONFIG. A single broker
+// refuses them (its configs are static).
 // GROUP resources: the share group configs (broker/share/share-group-configs.ts),
 // SET and DELETE.
 import type { ApiHandler } from './api-handler.js';
@@ -25,10 +28,14 @@ export const handler: ApiHandler<IncrementalAlterConfigsRequest, IncrementalAlte
         groupAnswers.set(r, toErrorPair(err, ctx.log));
       }
     }
-    const others = await alterTopicResources(req.resources.filter((x) => x.resourceType !== ResourceType.GROUP), ctx.log, (r) => {
-      const ops = r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value }));
-      return broker.topics.incrementalAlterConfigs(r.resourceName, ops, { validateOnly: req.validateOnly });
-    });
+    const admin = broker.brokerConfigs ?? null;
+    const opsOf = (r: (typeof req.resources)[number]) => r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value }));
+    const others = await alterTopicResources(
+      req.resources.filter((x) => x.resourceType !== ResourceType.GROUP),
+      ctx.log,
+      (r) => broker.topics.incrementalAlterConfigs(r.resourceName, opsOf(r), { validateOnly: req.validateOnly }),
+      admin === null ? undefined : (r) => admin.incrementalAlter(r.resourceName, opsOf(r), req.validateOnly),
+    );
     const responses = req.resources.map((r) => {
       const g = groupAnswers.get(r);
       return g === undefined ? others.shift()! : { resourceType: r.resourceType, resourceName: r.resourceName, ...g };
