@@ -21,9 +21,14 @@ import type { BrokerSession, ClusterMetadataStore } from '../metadata/cluster/st
 import { decodeMetaProperties, META_PROPERTIES_FILE } from '../metadata/meta-properties.js';
 import { randomUuid } from '../metadata/uuid.js';
 
+/** Wait between attempts to register again after a lost session. */
+const REJOIN_BACKOFF_MS = 1000;
+
 export class ClusterMembership {
   private sessionHandle: BrokerSession | undefined;
   private readonly lostListeners: Array<(reason: string) => void> = [];
+  private readonly sessionListeners: Array<(session: BrokerSession) => void> = [];
+  private registration: { readonly nodeId: number; readonly rack: string | null; readonly listeners: readonly ListenerConfig[]; readonly incarnationId: string } | undefined;
   private stopped = false;
 
   private constructor(
@@ -106,9 +111,14 @@ export class ClusterMembership {
     this.changeListeners.push(listener);
   }
 
-  /** Called once when this broker's session is lost: it must stop acting as leader or coordinator. */
+  /** Called each time this broker's session is lost: it must stop acting as leader or coordinator. */
   onSessionLost(listener: (reason: string) => void): void {
     this.lostListeners.push(listener);
+  }
+
+  /** Called after each registration, the first one and those after a lost session (a new broker epoch each time). */
+  onSessionStarted(listener: (session: BrokerSession) => void): void {
+    this.sessionListeners.push(listener);
   }
 
   /**
@@ -121,8 +131,11 @@ export class ClusterMembership {
    * kept alive by a running broker: refused (DuplicateBrokerRegistrationError).
    */
   async register(nodeId: number, rack: string | null, listeners: readonly ListenerConfig[]): Promise<BrokerSession> {
+    // One incarnation id per process, as Kafka's: a registration after a lost session keeps it.
+    const incarnationId = this.registration?.incarnationId ?? randomUuid();
+    this.registration = { nodeId, rack, listeners, incarnationId };
     const endpoints: BrokerEndpoint[] = listeners.map((l) => ({ name: l.name, host: l.host, port: l.port, securityProtocol: l.securityProtocol }));
-    const registration = { nodeId, incarnationId: randomUuid(), rack, endpoints };
+    const registration = { nodeId, incarnationId, rack, endpoints };
     const { sessionTimeoutMs, heartbeatIntervalMs } = this.settings.session;
     const waitMs = Math.ceil(sessionTimeoutMs / 1000) * 1000 + heartbeatIntervalMs;
     const clock = this.startup.clock;
@@ -141,13 +154,53 @@ export class ClusterMembership {
         await this.imageChangeOrTimeout(Math.min(500, Math.max(0, deadline - clock.now())));
       }
     }
+    if (this.stopped) {
+      await session.close().catch(() => undefined);
+      return session;
+    }
     this.sessionHandle = session;
     session.onLost((reason) => {
       this.log.error({ nodeId, brokerEpoch: String(session.brokerEpoch), reason }, 'lost the cluster session: no longer acting as leader or coordinator');
       for (const l of this.lostListeners) l(reason);
+      void this.rejoin(session);
     });
     this.log.info({ nodeId, brokerEpoch: String(session.brokerEpoch), endpoints: endpoints.map((e) => `${e.name}://${e.host}:${e.port}`) }, 'registered in the cluster');
+    for (const l of this.sessionListeners) l(session);
     return session;
+  }
+
+  /**
+   * After a lost session, as Kafka's broker after it is fenced: revoke the old
+   * lease if etcd can be reached (its registration goes now, not at expiry),
+   * then register again, with a new broker epoch, retrying until it works or
+   * the broker stops. Leadership comes back through the controller, at a new
+   * leader epoch, as for a restarted broker.
+   */
+  private async rejoin(lost: BrokerSession): Promise<void> {
+    const reg = this.registration;
+    if (reg === undefined) return;
+    const clock = this.startup.clock;
+    // Past the lease's time to live (rounded up as etcd does, plus a heartbeat) the old registration is gone anyway.
+    const { sessionTimeoutMs, heartbeatIntervalMs } = this.settings.session;
+    const revokeUntil = clock.now() + Math.ceil(sessionTimeoutMs / 1000) * 1000 + heartbeatIntervalMs;
+    let revoked = false;
+    for (let attempt = 1; !this.stopped; attempt++) {
+      if (!revoked && clock.now() < revokeUntil) {
+        revoked = await lost.close().then(() => true, () => false);
+        if (!revoked) {
+          await new Promise<void>((resolve) => this.startup.scheduler.setTimeout(resolve, REJOIN_BACKOFF_MS));
+          continue;
+        }
+      }
+      try {
+        this.log.info({ nodeId: reg.nodeId, attempt }, 'registering again after the lost session');
+        await this.register(reg.nodeId, reg.rack, reg.listeners);
+        return;
+      } catch (e) {
+        this.log.warn({ nodeId: reg.nodeId, attempt, err: e instanceof Error ? e.message : String(e) }, 'could not register again yet; retrying');
+        await new Promise<void>((resolve) => this.startup.scheduler.setTimeout(resolve, REJOIN_BACKOFF_MS));
+      }
+    }
   }
 
   /** Resolves on the next image change (the old registration's deletion arrives so) or after `ms`. */

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { ClusterController } from '../../metadata/cluster/controller.js';
 import type { BrokerConfig } from '../config.js';
 import type { ClusterMembership } from '../cluster-membership.js';
+import type { BrokerSession } from '../../metadata/cluster/store.js';
 import type { Clock } from '../common/clock.js';
 import type { Scheduler } from '../common/scheduler.js';
 import type { BrokerTopics } from '../topic-service.js';
@@ -23,6 +24,8 @@ import { TopicSync } from './topic-sync.js';
 
 export class ClusterServing {
   private controller: ClusterController | null = null;
+  private controllerStarted = false;
+  private stopping = false;
   private coordinators: ClusterCoordinators | null = null;
   private replicationService: Replication | null = null;
 
@@ -126,14 +129,28 @@ export class ClusterServing {
 
   /**
    * Once registered: this broker may lead and coordinate (until its session
-   * is lost), and its controller starts (the election is bound to its session).
+   * is lost), and its controller starts (the election is bound to its
+   * session). Called once, after the first registration; each later
+   * registration (after a lost session, ClusterMembership.rejoin) starts
+   * serving again under the new session, with a new controller bound to it.
    */
   startController(): void {
+    if (this.controllerStarted) return;
+    this.controllerStarted = true;
+    this.membership.onImageChange(() => this.controller?.imageChanged());
+    this.membership.onSessionStarted((session) => this.sessionStarted(session));
     const session = this.membership.session;
-    if (session === undefined || this.controller !== null) return;
+    if (session !== undefined) this.sessionStarted(session);
+  }
+
+  private sessionStarted(session: BrokerSession): void {
+    if (this.stopping) return;
+    const previous = this.controller;
+    if (previous !== null) void previous.stop().catch(() => undefined);
     if (session.state === 'live') {
       this.view.setLive(true);
       this.coordinators?.sessionStarted();
+      if (previous !== null) this.replicationService?.manager.sessionStarted();
     }
     session.onLost(() => this.view.setLive(false));
     const controller = new ClusterController({
@@ -165,7 +182,6 @@ export class ClusterServing {
       },
     });
     this.controller = controller;
-    this.membership.onImageChange(() => controller.imageChanged());
     controller.start();
   }
 
@@ -215,6 +231,7 @@ export class ClusterServing {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     this.sync.stop();
     await this.replicationService?.stop();
     await this.controller?.stop();

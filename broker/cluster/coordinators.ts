@@ -95,7 +95,7 @@ export class ClusterCoordinators {
     this.changed();
   }
 
-  /** The cluster session was lost: stop coordinating everything, for good (a new session means a new process state). */
+  /** The cluster session was lost: stop coordinating everything until the broker is registered again (sessionStarted). */
   sessionLost(): void {
     this.live = false;
     for (const k of Object.values(this.kinds)) {

@@ -89,7 +89,9 @@ export class ReplicaManager {
   private readonly fetchers = new Map<string, ReplicaFetcher>();
   private readonly listeners: Array<(e: ReplicationEvent) => void> = [];
   private isrTimer: TimerHandle | null = null;
+  /** No session (lost) or stopped: no roles, no ISR checks. */
   private stopped = false;
+  private closed = false;
 
   constructor(private readonly o: ReplicaManagerOptions) {}
 
@@ -399,10 +401,21 @@ export class ReplicaManager {
       r.role = { kind: 'offline', leaderEpoch: r.role.kind === 'leader' ? r.role.state.leaderEpoch : r.role.leaderEpoch };
     }
     this.stopped = true;
+    if (this.isrTimer !== null) this.o.scheduler.clearTimeout(this.isrTimer);
+    this.isrTimer = null;
+  }
+
+  /** Registered again after a lost session: roles follow the image again. */
+  sessionStarted(): void {
+    if (!this.stopped || this.closed) return;
+    this.stopped = false;
+    this.scheduleIsrCheck();
+    this.reconcile();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.closed = true;
     if (this.isrTimer !== null) this.o.scheduler.clearTimeout(this.isrTimer);
     for (const r of this.replicas.values()) this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
     await Promise.all([...this.fetchers.values()].map((f) => f.stop()));

@@ -53,9 +53,14 @@ export class LeaseKeeper implements BrokerSession {
     else if (this.current === 'live') this.lostListeners.push(listener);
   }
 
+  /**
+   * Revokes the lease. A lost session may be closed too (and again, if the
+   * store could not be reached): its registration then goes now instead of
+   * at expiry, so the broker can register again at once.
+   */
   async close(): Promise<void> {
-    if (this.current !== 'live') return;
-    this.current = 'closed';
+    if (this.current === 'closed') return;
+    if (this.current === 'live') this.current = 'closed';
     this.stopTimers();
     await this.options.revoke();
   }

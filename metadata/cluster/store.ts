@@ -53,7 +53,7 @@ export interface BrokerSession {
   readonly state: SessionState;
   /** Called once, with the reason, when the session is lost (not on close()). Called at once if already lost. */
   onLost(listener: (reason: string) => void): void;
-  /** Revokes the lease: the registration disappears now instead of at expiry. */
+  /** Revokes the lease: the registration disappears now instead of at expiry. Also for a lost session (retried on failure). */
   close(): Promise<void>;
 }
 

@@ -89,4 +89,15 @@ describe('LeaseKeeper', () => {
     await t.step(30_000);
     assert.deepEqual(t.reasons, []);
   });
+
+  it('a lost session can still be closed: the lease is revoked (again if the store could not be reached) and it stays lost', async () => {
+    const t = setup(async () => 0);
+    await t.step(2000);
+    assert.equal(t.keeper.state, 'lost');
+    await t.keeper.close();
+    await t.keeper.close();
+    assert.equal(t.revoked(), 2, 'each close tries to revoke while the session is lost');
+    assert.equal(t.keeper.state, 'lost');
+    assert.equal(t.reasons.length, 1);
+  });
 });
