@@ -88,6 +88,9 @@ describe('dynamic broker configs in a cluster of three brokers over etcd', () =>
     await untilProduceAnswers(3, ledBy3, 4000, ErrorCode.NONE, 20_000);
     const altered = await configs(1, ['--entity-default', '--alter', '--add-config', 'message.max.bytes=2048,log.retention.ms=86400000']);
     assert.match(altered.stdout, /Completed updating default config for brokers in the cluster/);
+    const alteredAt = Date.now();
+    await untilProduceAnswers(3, ledBy3, 4000, ErrorCode.MESSAGE_TOO_LARGE, 20_000);
+    console.log(`# default altered through broker 1 -> enforced by broker 3 within ${Date.now() - alteredAt} ms of kafka-configs exiting`);
 
     const stored = etcd.etcdctl(['get', '--prefix', `${PREFIX}/configs/`]);
     assert.equal(stored, `${PREFIX}/configs/cluster/log.retention.ms\n86400000\n${PREFIX}/configs/cluster/message.max.bytes\n2048\n`);
