@@ -16,6 +16,7 @@ import type { FetchSessionCache } from './fetch/fetch-session-cache.js';
 import type { ClusterView } from './cluster/cluster-view.js';
 import type { ShareGroups } from './share/share-groups.js';
 import type { FetchRequest, FetchResponse } from './protocol/messages/fetch.js';
+import type { ConsumerFetchStanding } from './replica/consumer-fetch.js';
 
 /** One producer of a partition's producer state, as DescribeProducers reports it. */
 export interface ActiveProducer {
@@ -78,6 +79,14 @@ export interface ReplicationService {
   awaitReplication(topic: string, partition: number, requiredOffset: bigint, timeoutMs: number): Promise<number>;
   /** A leader append happened (the HW may move at once). */
   appended(topic: string, partition: number): void;
+  /**
+   * KIP-392: what this broker is for a consumer fetch of a replicated
+   * partition (leader, follower, or neither); undefined when it holds no
+   * replicated partition by that name (the leader-only rules apply).
+   */
+  consumerStanding(topic: string, partition: number): ConsumerFetchStanding | undefined;
+  /** The replica a consumer of a partition this broker leads should fetch from (replica.selector.class, the Fetch rack_id), -1 for this leader. */
+  preferredReadReplica(topic: string, partition: number, clientRack: string, fetchOffset: bigint): number;
 }
 
 export interface BrokerContext {

@@ -220,7 +220,7 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
     'Fetchers per source broker: each follower partition is fetched by one of them (chosen by a hash of the partition), over one connection each.',
     { validator: atLeast(1) }),
   broker('replica.selector.class', 'string', null, 'medium',
-    'The ReplicaSelector a leader uses to send a consumer to its closest replica (KIP-392, by the Fetch rack_id / client.rack). Unset: consumers fetch from the leader. Accepted: org.apache.kafka.common.replica.RackAwareReplicaSelector (an in-sync replica in the client rack whose log holds the fetch offset). Not yet in effect: the Fetch handler does not consult it yet, consumers fetch from the leader (preferred_read_replica is always -1).',
+    'The ReplicaSelector a leader uses to send a consumer to its closest replica (KIP-392, by the Fetch v11+ rack_id, the client.rack of the client): the leader answers preferred_read_replica and the client fetches from that follower, which serves it up to its own high watermark. Unset: the leader serves every consumer (followers still serve v11+ consumer fetches sent to them). Accepted: org.apache.kafka.common.replica.RackAwareReplicaSelector (the leader if it is in the client rack, else the in-sync replica there whose log holds the fetch offset, largest log end offset first). See docs/replication.md.',
     { validator: validator(`null or ${RACK_AWARE_REPLICA_SELECTOR}`, (value) =>
       value === null || value === '' || value === RACK_AWARE_REPLICA_SELECTOR ? undefined : `Class ${String(value)} cannot be found`) }),
   broker('replica.fetch.max.bytes', 'int', 1048576, 'medium',
@@ -410,7 +410,7 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
 
   // ---- cluster metadata in etcd (docs/cluster-metadata.md) ----
   broker('broker.rack', 'string', null, 'medium',
-    'Rack of the broker, registered in the cluster metadata (etcd.connect) for rack-aware replica placement.'),
+    'Rack of the broker, registered in the cluster metadata (etcd.connect) for rack-aware replica placement and the rack-aware replica selector (replica.selector.class).'),
   broker('etcd.connect', 'string', null, 'high',
     'Sediment: the etcd cluster that holds the cluster metadata, as host:port[,host:port...][/prefix] (the zookeeper.connect convention; the prefix defaults to /sediment, / is the root). Unset: a single broker with its metadata in its log dirs.',
     { validator: validator('host:port[,host:port...][/prefix]', etcdConnectProblem) }),

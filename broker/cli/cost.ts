@@ -36,6 +36,11 @@ const SPECS: OptionSpecs = {
   'disk-headroom': { kind: 'value', arg: 'share', help: `share of each disk kept free (default ${DEFAULT_WORKLOAD.diskHeadroom})` },
   'txn-share': { kind: 'value', arg: 'share', help: 'share of segments with aborted transactions (default 0)' },
   'replica-moves': { kind: 'value', arg: 'share', help: `share of local replica data moved between brokers per month (default ${DEFAULT_WORKLOAD.replicaMoveShare})` },
+  'consumer-in-rack-share': {
+    kind: 'value',
+    arg: 'share',
+    help: "share of consumed bytes read in the consumer's own zone (default 1/3: leaders over three zones; 1: fetching from the closest replica, KIP-392, with a replica in every zone)",
+  },
   'batch-size': { kind: 'value', arg: 'size', help: 'average record batch size (default 16KiB)' },
   sheet: { kind: 'value', arg: 'name|file', help: `price sheet: ${Object.keys(SHEET_ALIASES).join(', ')} (default aws), a sheet id, or a JSON file` },
   'storage-class': { kind: 'value', arg: 'id', help: "object storage class of the sheet (default: the sheet's)" },
@@ -124,6 +129,7 @@ export function workloadFromArgs(a: ParsedArgs, measured: MeasuredInputs = {}): 
     orphanSweepIntervalMs: d.orphanSweepIntervalMs,
     orphanFullSweepIntervalMs: d.orphanFullSweepIntervalMs,
     replicaMoveShare: opt(a, 'replica-moves', parseShare) ?? d.replicaMoveShare,
+    consumerInRackShare: opt(a, 'consumer-in-rack-share', parseShare) ?? d.consumerInRackShare,
   };
 }
 

@@ -3,7 +3,7 @@
 // (cost by component per scenario as stacked bars; total cost over retention
 // length as lines) and the tables. Pure: returns the page as a string.
 import type { ComponentName } from './model.js';
-import { COMPONENT_LABELS, COMPONENT_NAMES, GIB } from './model.js';
+import { COMPONENT_LABELS, COMPONENT_NAMES, GIB, crossAzGiB } from './model.js';
 import type { CostReport, VolumeTierView } from './report.js';
 import { describeInputs, formatRate, tierLabel, volumeTierView } from './report.js';
 import { formatBytes, formatCount, formatDollars, formatDuration } from './units.js';
@@ -221,7 +221,7 @@ export function renderHtmlReport(r: CostReport): string {
       formatCount(q.putRequests),
       formatCount(q.listRequests),
       formatCount(q.getRequests),
-      formatBytes((q.replicationGiB + q.replicaMoveGiB) * GIB),
+      formatBytes(crossAzGiB(q) * GIB),
     ];
   });
   const tiers = volumeTierView(r);

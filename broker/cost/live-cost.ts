@@ -4,8 +4,8 @@
 // created (at broker start), the partitions, retention and segment size from
 // its user topics, and the tiered topics' configured local retention as one
 // more scenario. Query parameters override: sheet, storageClass, disk,
-// retention, replicationFactor (default 1: one Sediment broker), and
-// remoteReadShare.
+// retention, replicationFactor (default 1: one Sediment broker),
+// remoteReadShare, and consumerInRackShare (consumer reads in their own zone).
 import type { Clock } from '../common/clock.js';
 import { systemClock } from '../common/clock.js';
 import type { LogConfig } from '../../metadata/log-config.js';
@@ -99,6 +99,7 @@ export function createLiveCostRoute(source: LiveCostSource): (query: URLSearchPa
         retentionMs: num('retention', parseDuration) ?? base.retentionMs,
         replicationFactor: rf ?? base.replicationFactor,
         remoteReadShare: num('remoteReadShare', parseShare) ?? (bytesOut > 0 ? Math.min(1, fetched / bytesOut) : base.remoteReadShare),
+        consumerInRackShare: num('consumerInRackShare', parseShare) ?? base.consumerInRackShare,
       };
       const scenarios: Scenario[] = [
         ...STANDARD_SCENARIOS,
@@ -118,6 +119,7 @@ export function createLiveCostRoute(source: LiveCostSource): (query: URLSearchPa
           segmentBytes: workload.segmentBytes,
           replicationFactor: workload.replicationFactor,
           remoteReadShare: workload.remoteReadShare,
+          consumerInRackShare: workload.consumerInRackShare,
         },
         priceSheet: { id: sheet.id, date: sheet.date, storageClass: selection.storageClass, disk: selection.disk, sources: sheet.sources },
         scenarios: costJson(report),

@@ -20,6 +20,12 @@
 //     (the reader positions on a batch header), then read-ahead GETs of
 //     rsm.config.chunk.cache.fetch.chunks chunks each, plus the manifest and the
 //     offset index of each segment read (cold caches).
+// Cross-zone traffic: replication to RF - 1 followers, replica moves, and the
+//   consumed bytes a consumer reads from a broker in another zone: all but
+//   consumerInRackShare of them. Consumers reading from leaders spread over
+//   three zones read a third in their own zone; fetching from the closest
+//   replica (KIP-392: replica.selector.class, client.rack) with a replica in
+//   every consumer's zone reads all of them there.
 // Sizes: GiB = 2^30 bytes; a month is 730 hours, as cloud price lists use.
 import type { EffectivePrices } from './price-sheet.js';
 import { tieredStorageCost, type TierBand } from './volume-tiers.js';
@@ -85,6 +91,8 @@ export interface Workload {
   readonly orphanFullSweepIntervalMs: number;
   /** Share of the replicated local data copied to another broker per month (replacements, reassignments). */
   readonly replicaMoveShare: number;
+  /** Share (0..1) of consumed bytes read from a broker in the consumer's own zone (the rest crosses zones). */
+  readonly consumerInRackShare: number;
 }
 
 export const DEFAULT_WORKLOAD: Omit<Workload, 'ingressBytesPerSec' | 'retentionMs'> = {
@@ -105,6 +113,8 @@ export const DEFAULT_WORKLOAD: Omit<Workload, 'ingressBytesPerSec' | 'retentionM
   orphanSweepIntervalMs: 5 * 60_000,
   orphanFullSweepIntervalMs: DAY_MS,
   replicaMoveShare: 0.1,
+  // Leaders over three zones and no replica.selector.class: one read in three stays in the consumer's zone.
+  consumerInRackShare: 1 / 3,
 };
 
 /** A local retention to price; null = no tiering (everything on broker disks for the whole retention). */
@@ -156,6 +166,8 @@ export interface Quantities {
   readonly replicationGiB: number;
   /** GiB copied to new replicas per month. */
   readonly replicaMoveGiB: number;
+  /** GiB consumers read from brokers in other zones per month (what fetching from the closest replica saves). */
+  readonly consumerCrossAzGiB: number;
 }
 
 export interface ScenarioCost {
@@ -206,6 +218,7 @@ export function validateWorkload(w: Workload): void {
   check(finite(w.orphanSweepIntervalMs) && w.orphanSweepIntervalMs > 0, `orphan sweep interval must be > 0 (got ${w.orphanSweepIntervalMs})`);
   check(finite(w.orphanFullSweepIntervalMs) && w.orphanFullSweepIntervalMs > 0, `full orphan sweep interval must be > 0 (got ${w.orphanFullSweepIntervalMs})`);
   check(finite(w.replicaMoveShare) && w.replicaMoveShare >= 0, `replica move share must be >= 0 (got ${w.replicaMoveShare})`);
+  check(w.consumerInRackShare >= 0 && w.consumerInRackShare <= 1, `consumer in-rack share must be within [0, 1] (got ${w.consumerInRackShare})`);
 }
 
 /** PUT-class requests that upload a data object of `bytes` (multipart above the threshold). */
@@ -297,6 +310,16 @@ export function effectiveSegmentBytes(w: Workload): number {
   return Math.max(1, Math.min(bySize, (perPartition * w.segmentMs) / 1000));
 }
 
+/** Consumed bytes a month that a consumer reads from a broker in another zone. */
+export function consumerCrossAzBytes(w: Pick<Workload, 'ingressBytesPerSec' | 'readFanout' | 'consumerInRackShare'>): number {
+  return w.ingressBytesPerSec * MONTH_SECONDS * w.readFanout * (1 - w.consumerInRackShare);
+}
+
+/** Every GiB crossing zones in a month: replication, replica moves, consumer reads. */
+export function crossAzGiB(q: Pick<Quantities, 'replicationGiB' | 'replicaMoveGiB' | 'consumerCrossAzGiB'>): number {
+  return q.replicationGiB + q.replicaMoveGiB + q.consumerCrossAzGiB;
+}
+
 function quantities(w: Workload, localRetentionMs: number | null, prices: EffectivePrices): Quantities {
   const rate = w.ingressBytesPerSec;
   const monthBytes = rate * MONTH_SECONDS;
@@ -309,6 +332,7 @@ function quantities(w: Workload, localRetentionMs: number | null, prices: Effect
   const provisionedDiskGiB = (localBytes * w.replicationFactor) / (1 - w.diskHeadroom) / GIB;
   const replicationGiB = (monthBytes * (w.replicationFactor - 1)) / GIB;
   const replicaMoveGiB = (w.replicaMoveShare * localBytes * w.replicationFactor) / GIB;
+  const consumerCrossAzGiB = consumerCrossAzBytes(w) / GIB;
   if (localRetentionMs === null || rate === 0) {
     return {
       localBytes,
@@ -324,6 +348,7 @@ function quantities(w: Workload, localRetentionMs: number | null, prices: Effect
       remoteReadGiB: 0,
       replicationGiB,
       replicaMoveGiB,
+      consumerCrossAzGiB,
     };
   }
   const upload = segmentUpload(seg, w);
@@ -355,6 +380,7 @@ function quantities(w: Workload, localRetentionMs: number | null, prices: Effect
     remoteReadGiB: remoteReadBytes / GIB,
     replicationGiB,
     replicaMoveGiB,
+    consumerCrossAzGiB,
   };
 }
 
@@ -373,7 +399,7 @@ function price(q: Quantities, p: EffectivePrices, storage: number): Record<Compo
       (q.putRequests * p['object.putPer1000'] + q.listRequests * p['object.listPer1000'] + q.deleteRequests * p['object.deletePer1000']) / 1000,
     getRequests: (q.getRequests * p['object.getPer1000']) / 1000,
     retrieval: q.remoteReadGiB * p['object.retrievalPerGB'],
-    crossAz: (q.replicationGiB + q.replicaMoveGiB) * p['network.crossAzPerGB'],
+    crossAz: crossAzGiB(q) * p['network.crossAzPerGB'],
   };
 }
 

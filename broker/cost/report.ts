@@ -1,7 +1,7 @@
 // The cost report as the terminal table and as JSON. Pure: strings in, strings out.
 import { formatTable } from '../common/text-table.js';
 import type { ComponentName, RetentionPoint, ScenarioCost, Workload } from './model.js';
-import { COMPONENT_LABELS, COMPONENT_NAMES, GIB, costOverRetention, costScenarios, retentionSeries } from './model.js';
+import { COMPONENT_LABELS, COMPONENT_NAMES, GIB, costOverRetention, costScenarios, crossAzGiB, retentionSeries } from './model.js';
 import type { Scenario } from './model.js';
 import type { PriceSelection } from './price-sheet.js';
 import { formatBytes, formatCount, formatDollars, formatDuration } from './units.js';
@@ -42,6 +42,7 @@ export function describeInputs(r: CostReport): Array<[string, string]> {
     ['uploads', `multipart above ${formatBytes(w.multipartThresholdBytes)}, parts of ${formatBytes(w.partSizeBytes)}`],
     ['disk headroom', `${(w.diskHeadroom * 100).toFixed(0)}% kept free`],
     ['replica moves', `${(w.replicaMoveShare * 100).toFixed(0)}% of local replica data per month`],
+    ['consumer zones', `${(w.consumerInRackShare * 100).toFixed(0)}% of consumed bytes read in the consumer's own zone`],
     [
       'prices',
       `${s.sheet.provider} ${s.sheet.region}: ${s.sheet.storageClasses[s.storageClass]?.name ?? s.storageClass}, ${s.sheet.disks[s.disk]?.name ?? s.disk} ` +
@@ -116,7 +117,7 @@ export function formatCostTable(r: CostReport): string {
       formatCount(q.listRequests),
       formatCount(q.deleteRequests),
       formatCount(q.getRequests),
-      formatBytes((q.replicationGiB + q.replicaMoveGiB) * GIB),
+      formatBytes(crossAzGiB(q) * GIB),
     ];
   });
   const skipped =
@@ -126,7 +127,21 @@ export function formatCostTable(r: CostReport): string {
     tiers === undefined
       ? ''
       : `\nobject storage by volume tier (${r.selection.sheet.storageClasses[r.selection.storageClass]?.name ?? r.selection.storageClass}: ${tiers.schedule})\n${formatTable(tiers.header, tiers.rows)}`;
-  return `${head}\n\ncost per month (USD)\n${formatTable(costHeader, costRows)}\nper month\n${formatTable(qHeader, qRows)}${tierText}${skipped}`;
+  const closest = closestReplicaNote(r);
+  return `${head}\n\ncost per month (USD)\n${formatTable(costHeader, costRows)}${closest === null ? '' : `${closest}\n`}\nper month\n${formatTable(qHeader, qRows)}${tierText}${skipped}`;
+}
+
+/**
+ * What fetching from the closest replica (KIP-392) saves: the consumer reads
+ * that cross zones, the same in every scenario; null when none do or cross-zone
+ * traffic is free.
+ */
+export function closestReplicaNote(r: CostReport): string | null {
+  const first = r.scenarios[0];
+  const price = r.selection.prices['network.crossAzPerGB'];
+  if (first === undefined || first.quantities.consumerCrossAzGiB <= 0 || price <= 0) return null;
+  const gib = first.quantities.consumerCrossAzGiB;
+  return `consumer reads across zones: ${formatBytes(gib * GIB)} a month (${formatDollars(gib * price)}), saved by fetching from the closest replica (KIP-392: --consumer-in-rack-share 1)`;
 }
 
 /** `--json`: one object per scenario with its components and `total`, in dollars per month. */
@@ -153,6 +168,7 @@ export function costJson(r: CostReport): unknown[] {
       remoteReadGiB: round(c.quantities.remoteReadGiB),
       replicationGiB: round(c.quantities.replicationGiB),
       replicaMoveGiB: round(c.quantities.replicaMoveGiB),
+      consumerCrossAzGiB: round(c.quantities.consumerCrossAzGiB),
     },
     currency: r.selection.sheet.currency,
     priceSheet: { id: r.selection.sheet.id, date: r.selection.sheet.date, storageClass: r.selection.storageClass, disk: r.selection.disk },

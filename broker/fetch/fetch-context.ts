@@ -14,7 +14,7 @@
 //              from the session -> FETCH_SESSION_TOPIC_ID_ERROR; a session left
 //              with no partition is closed and the fetch answered sessionless.
 // An incremental response carries a partition when it has records, an error,
-// or a high watermark, last stable offset or log start offset other than the
+// a preferred read replica, or a high watermark, last stable offset or log start offset other than the
 // one last sent. Kafka compares the high watermark and log start offset only;
 // the last stable offset is compared too so that read_committed consumers see
 // it move even when nothing else does (an extra partition is always allowed).
@@ -90,7 +90,8 @@ export function openFetchContext(cache: FetchSessionCache, req: FetchRequestSess
 /** Whether an incremental response must carry the partition; records what it carries. */
 function mustRespond(cached: CachedPartition, data: FetchResponsePartitionData): boolean {
   const a = cached.answered;
-  let changed = (data.records?.length ?? 0) > 0 || data.errorCode !== 0;
+  // A preferred read replica (KIP-392) is always sent: the client moves to it.
+  let changed = (data.records?.length ?? 0) > 0 || data.errorCode !== 0 || data.preferredReadReplica >= 0;
   if (a.highWatermark !== data.highWatermark || a.lastStableOffset !== data.lastStableOffset || a.logStartOffset !== data.logStartOffset) changed = true;
   cached.answered = {
     // After an error, -1 makes the partition reappear once the error is gone.

@@ -2,6 +2,14 @@
 // Consumer fetches here; a follower's fetch (replica id >= 0, in ReplicaState
 // from v15) goes to broker/replica/leader-fetch.ts in a cluster and is refused
 // (NOT_LEADER_OR_FOLLOWER) by a single broker, which has no followers.
+// Fetch from the closest replica (KIP-392, replica/consumer-fetch.ts): in a
+// cluster a follower serves v11+ consumer fetches of the partitions it
+// replicates, up to its own high watermark (the one its leader last sent);
+// elsewhere a broker that does not lead answers NOT_LEADER_OR_FOLLOWER. With
+// replica.selector.class set, the leader answers a v11+ fetch whose rack_id
+// has a better replica with that replica's id as preferred_read_replica and no
+// records, at once. current_leader_epoch older than this broker's is
+// FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH.
 // Per partition: whole batches starting with the one containing the fetch
 // offset, read from whichever tier holds it (local log, or remote storage for
 // offsets below the local log start); the first partition that returns data
@@ -27,6 +35,7 @@ import type { FetchRequest, FetchRequestFetchPartition, FetchResponse, FetchResp
 import { completeFetch, openFetchContext, usesTopicIds, type FetchResult, type FetchTarget } from '../fetch/fetch-context.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { Records } from '../protocol/record-parts.js';
+import { consumerFetchDecision, type ConsumerFetchDecision } from '../replica/consumer-fetch.js';
 
 const READ_COMMITTED = 1;
 /** A partition's answer whose records are never null (a Buffer, or the tier's parts as read). */
@@ -85,39 +94,93 @@ function partitionOf(broker: BrokerContext, target: FetchTarget, byId: boolean):
   return name === undefined ? undefined : broker.topics.partition(name, target.request.partition);
 }
 
-async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], req: FetchRequest, byId: boolean, signal: AbortSignal): Promise<{ results: FetchResult[]; bytes: number; errors: boolean }> {
+/**
+ * Who serves this partition here (KIP-392, replica/consumer-fetch.ts): read
+ * it, send the client to a preferred replica, or an error. A partition that is
+ * not replicated here keeps the leader-only rules (ClusterView.notLeader).
+ */
+function decide(broker: BrokerContext, name: string, partition: PartitionView | undefined, p: FetchRequestFetchPartition, apiVersion: number, rackId: string): ConsumerFetchDecision {
+  // KIP-951's CurrentLeader (v16+) is not filled in yet: the client refreshes its metadata.
+  const notLeader = broker.cluster?.notLeader(name, p.partition) ?? null;
+  let standing = broker.replication?.consumerStanding(name, p.partition);
+  if (standing === undefined || (standing === 'leader' && notLeader !== null)) {
+    if (notLeader !== null) return { kind: 'error', errorCode: notLeader.errorCode };
+    standing = 'leader';
+  }
+  // A follower without a live cluster session serves nothing (its fetchers stop with it).
+  if (standing === 'follower' && broker.cluster?.isLive !== true) standing = 'not-replica';
+  if (standing !== 'not-replica' && partition === undefined) return { kind: 'error', errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+  return consumerFetchDecision({
+    standing,
+    leaderEpoch: partition?.leaderEpoch ?? 0,
+    currentLeaderEpoch: p.currentLeaderEpoch,
+    apiVersion,
+    preferredReadReplica: () => broker.replication?.preferredReadReplica(name, p.partition, rackId, p.fetchOffset) ?? -1,
+  });
+}
+
+/** The leader's answer that sends the client to another replica: its offsets, no records (as Kafka skips the read). */
+function redirected(partition: PartitionView, partitionIndex: number, preferredReadReplica: number): PartitionAnswer {
+  return {
+    partitionIndex,
+    errorCode: ErrorCode.NONE,
+    highWatermark: partition.highWatermark,
+    lastStableOffset: partition.lastStableOffset,
+    logStartOffset: partition.logStartOffset,
+    abortedTransactions: null,
+    preferredReadReplica,
+    records: NO_RECORDS,
+  };
+}
+
+interface ReadOnce {
+  readonly results: FetchResult[];
+  readonly bytes: number;
+  readonly errors: boolean;
+  /** A partition was answered with a preferred read replica: Kafka answers at once. */
+  readonly redirected: boolean;
+}
+
+async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], req: FetchRequest, apiVersion: number, signal: AbortSignal): Promise<ReadOnce> {
   let bytes = 0;
   let errors = false;
+  let anyRedirect = false;
+  const byId = usesTopicIds(apiVersion);
   const readCommitted = req.isolationLevel === READ_COMMITTED;
   const results: FetchResult[] = [];
+  const decisions = new Map<FetchTarget, { partition: PartitionView | undefined; decision: ConsumerFetchDecision | null }>();
+  for (const target of targets) {
+    const name = topicName(broker, target, byId);
+    const partition = partitionOf(broker, target, byId);
+    decisions.set(target, { partition, decision: name === undefined ? null : decide(broker, name, partition, target.request, apiVersion, req.rackId) });
+  }
   // Partitions below their local log start are read from remote storage: start
   // those reads together so one slow object store read does not serialise the rest.
   const prefetched = new Map<FetchTarget, Promise<PartitionAnswer>>();
   for (const target of targets) {
     const p = target.request;
-    const name = topicName(broker, target, byId);
-    if (name !== undefined && (broker.cluster?.notLeader(name, p.partition) ?? null) !== null) continue;
-    const partition = partitionOf(broker, target, byId);
-    if (partition === undefined || p.fetchOffset >= partition.localLogStartOffset) continue;
+    const { partition, decision } = decisions.get(target)!;
+    if (decision?.kind !== 'read' || partition === undefined || p.fetchOffset >= partition.localLogStartOffset) continue;
     const pending = readPartition(partition, p, req.maxBytes, true, readCommitted, signal);
     pending.catch(() => undefined);
     prefetched.set(target, pending);
   }
   for (const target of targets) {
     const p = target.request;
-    // KIP-951's CurrentLeader (v16+) is not filled in yet: the client refreshes its metadata.
-    const name = topicName(broker, target, byId);
-    const notLeader = name === undefined ? null : (broker.cluster?.notLeader(name, p.partition) ?? null);
-    if (notLeader !== null) {
+    const { partition, decision } = decisions.get(target)!;
+    if (decision?.kind === 'error') {
       errors = true;
-      results.push({ target, data: emptyPartition(p.partition, notLeader.errorCode) });
+      results.push({ target, data: emptyPartition(p.partition, decision.errorCode) });
       continue;
     }
-    const partition = partitionOf(broker, target, byId);
     if (partition === undefined) {
       errors = true;
-      const unknownId = byId && topicName(broker, target, byId) === undefined;
-      results.push({ target, data: emptyPartition(p.partition, unknownId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) });
+      results.push({ target, data: emptyPartition(p.partition, decision === null ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) });
+      continue;
+    }
+    if (decision?.kind === 'redirect') {
+      anyRedirect = true;
+      results.push({ target, data: redirected(partition, p.partition, decision.preferredReadReplica) });
       continue;
     }
     try {
@@ -140,7 +203,7 @@ async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], 
       results.push({ target, data: emptyPartition(p.partition, code) });
     }
   }
-  return { results, bytes, errors };
+  return { results, bytes, errors, redirected: anyRedirect };
 }
 
 export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
@@ -158,17 +221,17 @@ export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
     const targets = context.targets;
     const deadline = broker.clock.now() + req.maxWaitMs;
     const byId = usesTopicIds(ctx.apiVersion);
-    // Woken by appends to the named partitions; an unknown one answers at once (an error).
+    // Woken by appends to the named partitions (on a follower, by its HW moving); an unknown one answers at once (an error).
     const keys = targets.map((t) => PartitionWaiters.key(topicName(broker, t, byId) ?? '', t.request.partition));
     for (;;) {
-      const result = await readOnce(broker, targets, req, byId, ctx.signal);
+      const result = await readOnce(broker, targets, req, ctx.apiVersion, ctx.signal);
       const remaining = deadline - broker.clock.now();
       // Nothing to wait for (no partitions named): answer now, as Kafka does. Waiting on no
       // keys would return at once and turn this loop into a busy spin until the deadline.
-      if (keys.length === 0 || result.bytes >= req.minBytes || result.errors || remaining <= 0 || ctx.signal.aborted) return answer(result.results);
+      if (keys.length === 0 || result.bytes >= req.minBytes || result.errors || result.redirected || remaining <= 0 || ctx.signal.aborted) return answer(result.results);
       await broker.waiters.wait(keys, remaining, ctx.signal);
       if (broker.clock.now() >= deadline || ctx.signal.aborted) {
-        return answer((await readOnce(broker, targets, req, byId, ctx.signal)).results);
+        return answer((await readOnce(broker, targets, req, ctx.apiVersion, ctx.signal)).results);
       }
     }
   },

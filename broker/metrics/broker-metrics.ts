@@ -23,6 +23,8 @@
 //   sediment_remote_chunk_fetches_total, sediment_remote_chunk_fetch_bytes_total (ranged GETs)
 //   sediment_remote_index_cache_hits_total, _misses_total, _bytes
 //   sediment_remote_reader_queue_depth             remote reads in flight
+// Traffic (request-metrics.ts): sediment_bytes_in_total, sediment_messages_in_total,
+//   sediment_bytes_out_total, sediment_fetch_consumer_bytes_total (bytes out to consumers only)
 // Fetch sessions (KIP-227):
 //   sediment_fetch_sessions, sediment_fetch_session_partitions (Kafka NumIncrementalFetchSessions,
 //   NumIncrementalFetchPartitionsCached), sediment_fetch_session_evictions_total,

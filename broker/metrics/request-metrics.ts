@@ -7,12 +7,15 @@
 //   sediment_bytes_in_total{topic}          record bytes appended by Produce (BytesInPerSec)
 //   sediment_messages_in_total{topic}       records appended by Produce (MessagesInPerSec)
 //   sediment_bytes_out_total{topic}         record bytes sent by Fetch (BytesOutPerSec)
+//   sediment_fetch_consumer_bytes_total{topic}  of those, the bytes sent to consumers (replica
+//                                           id -1), not to followers: which broker served a
+//                                           consumer, e.g. a follower in its rack (KIP-392)
 // Latency comes through the dispatcher's RequestObserver; bytes by wrapping
 // the Produce and Fetch handlers, which read the decoded request and response
 // and leave them untouched.
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { ApiHandler, RequestContext } from '../handlers/api-handler.js';
-import type { FetchResponse } from '../protocol/messages/fetch.js';
+import type { FetchRequest, FetchResponse } from '../protocol/messages/fetch.js';
 import { apiRegistry } from '../protocol/messages/index.js';
 import type { ProduceRequest, ProduceResponse } from '../protocol/messages/produce.js';
 import { recordsBuffer } from '../protocol/record-parts.js';
@@ -52,6 +55,7 @@ export class RequestMetrics {
   private readonly bytesIn: Counter<'topic'>;
   private readonly messagesIn: Counter<'topic'>;
   private readonly bytesOut: Counter<'topic'>;
+  private readonly consumerBytes: Counter<'topic'>;
 
   /** For the dispatcher: `new Dispatcher(handlers, context, metrics.requestObserver)`. */
   readonly observer: RequestObserver;
@@ -74,6 +78,12 @@ export class RequestMetrics {
     this.bytesIn = new Counter({ name: 'sediment_bytes_in_total', help: 'Record bytes appended by Produce, per topic (Kafka BytesInPerSec)', labelNames: ['topic'], registers });
     this.messagesIn = new Counter({ name: 'sediment_messages_in_total', help: 'Records appended by Produce, per topic (Kafka MessagesInPerSec)', labelNames: ['topic'], registers });
     this.bytesOut = new Counter({ name: 'sediment_bytes_out_total', help: 'Record bytes sent in Fetch responses, per topic (Kafka BytesOutPerSec)', labelNames: ['topic'], registers });
+    this.consumerBytes = new Counter({
+      name: 'sediment_fetch_consumer_bytes_total',
+      help: 'Record bytes sent in Fetch responses to consumers (not to follower brokers), per topic: by a leader, or by a follower serving a client in its rack (KIP-392)',
+      labelNames: ['topic'],
+      registers,
+    });
     this.observer = {
       onRequest: (apiKey, version, durationMs, error) => {
         const api = apiName(apiKey);
@@ -88,7 +98,7 @@ export class RequestMetrics {
   instrument<B>(handlers: readonly ApiHandler<unknown, unknown, B>[]): ApiHandler<unknown, unknown, B>[] {
     return handlers.map((h) => {
       if (h.apiKey !== PRODUCE && h.apiKey !== FETCH) return h;
-      const count = h.apiKey === PRODUCE ? (req: unknown, res: unknown) => this.countProduce(req as ProduceRequest, res as ProduceResponse | null) : (_req: unknown, res: unknown) => this.countFetch(res as FetchResponse | null);
+      const count = h.apiKey === PRODUCE ? (req: unknown, res: unknown) => this.countProduce(req as ProduceRequest, res as ProduceResponse | null) : (req: unknown, res: unknown) => this.countFetch(req as FetchRequest, res as FetchResponse | null);
       return {
         apiKey: h.apiKey,
         minVersion: h.minVersion,
@@ -123,14 +133,18 @@ export class RequestMetrics {
     }
   }
 
-  private countFetch(res: FetchResponse | null): void {
+  private countFetch(req: FetchRequest, res: FetchResponse | null): void {
     if (res === null) return;
+    // A follower names itself in replica_id (ReplicaState from v15); a consumer sends -1.
+    const fromConsumer = req.replicaId < 0 && (req.replicaState?.replicaId ?? -1) < 0;
     for (const t of res.responses) {
       let bytes = 0;
       for (const p of t.partitions) bytes += p.records?.length ?? 0;
       if (bytes === 0) continue;
       const topic = t.topic !== '' ? t.topic : this.topicName(t.topicId);
-      if (topic !== undefined) this.bytesOut.inc({ topic }, bytes);
+      if (topic === undefined) continue;
+      this.bytesOut.inc({ topic }, bytes);
+      if (fromConsumer) this.consumerBytes.inc({ topic }, bytes);
     }
   }
 }

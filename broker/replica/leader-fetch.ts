@@ -65,7 +65,7 @@ async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bi
   }
   if (p.fetchOffset < log.logStartOffset || p.fetchOffset > log.logEndOffset) return fail(ErrorCode.OFFSET_OUT_OF_RANGE, { logStartOffset: log.logStartOffset, highWatermark: log.highWatermark });
   if (p.fetchOffset < log.localLogStartOffset) return fail(ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE, { logStartOffset: log.logStartOffset, highWatermark: log.highWatermark });
-  if (record && !c.replicas.followerFetched(replica, state, replicaId, p.fetchOffset, brokerEpoch)) {
+  if (record && !c.replicas.followerFetched(replica, state, replicaId, p.fetchOffset, brokerEpoch, p.logStartOffset)) {
     // Kafka: a fetch from a broker that is not a replica is refused.
     return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER);
   }

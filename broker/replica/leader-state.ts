@@ -19,6 +19,8 @@ export interface FollowerState {
   readonly replicaId: number;
   /** -1 until the first fetch of this leader term. */
   logEndOffset: bigint;
+  /** The log start offset the follower sent with its last fetch (-1 before it fetched): KIP-392 picks only a replica that holds the offset. */
+  logStartOffset: bigint;
   lastCaughtUpTimeMs: number;
   lastFetchLeaderLogEndOffset: bigint;
   lastFetchTimeMs: number;
@@ -52,7 +54,7 @@ export class LeaderState {
       if (r === leaderId) continue;
       // As Kafka's resetReplicaState on becoming leader: ISR members count as caught up now.
       const caughtUp = committed.isr.includes(r) ? now : 0;
-      this.followers.set(r, { replicaId: r, logEndOffset: -1n, lastCaughtUpTimeMs: caughtUp, lastFetchLeaderLogEndOffset: -1n, lastFetchTimeMs: 0, brokerEpoch: -1n });
+      this.followers.set(r, { replicaId: r, logEndOffset: -1n, logStartOffset: -1n, lastCaughtUpTimeMs: caughtUp, lastFetchLeaderLogEndOffset: -1n, lastFetchTimeMs: 0, brokerEpoch: -1n });
     }
   }
 
@@ -84,13 +86,17 @@ export class LeaderState {
     return [...this.followers.values()];
   }
 
-  /** A fetch from `replicaId` at `fetchOffset`; false when it is not a replica of this partition. */
-  updateFollowerFetch(replicaId: number, fetchOffset: bigint, leaderLogEndOffset: bigint, brokerEpoch: bigint, now: number): boolean {
+  /**
+   * A fetch from `replicaId` at `fetchOffset` (with the follower's log start
+   * offset, -1 when not sent); false when it is not a replica of this partition.
+   */
+  updateFollowerFetch(replicaId: number, fetchOffset: bigint, leaderLogEndOffset: bigint, brokerEpoch: bigint, now: number, followerLogStartOffset = -1n): boolean {
     const f = this.followers.get(replicaId);
     if (f === undefined) return false;
     if (fetchOffset >= leaderLogEndOffset) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, now);
     else if (fetchOffset >= f.lastFetchLeaderLogEndOffset && f.lastFetchLeaderLogEndOffset >= 0n) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, f.lastFetchTimeMs);
     f.logEndOffset = fetchOffset;
+    f.logStartOffset = followerLogStartOffset;
     f.lastFetchLeaderLogEndOffset = leaderLogEndOffset;
     f.lastFetchTimeMs = now;
     f.brokerEpoch = brokerEpoch;

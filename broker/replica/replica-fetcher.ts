@@ -46,7 +46,7 @@ export interface FollowedPartition {
 }
 
 export type FetcherEvent =
-  | { readonly type: 'fetched'; readonly partition: FollowedPartition; readonly leaderHighWatermark: bigint; readonly appendedBytes: number }
+  | { readonly type: 'fetched'; readonly partition: FollowedPartition; readonly leaderHighWatermark: bigint; readonly appendedBytes: number; readonly highWatermarkMoved: boolean }
   | { readonly type: 'truncated'; readonly partition: FollowedPartition; readonly from: bigint; readonly to: bigint }
   | { readonly type: 'partition-error'; readonly partition: FollowedPartition; readonly errorCode: number };
 
@@ -224,8 +224,9 @@ export class ReplicaFetcher {
       const before = log.logEndOffset;
       if (records !== null && records.length > 0) await log.appendAsFollower(records);
       const leo = log.logEndOffset;
+      const hwBefore = log.highWatermark;
       log.setHighWatermark(d.highWatermark < leo ? d.highWatermark : leo);
-      this.o.onEvent?.({ type: 'fetched', partition: p, leaderHighWatermark: d.highWatermark, appendedBytes: leo > before ? (records?.length ?? 0) : 0 });
+      this.o.onEvent?.({ type: 'fetched', partition: p, leaderHighWatermark: d.highWatermark, appendedBytes: leo > before ? (records?.length ?? 0) : 0, highWatermarkMoved: log.highWatermark !== hwBefore });
       return;
     }
     if (d.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE && d.logStartOffset > log.logEndOffset) {

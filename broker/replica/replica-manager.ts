@@ -24,6 +24,8 @@ import type { PartitionLog } from '../log/partition-log.js';
 import { LeaderState } from './leader-state.js';
 import { ReplicaFetcher, type FetchConnection, type FetcherEvent, type ReplicaFetchConfig } from './replica-fetcher.js';
 import type { ReplicationEvent } from './replication-events.js';
+import type { ConsumerFetchStanding } from './consumer-fetch.js';
+import type { ReplicaView } from './replica-selector.js';
 
 export interface ReplicaManagerConfig {
   readonly fetch: ReplicaFetchConfig;
@@ -234,6 +236,8 @@ export class ReplicaManager {
     switch (e.type) {
       case 'fetched':
         this.emit({ type: 'follower-fetched', topic: p.topic, partition: p.partition, logEndOffset: p.log.logEndOffset, highWatermark: p.log.highWatermark });
+        // Consumers fetching from this follower (KIP-392) wait for its HW, as Kafka's fetcher completes delayed fetches.
+        if (e.highWatermarkMoved) this.o.notify(p.topic, p.partition);
         return;
       case 'truncated':
         this.emit({ type: 'truncated', topic: p.topic, partition: p.partition, from: e.from, to: e.to });
@@ -241,6 +245,39 @@ export class ReplicaManager {
       case 'partition-error':
         return;
     }
+  }
+
+  // ---- consumer fetches (KIP-392) ----
+
+  /**
+   * What this broker is for a consumer fetch of a replicated partition it
+   * holds: leader, follower, or neither (offline); undefined when it holds no
+   * replicated partition by that name (one replica, or not a replica here).
+   */
+  consumerStanding(topic: string, partition: number): ConsumerFetchStanding | undefined {
+    const r = this.replicas.get(key(topic, partition));
+    if (r === undefined) return undefined;
+    return r.role.kind === 'offline' ? 'not-replica' : r.role.kind;
+  }
+
+  /**
+   * The leader's view of every replica of a partition it leads, for the
+   * preferred read replica: itself, and each follower with the log start and
+   * end offsets of its last fetch, in sync when it is in the committed ISR and
+   * registered (Kafka also needs the follower's endpoint). Undefined unless
+   * this broker leads the partition.
+   */
+  replicaViews(topic: string, partition: number): ReplicaView[] | undefined {
+    const led = this.leaderState(topic, partition);
+    if (led === undefined) return undefined;
+    const { replica, state } = led;
+    const rackOf = (id: number): string | null => this.o.image.broker(id)?.rack ?? null;
+    const views: ReplicaView[] = [{ replicaId: this.o.nodeId, rack: rackOf(this.o.nodeId), logStartOffset: replica.log.logStartOffset, logEndOffset: replica.log.logEndOffset, inSync: true }];
+    for (const f of state.allFollowers()) {
+      const inSync = state.isr.includes(f.replicaId) && this.o.image.broker(f.replicaId) !== undefined;
+      views.push({ replicaId: f.replicaId, rack: rackOf(f.replicaId), logStartOffset: f.logStartOffset, logEndOffset: f.logEndOffset, inSync });
+    }
+    return views;
   }
 
   // ---- leader side ----
@@ -256,9 +293,9 @@ export class ReplicaManager {
    * A follower fetched at `fetchOffset`: record it, then grow the ISR or move
    * the HW if that follows. False when `replicaId` is not a replica.
    */
-  followerFetched(r: Replica, state: LeaderState, replicaId: number, fetchOffset: bigint, brokerEpoch: bigint): boolean {
+  followerFetched(r: Replica, state: LeaderState, replicaId: number, fetchOffset: bigint, brokerEpoch: bigint, followerLogStartOffset = -1n): boolean {
     const leo = r.log.logEndOffset;
-    if (!state.updateFollowerFetch(replicaId, fetchOffset, leo, brokerEpoch, this.o.clock.now())) return false;
+    if (!state.updateFollowerFetch(replicaId, fetchOffset, leo, brokerEpoch, this.o.clock.now(), followerLogStartOffset)) return false;
     this.emit({ type: 'follower-lag', topic: r.topic, partition: r.partition, replicaId, lag: leo > fetchOffset ? leo - fetchOffset : 0n });
     const grown = state.expansion(replicaId, r.log.highWatermark, (id) => this.o.image.broker(id) !== undefined);
     if (grown !== null) this.alterIsr(r, state, grown, 'expand', [replicaId]);

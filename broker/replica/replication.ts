@@ -18,6 +18,8 @@ import { HighWatermarkCheckpoints } from './high-watermark-checkpoint.js';
 import { answerReplicaFetch } from './leader-fetch.js';
 import type { FetchConnection } from './replica-fetcher.js';
 import { ReplicaManager, type ReplicaManagerConfig } from './replica-manager.js';
+import type { ConsumerFetchStanding } from './consumer-fetch.js';
+import { preferredReadReplica, replicaSelectorKind, type ReplicaSelectorKind } from './replica-selector.js';
 
 /** The replication configs of a broker config (Kafka's names and defaults). */
 export function replicaManagerConfig(config: BrokerConfig): ReplicaManagerConfig & { socketTimeoutMs: number } {
@@ -65,6 +67,8 @@ export class Replication implements ReplicationService {
   private readonly checkpoints = new HighWatermarkCheckpoints();
   private checkpointTimer: TimerHandle | null = null;
   private stopped = false;
+  /** replica.selector.class (KIP-392). */
+  readonly selector: ReplicaSelectorKind;
 
   /** Loads the HW checkpoints, then takes the roles of the image. */
   static async start(o: ReplicationOptions): Promise<Replication> {
@@ -96,6 +100,8 @@ export class Replication implements ReplicationService {
   }
 
   private constructor(private readonly o: ReplicationOptions) {
+    // The config's validator admits only the selectors replicaSelectorKind knows.
+    this.selector = replicaSelectorKind(o.config.getString('replica.selector.class')) ?? 'none';
     const config = replicaManagerConfig(o.config);
     this.manager = new ReplicaManager({
       nodeId: o.nodeId,
@@ -144,5 +150,16 @@ export class Replication implements ReplicationService {
 
   appended(topic: string, partition: number): void {
     this.manager.appended(topic, partition);
+  }
+
+  consumerStanding(topic: string, partition: number): ConsumerFetchStanding | undefined {
+    return this.manager.consumerStanding(topic, partition);
+  }
+
+  preferredReadReplica(topic: string, partition: number, clientRack: string, fetchOffset: bigint): number {
+    if (this.selector === 'none') return -1;
+    const replicas = this.manager.replicaViews(topic, partition);
+    if (replicas === undefined) return -1;
+    return preferredReadReplica({ selector: this.selector, leaderId: this.o.nodeId, replicas, clientRack, fetchOffset });
   }
 }

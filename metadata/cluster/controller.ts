@@ -13,12 +13,20 @@
 //
 // Only the base (scheduler) and the store port: no broker imports.
 import { ErrorCode, KafkaError } from '../../broker/protocol/errors.js';
+import { forEachBounded } from '../../broker/common/bounded-parallel.js';
 import type { Scheduler, TimerHandle } from '../../broker/common/scheduler.js';
 import { StalePartitionUpdateError } from './errors.js';
 import type { MetadataImage } from './image.js';
 import { planLeaderChanges, planPreferredLeaders, type PartitionChange } from './leader-election.js';
 import type { ControllerRecord } from './records.js';
 import type { BrokerSession, ClusterMetadataStore } from './store.js';
+
+/**
+ * Partition writes the controller has in flight at once. One at a time, a
+ * broker coming back to 3,000 partitions waited 3,000 etcd round trips for
+ * them (142 s in the cluster bench at 10,000 partitions).
+ */
+const WRITES_IN_FLIGHT = 64;
 
 export interface ControllerConfig {
   /** unclean.leader.election.enable (false). */
@@ -183,22 +191,26 @@ export class ClusterController {
     }, leaderImbalanceCheckIntervalMs);
   }
 
-  /** Applies changes one by one while this broker may act; returns how many took. */
+  /**
+   * Applies changes, up to WRITES_IN_FLIGHT at once (each is its own
+   * compare-and-swap on one partition, independent of the others), while this
+   * broker may act; returns how many took.
+   */
   private async apply(changes: readonly PartitionChange[]): Promise<number> {
     let applied = 0;
-    for (const change of changes) {
-      if (!this.canAct()) break;
+    await forEachBounded(changes, WRITES_IN_FLIGHT, async (change) => {
+      if (!this.canAct()) return;
       try {
         await this.options.store.alterPartition(change.ref, change.expected, change.proposal);
         applied++;
         this.options.onEvent?.({ type: 'partition-changed', change });
       } catch (e) {
         // Fenced: the image is behind the store; its next change re-plans this partition.
-        if (e instanceof StalePartitionUpdateError) continue;
-        if (e instanceof KafkaError && e.code === ErrorCode.UNKNOWN_TOPIC_ID) continue; // deleted meanwhile
+        if (e instanceof StalePartitionUpdateError) return;
+        if (e instanceof KafkaError && e.code === ErrorCode.UNKNOWN_TOPIC_ID) return; // deleted meanwhile
         this.options.onEvent?.({ type: 'write-failed', change, error: message(e) });
       }
-    }
+    });
     return applied;
   }
 }

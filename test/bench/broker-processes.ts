@@ -40,7 +40,8 @@ function ticksPerSecond(): number {
   return clockTicks;
 }
 
-function processCpuSeconds(pid: number): number {
+/** CPU time (user + system, all threads) the process has used so far, from /proc/<pid>/stat. */
+export function processCpuSeconds(pid: number): number {
   return parseProcStatCpuTicks(readFileSync(`/proc/${pid}/stat`, 'utf8')) / ticksPerSecond();
 }
 

@@ -12,6 +12,8 @@ export interface ClusterOptions {
   /** Key prefix in etcd (one per cluster). */
   readonly prefix: string;
   readonly overrides?: Readonly<Record<string, string>>;
+  /** Overrides of one broker on top of `overrides` (e.g. its broker.rack). */
+  readonly brokerOverrides?: (nodeId: number) => Readonly<Record<string, string>>;
 }
 
 export class SedimentCluster {
@@ -79,6 +81,7 @@ export async function startSedimentCluster(options: ClusterOptions): Promise<Sed
             'node.id': String(id),
             'etcd.connect': `${options.etcd.endpoint}${options.prefix}`,
             ...options.overrides,
+            ...options.brokerOverrides?.(id),
           },
         }),
       );

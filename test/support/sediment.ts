@@ -175,6 +175,8 @@ export class SedimentProcess {
   /** Called when the broker exits without stop() or kill() having been asked. */
   onUnexpectedExit: ((info: ExitInfo, logs: LogCollector) => void) | null = null;
   port: number;
+  /** The first http.listeners URL of the current run (metrics at `${httpUrl}/metrics`), null until its listener started. */
+  httpUrl: string | null = null;
   /** Number of starts so far (1 after startSediment). */
   starts = 0;
 
@@ -240,6 +242,12 @@ export class SedimentProcess {
         this.uncleanExits.push(`run ${this.starts} exited unasked (${info.code ?? info.signal}):\n${logs.tail(30)}`);
         this.onUnexpectedExit?.(info, logs);
       }
+    });
+    this.httpUrl = null;
+    // Logged before the broker's start-up line, so known once start() returns.
+    void logs.next((l) => l.msg === 'http listener started').then((l) => {
+      const urls = l['http'];
+      if (this.logs === logs && Array.isArray(urls) && typeof urls[0] === 'string') this.httpUrl = urls[0];
     });
     const started = logs.next((l) => l.msg === 'sediment broker started');
     const timeoutMs = this.options.startTimeoutMs ?? 60_000;

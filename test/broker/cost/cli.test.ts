@@ -50,6 +50,25 @@ describe('sediment cost', () => {
     assert.deepEqual(out[0]?.priceSheet, { id: 'aws-us-east-1', date: '2026-11-29', storageClass: 'standard', disk: 'gp3' });
   });
 
+  it('--consumer-in-rack-share: consumer reads across zones priced, and what fetching from the closest replica saves', async () => {
+    const run = async (extra: string[]): Promise<{ table: string; crossAz: number }> => {
+      const t = bufferIo();
+      assert.equal(await runCost(['--ingress', '20MiB/s', '--retention', '30d', ...extra], t), 0, t.stderr);
+      const j = bufferIo();
+      assert.equal(await runCost(['--ingress', '20MiB/s', '--retention', '30d', '--json', ...extra], j), 0, j.stderr);
+      return { table: t.stdout, crossAz: (JSON.parse(j.stdout) as JsonScenario[])[0]!.components['crossAz']! };
+    };
+    const leaders = await run([]);
+    assert.match(leaders.table, /consumer zones +33% of consumed bytes read in the consumer's own zone/);
+    // 20 MiB/s for 730 h is 50.1 TiB consumed; two thirds cross zones at $0.02/GiB.
+    assert.match(leaders.table, /consumer reads across zones: 33\.4 TiB a month \(\$684\), saved by fetching from the closest replica/);
+    const closest = await run(['--consumer-in-rack-share', '1']);
+    assert.doesNotMatch(closest.table, /consumer reads across zones/);
+    assert.ok(Math.abs(leaders.crossAz - closest.crossAz - 684.4) < 1, `${leaders.crossAz} - ${closest.crossAz}`);
+    const bad = bufferIo();
+    assert.notEqual(await runCost(['--ingress', '20MiB/s', '--retention', '30d', '--consumer-in-rack-share', '2'], bad), 0);
+  });
+
   it('prices another sheet, class and disk, with overrides', async () => {
     const a = bufferIo();
     await runCost(['--ingress', '20MiB/s', '--retention', '30d', '--json', '--sheet', 'gcp', '--storage-class', 'nearline', '--disk', 'pd-standard'], a);

@@ -93,8 +93,23 @@ describe('scenarios', () => {
     assert.equal(c.components.objectStorage, 0);
     assert.equal(c.components.putListRequests, 0);
     assert.equal(c.components.getRequests, 0);
-    close(c.components.crossAz, ((2 * 10 * MIB * MONTH_SECONDS) / GIB + (0.1 * local * 3) / GIB) * 0.02);
+    // Replication to two followers, replica moves, and the two thirds of the consumed bytes read in another zone.
+    close(c.components.crossAz, ((2 * 10 * MIB * MONTH_SECONDS) / GIB + (0.1 * local * 3) / GIB + ((10 * MIB * MONTH_SECONDS) / GIB) * (2 / 3)) * 0.02);
     close(c.total, c.components.brokerDisk + c.components.crossAz);
+  });
+
+  it('counts the consumed bytes read across zones: all but the in-rack share, times the fan-out; fetching from the closest replica (share 1) saves them', () => {
+    const consumed = (10 * MIB * MONTH_SECONDS * 2) / GIB;
+    const leaders = costScenario(workload({ readFanout: 2, consumerInRackShare: 0.25 }), { name: 'no tiering', localRetentionMs: null }, standard);
+    close(leaders.quantities.consumerCrossAzGiB, consumed * 0.75);
+    const closest = costScenario(workload({ readFanout: 2, consumerInRackShare: 1 }), { name: 'no tiering', localRetentionMs: null }, standard);
+    assert.equal(closest.quantities.consumerCrossAzGiB, 0);
+    close(leaders.components.crossAz - closest.components.crossAz, consumed * 0.75 * 0.02);
+    close(leaders.total - closest.total, consumed * 0.75 * 0.02);
+    // The same in every scenario: tiering does not change where consumers read.
+    const tiered = costScenario(workload({ readFanout: 2, consumerInRackShare: 0.25 }), { name: 'local 1d', localRetentionMs: DAY_MS }, standard, 0);
+    close(tiered.quantities.consumerCrossAzGiB, leaders.quantities.consumerCrossAzGiB);
+    assert.throws(() => costScenario(workload({ consumerInRackShare: 1.5 }), STANDARD_SCENARIOS[0]!, standard), /consumer in-rack share/);
   });
 
   it('tiering keeps the local retention on disk and the whole retention in the bucket, once', () => {

@@ -25,6 +25,7 @@ import { initialProposals } from '../../../metadata/cluster/leader-election.js';
 import { MemoryClusterMetadataStore, MemoryMetadataServer } from '../../../metadata/cluster/memory-store.js';
 import type { PartitionState } from '../../../metadata/cluster/records.js';
 import type { BrokerSession } from '../../../metadata/cluster/store.js';
+import { preferredReadReplica } from '../../../broker/replica/replica-selector.js';
 import { logConfig } from '../../../metadata/log-config.js';
 import { batch } from '../log/helpers.js';
 
@@ -56,11 +57,11 @@ class Rig {
 
   constructor(readonly dir: string) {}
 
-  async start(nodeId: number): Promise<Node> {
+  async start(nodeId: number, rack: string | null = null): Promise<Node> {
     const store = new MemoryClusterMetadataStore(this.server);
     await store.initialize({ proposedClusterId: 'replica-test' });
     const session = await store.registerBroker(
-      { nodeId, incarnationId: `inc-${nodeId}`, rack: null, endpoints: [{ name: 'PLAINTEXT', host: '127.0.0.1', port: 9000 + nodeId, securityProtocol: 'PLAINTEXT' }] },
+      { nodeId, incarnationId: `inc-${nodeId}`, rack, endpoints: [{ name: 'PLAINTEXT', host: '127.0.0.1', port: 9000 + nodeId, securityProtocol: 'PLAINTEXT' }] },
       { sessionTimeoutMs: 9000, heartbeatIntervalMs: 2000 },
     );
     const partitionLog = await PartitionLog.open({ dir: path.join(this.dir, `n${nodeId}`, `${TOPIC}-0`), topic: TOPIC, partition: 0, topicId: TOPIC_ID, config: logConfig({}), clock: this.clock });
@@ -215,6 +216,39 @@ describe('ReplicaManager (two brokers, in-memory metadata twin, manual clock)', 
     assert.equal(leader.manager.replica(TOPIC, 0)?.role.kind, 'leader');
     assert.equal(follower.manager.replica(TOPIC, 0)?.role.kind, 'follower');
     await rig.until(() => leader.log.highWatermark === end && follower.log.logEndOffset === end, 5000, 'replicated again');
+  });
+
+  it('KIP-392: the leader sees each replica\'s rack, log start and end and ISR membership; a follower out of the ISR is no longer preferred', async () => {
+    const leader = await rig.start(1, 'a');
+    const follower = await rig.start(2, 'b');
+    await leader.store.createTopic({ topicId: TOPIC_ID, name: TOPIC, partitionCount: 1, configs: {} }, initialProposals([[1, 2]]));
+    await rig.until(() => leader.manager.replica(TOPIC, 0)?.role.kind === 'leader' && follower.manager.replica(TOPIC, 0)?.role.kind === 'follower', 1000, 'roles');
+    assert.equal(leader.manager.consumerStanding(TOPIC, 0), 'leader');
+    assert.equal(follower.manager.consumerStanding(TOPIC, 0), 'follower');
+    assert.equal(follower.manager.replicaViews(TOPIC, 0), undefined, 'only the leader has views');
+    assert.equal(leader.manager.consumerStanding('other', 0), undefined);
+    const end = await leaderAppend(leader, 4, 0);
+    await rig.until(() => leader.manager.replicaViews(TOPIC, 0)?.[1]?.logEndOffset === end, 5000, 'the follower fetched to the end');
+    assert.deepEqual(leader.manager.replicaViews(TOPIC, 0), [
+      { replicaId: 1, rack: 'a', logStartOffset: 0n, logEndOffset: end, inSync: true },
+      { replicaId: 2, rack: 'b', logStartOffset: 0n, logEndOffset: end, inSync: true },
+    ]);
+    const choose = () => preferredReadReplica({ selector: 'rack-aware', leaderId: 1, replicas: leader.manager.replicaViews(TOPIC, 0)!, clientRack: 'b', fetchOffset: 2n });
+    assert.equal(choose(), 2);
+    follower.linkUp = false;
+    await leaderAppend(leader, 1, 0);
+    await rig.until(() => (rig.state()?.isr.length ?? 0) === 1, 60_000, 'ISR shrink', 500);
+    assert.equal(leader.manager.replicaViews(TOPIC, 0)?.[1]?.inSync, false);
+    assert.equal(choose(), -1, 'back to the leader once the follower left the ISR');
+  });
+
+  it('KIP-392: consumers parked on a follower are woken when the replica fetcher moves its high watermark', async () => {
+    const { leader, follower } = await twoReplicas();
+    let woken = false;
+    void follower.waiters.wait([PartitionWaiters.key(TOPIC, 0)], 600_000).then(() => (woken = true));
+    const end = await leaderAppend(leader, 3, 0);
+    await rig.until(() => woken, 5000, 'the follower woke its consumers');
+    await rig.until(() => follower.log.highWatermark === end, 5000, 'the follower learns the HW');
   });
 
   it('acks=all times out with REQUEST_TIMED_OUT while a follower in the ISR does not fetch', async () => {
