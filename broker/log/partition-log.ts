@@ -522,7 +522,14 @@ export class PartitionLog implements LocalLog {
   truncateTo(offset: bigint): Promise<bigint> {
     return this.serial(async () => {
       this.ensureUsable();
-      if (offset >= this.logEnd) return this.logEnd;
+      if (offset >= this.logEnd) {
+        // No batch to remove, but an epoch may start at the log end with nothing
+        // in it (this broker became leader and lost it before any append): it
+        // goes, as in Kafka, or the follower would keep sending it as its last
+        // fetched epoch and be told to truncate to where it already is, forever.
+        if (this.epochCache.truncateFromEnd(this.logEnd)) await this.epochCheckpoint.write(this.epochCache.entries());
+        return this.logEnd;
+      }
       try {
         const first = this.segments.first() as LogSegment;
         if (offset <= first.baseOffset || offset < this.logStart) {
