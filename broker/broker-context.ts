@@ -89,10 +89,37 @@ export interface ReplicationService {
   preferredReadReplica(topic: string, partition: number, clientRack: string, fetchOffset: bigint): number;
 }
 
+/** One partition's reassignment in progress, as ListPartitionReassignments answers it. */
+export interface OngoingReassignment {
+  readonly partitionIndex: number;
+  readonly replicas: readonly number[];
+  readonly addingReplicas: readonly number[];
+  readonly removingReplicas: readonly number[];
+}
+
+/** What the handlers of AlterPartitionReassignments and ListPartitionReassignments reach. */
+export interface PartitionReassignments {
+  /** Starts, replaces (target) or cancels (null) one partition's reassignment; KafkaError when refused. */
+  alter(topic: string, partition: number, target: readonly number[] | null, allowReplicationFactorChange: boolean): Promise<void>;
+  /** Ongoing reassignments of the named partitions (null: of every topic), topics without any left out. */
+  list(topics: ReadonlyArray<{ readonly name: string; readonly partitionIndexes: readonly number[] }> | null): Array<{ name: string; partitions: OngoingReassignment[] }>;
+}
+
+/** IncrementalAlterConfigs on BROKER resources (a broker id, or '' for the cluster default). */
+export interface DynamicBrokerConfigs {
+  alter(resourceName: string, ops: readonly AlterConfigOp[], validateOnly: boolean): Promise<void>;
+  /**
+   * The dynamic configs as DescribeConfigs shows them for a broker id (its
+   * value, source 2, else the cluster default, 3, else the default, 5) or for
+   * '' (the cluster defaults that are set, 3), most specific synonym first.
+   */
+  describe(resourceName: string): Array<{ name: string; value: string; source: number; synonyms: Array<{ name: string; value: string; source: number }> }>;
+}
+
 export interface BrokerContext {
   readonly config: BrokerConfig;
-  /** Dynamic broker configs (a cluster: AlterConfigs on BROKER resources); absent or null: static only, refused. */
-  readonly brokerConfigs?: BrokerConfigAdmin | null;
+  /** Dynamic broker configs of the config table (a cluster: AlterConfigs on BROKER resources); absent or null: static only, refused. */
+  readonly dynamicConfig?: BrokerConfigAdmin | null;
   readonly nodeId: number;
   readonly clusterId: string;
   readonly advertised: { readonly host: string; readonly port: number };
@@ -107,6 +134,10 @@ export interface BrokerContext {
   readonly fetchSessions: FetchSessionCache;
   /** The cluster as this broker's metadata image shows it (etcd.connect); absent or null: the single broker. */
   readonly cluster?: ClusterView | null;
+  /** Partition reassignments (KIP-455): the cluster's, or the single broker's (nothing to move); absent: not served. */
+  readonly reassignments?: PartitionReassignments | null;
+  /** Dynamic broker configs (a cluster: the replication throttle rates); absent or null: broker configs are static. */
+  readonly brokerConfigs?: DynamicBrokerConfigs | null;
   /** Share groups (KIP-932); absent or null: not served (small test contexts). */
   readonly shareGroups?: ShareGroups | null;
   /** Replication (a cluster); absent or null: the single broker, nothing is replicated. */

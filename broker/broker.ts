@@ -25,6 +25,7 @@ import { RemoteLogManager, remoteLogManagerConfig } from '../remote-log/remote-l
 import { FetchWorkerPool, shareableStorageUrl } from '../remote-log/read/fetch-worker-pool.js';
 import { createRemoteStorage, parseRsmConfig, RSM_CONFIG_PREFIX } from '../remote-log/storage-url.js';
 import { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/index.js';
+import { REMOTE_LOG_METADATA_TOPIC } from '../metadata/remote-log-metadata/metadata-topic-log.js';
 import { BrokerMetrics } from './metrics/broker-metrics.js';
 import { startHttpServer, type HttpServerHandle } from './http/http-server.js';
 import { LogCleaner, logCleanerConfigFrom } from './log/cleaner/log-cleaner.js';
@@ -35,15 +36,18 @@ import { ClusterMembership } from './cluster-membership.js';
 import { ClusterServing } from './cluster/cluster-serving.js';
 import { ClusterBrokerConfigs, layersFrom } from './cluster/cluster-broker-configs.js';
 import { DynamicBrokerConfig } from './dynamic-broker-config.js';
+import { SingleBrokerReassignments } from './cluster/cluster-reassignments.js';
 import type { InternalTopicSpec } from './cluster/coordinators.js';
 import { TxnMarkerRouter } from './cluster/txn-markers.js';
+import { ClusterMetadataTopicLog } from './cluster/remote-metadata-topic.js';
+import { tieringLeadership } from './cluster/tiering-leadership.js';
 import { SHARE_GROUP_STATE_TOPIC } from './share/share-coordinator.js';
 import { startShareGroups } from './share/share-wiring.js';
 import type { ShareGroups } from './share/share-groups.js';
 import { consumerTopicsView } from './group/consumer/types.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
-export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
+export { REMOTE_LOG_METADATA_TOPIC };
 export const TRANSACTION_STATE_TOPIC = '__transaction_state';
 export const INTERNAL_TOPICS: ReadonlySet<string> = new Set([CONSUMER_OFFSETS_TOPIC, REMOTE_LOG_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_GROUP_STATE_TOPIC]);
 
@@ -81,6 +85,7 @@ export class Broker {
   /** Topic sync, cluster view and controller of a cluster member; null for the single broker. */
   cluster: ClusterServing | null = null;
   private markers: TxnMarkerRouter | null = null;
+  private remoteMetadataLog: ClusterMetadataTopicLog | null = null;
   /** Share groups (KIP-932). */
   shareGroups: ShareGroups | null = null;
 
@@ -115,6 +120,7 @@ export class Broker {
     // Tiered storage is built first (it only needs the config) so the log
     // manager can ask it before deleting a local segment.
     let rlm: RemoteLogManager | null = null;
+    let tieringMetadataLog: ClusterMetadataTopicLog | null = null;
     const rsmConfig = Object.fromEntries(Object.entries(config.rsmConfig).map(([k, v]) => [RSM_CONFIG_PREFIX + k, v]));
     const storage = config.remoteLogStorageSystemEnable ? createRemoteStorage(config.remoteLogStorageUrl, rsmConfig) : null;
     const rsm = parseRsmConfig(rsmConfig);
@@ -133,8 +139,8 @@ export class Broker {
       },
     });
     const topics = new BrokerTopics(store, logs, INTERNAL_TOPICS, log.child({ component: 'topics' }));
-    // In a cluster only __remote_log_metadata is this broker's own; the others (internal ones too) come from the image.
-    await topics.ensureLogs(membership === null ? undefined : (name) => name === REMOTE_LOG_METADATA_TOPIC);
+    // In a cluster every topic (the internal ones too, __remote_log_metadata included) comes from the image.
+    await topics.ensureLogs(membership === null ? undefined : () => false);
     await ensureInternalTopics(config, topics, membership === null);
     const first = config.listeners[0]!;
     const advertisedConf = config.advertisedListeners[0] ?? first;
@@ -219,7 +225,19 @@ export class Broker {
       hasLog: (topic, p) => logs.getLog(topic, p) !== undefined,
     });
     if (storage !== null) {
-      const metadataLog = new InternalTopicLog(REMOTE_LOG_METADATA_TOPIC, store.get(REMOTE_LOG_METADATA_TOPIC)!.partitionCount, (p) => logs.getLog(REMOTE_LOG_METADATA_TOPIC, p), clock);
+      // Alone, the broker's own __remote_log_metadata; in a cluster the cluster's, read and written at its partitions' leaders.
+      const clusterMetadataLog =
+        cluster === null
+          ? null
+          : new ClusterMetadataTopicLog({
+              view: cluster.view,
+              spec: remoteLogMetadataTopicSpec(config),
+              createTopic: (spec) => cluster.topics.createInternalTopic(spec),
+              requestTimeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS,
+              log: log.child({ component: 'remote-log-metadata' }),
+            });
+      const metadataLog =
+        clusterMetadataLog ?? new InternalTopicLog(REMOTE_LOG_METADATA_TOPIC, store.get(REMOTE_LOG_METADATA_TOPIC)!.partitionCount, (p) => logs.getLog(REMOTE_LOG_METADATA_TOPIC, p), clock);
       const metadata = new RemoteLogMetadataManager({ log: metadataLog });
       const chunkSource =
         rsm.fetchWorkerThreads > 0 && shareableStorageUrl(config.remoteLogStorageUrl)
@@ -234,9 +252,33 @@ export class Broker {
         logger: log.child({ component: 'remote-log-manager' }),
         brokerId: config.nodeId,
         config: remoteLogManagerConfig(config, rsm),
+        // In a cluster only a partition's leader tiers it (KIP-405); the brokers share the bucket.
+        ...(cluster === null ? {} : { leadership: tieringLeadership(config.nodeId, cluster.view, replication?.manager ?? null), replayAllOnStart: false, sweepUnmanagedPartitions: false }),
       });
       topics.attachTiering(rlm, rlm);
       await rlm.start();
+      if (cluster !== null) {
+        const tiering = rlm;
+        const refresh = (): void => tiering.refreshLeadership();
+        cluster.onTopicsSynced(refresh);
+        replication?.manager.onEvent((e) => {
+          if (e.type === 'role') refresh();
+        });
+        membership?.onSessionLost(refresh);
+        // Followers below the leader's local log start build their state from the remote tier.
+        replication?.attachRemoteTier({
+          remoteAuxState: (l, leaderLocalLogStartOffset, leaderEpoch) => tiering.remoteAuxState(l, leaderLocalLogStartOffset, leaderEpoch),
+          logStartOffset: (l) => {
+            try {
+              return tiering.logStartOffset(l);
+            } catch {
+              // Its metadata not loaded yet: the local log start answers until it is.
+              return null;
+            }
+          },
+        });
+        tieringMetadataLog = clusterMetadataLog;
+      }
       log.info({ url: config.remoteLogStorageUrl, fetchWorkerThreads: chunkSource?.threads ?? 0 }, 'tiered storage started');
     }
 
@@ -269,7 +311,7 @@ export class Broker {
     });
     const context: BrokerContext = {
       config,
-      brokerConfigs,
+      dynamicConfig: brokerConfigs,
       nodeId: config.nodeId,
       clusterId: identity.clusterId,
       advertised,
@@ -277,6 +319,8 @@ export class Broker {
       log,
       topics: servedTopics,
       cluster: cluster?.view ?? null,
+      reassignments: cluster?.reassignments ?? new SingleBrokerReassignments(config.nodeId, (t) => topics.store.get(t)?.partitionCount),
+      brokerConfigs: cluster?.brokerConfigs ?? null,
       shareGroups,
       replication,
       waiters,
@@ -295,6 +339,7 @@ export class Broker {
     dispatcher = new Dispatcher<BrokerContext>(metrics.instrument(allHandlers), context, metrics.requestObserver);
     const cleaner = LogCleaner.start({ logManager: logs, clock, scheduler, config: logCleanerConfigFrom(config), logger: log.child({ component: 'log-cleaner' }) });
     const broker = new Broker(config, context, topics, logs, groups, txns, rlm, cleaner, log);
+    broker.remoteMetadataLog = tieringMetadataLog;
     broker.membership = membership;
     broker.cluster = cluster;
     broker.markers = markers;
@@ -355,6 +400,7 @@ export class Broker {
     this.markers?.close();
     await this.groups.close();
     await this.remoteLogManager?.stop();
+    this.remoteMetadataLog?.close();
     await this.logs.shutdown();
     await this.topics.store.flush();
   }
@@ -380,16 +426,29 @@ function transactionTopicSpec(config: BrokerConfig): InternalTopicSpec {
   };
 }
 
-/** Alone, the broker creates its internal topics at start; in a cluster the two coordinator topics are the cluster's (ClusterCoordinators). */
+/** __remote_log_metadata as Kafka's TopicBasedRemoteLogMetadataManager creates it (remote.log.metadata.topic.*). */
+function remoteLogMetadataTopicSpec(config: BrokerConfig): InternalTopicSpec {
+  return {
+    name: REMOTE_LOG_METADATA_TOPIC,
+    numPartitions: config.getInt('remote.log.metadata.topic.num.partitions'),
+    replicationFactor: config.getInt('remote.log.metadata.topic.replication.factor'),
+    configs: { 'cleanup.policy': 'delete', 'retention.ms': String(config.getLong('remote.log.metadata.topic.retention.ms')), 'remote.storage.enable': 'false' },
+  };
+}
+
+/**
+ * Alone, the broker creates its internal topics at start; in a cluster they
+ * are the cluster's: the coordinator topics are created on first need
+ * (ClusterCoordinators), __remote_log_metadata on the first remote segment
+ * (ClusterMetadataTopicLog).
+ */
 async function ensureInternalTopics(config: BrokerConfig, topics: BrokerTopics, alone: boolean): Promise<void> {
-  for (const spec of alone ? [offsetsTopicSpec(config), transactionTopicSpec(config)] : []) {
+  if (!alone) return;
+  for (const spec of [offsetsTopicSpec(config), transactionTopicSpec(config)]) {
     if (!topics.store.has(spec.name)) await topics.createTopic({ name: spec.name, numPartitions: spec.numPartitions, configs: { ...spec.configs } });
   }
   if (config.getBoolean('remote.log.storage.system.enable') && !topics.store.has(REMOTE_LOG_METADATA_TOPIC)) {
-    await topics.createTopic({
-      name: REMOTE_LOG_METADATA_TOPIC,
-      numPartitions: config.getInt('remote.log.metadata.topic.num.partitions'),
-      configs: { 'cleanup.policy': 'delete', 'retention.ms': String(config.getLong('remote.log.metadata.topic.retention.ms')), 'remote.storage.enable': 'false' },
-    });
+    const spec = remoteLogMetadataTopicSpec(config);
+    await topics.createTopic({ name: spec.name, numPartitions: spec.numPartitions, configs: { ...spec.configs } });
   }
 }

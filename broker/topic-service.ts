@@ -15,6 +15,8 @@ import type { AlterConfigOp } from '../metadata/config-alter.js';
 export interface PartitionLifecycle {
   onPartitionAdded(log: PartitionLog, record: TopicRecord): void;
   onTopicDeleted(record: TopicRecord, logs: PartitionLog[]): Promise<void>;
+  /** This broker no longer holds the partition (reassigned away): stop tiering it; its remote data stays. */
+  onPartitionRemoved(log: PartitionLog): Promise<void>;
   onConfigChanged(log: PartitionLog, record: TopicRecord): void;
 }
 
@@ -72,6 +74,20 @@ export class BrokerTopics implements TopicService {
       changed = true;
     }
     return changed;
+  }
+
+  /**
+   * In a cluster: this broker is no longer a replica of the partition (a
+   * reassignment moved it away): its local log is deleted (Kafka's StopReplica
+   * with delete). Tiered data stays: it belongs to the partition, not to this
+   * replica. Returns whether there was a log.
+   */
+  async removeReplica(name: string, partition: number): Promise<boolean> {
+    const l = this.logs.getLog(name, partition);
+    if (l === undefined) return false;
+    this.views.delete(viewKey(name, partition));
+    await this.lifecycle?.onPartitionRemoved(l);
+    return this.logs.deleteLog(name, partition);
   }
 
   /**

@@ -52,6 +52,7 @@ export interface LocalLog {
   readonly currentConfig: TieringConfig;
   readonly logStartOffset: bigint;
   readonly localLogStartOffset: bigint;
+  readonly logEndOffset: bigint;
   readonly highWatermark: bigint;
   readonly lastStableOffset: bigint;
   /** Closed (non-active) segments, oldest first. */

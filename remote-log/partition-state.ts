@@ -106,8 +106,17 @@ export class RemoteEpochIndex {
   }
 }
 
+/**
+ * Who tiers a partition: only its leader copies, expires and sweeps (KIP-405);
+ * a follower only follows the metadata (its local retention waits for it).
+ */
+export interface PartitionLeadership {
+  readonly leader: boolean;
+  readonly leaderEpoch: number;
+}
+
 export class PartitionState {
-  readonly epochs = new RemoteEpochIndex();
+  epochs = new RemoteEpochIndex();
   readonly counters = newCounters();
   /** Segment ids whose copy this process is running now (a STARTED one not here is dead). */
   readonly copying = new Set<string>();
@@ -126,11 +135,30 @@ export class PartitionState {
   readonly sweepCursor: SweepCursor = { after: undefined, lastFullMs: Number.NEGATIVE_INFINITY };
   /** Set when the last task run failed; cleared by a successful run. */
   lastError: unknown;
+  /** The leadership the tasks last ran under (undefined before the first run). */
+  leadership: PartitionLeadership | undefined;
+  /** Aborted when this broker stops leading the partition (its copy and deletions in flight stop). */
+  term = new AbortController();
 
   constructor(
     readonly log: LocalLog,
     readonly tp: TopicIdPartition,
   ) {}
+
+  /** The signal a leader's task runs under: the partition's removal or the end of this leadership. */
+  leaderSignal(): AbortSignal {
+    return AbortSignal.any([this.abort.signal, this.term.signal]);
+  }
+
+  /** Whether `leadership` differs from the one the tasks ran under; ends the old term when leadership is lost or moves to another epoch. */
+  changeLeadership(leadership: PartitionLeadership): boolean {
+    const before = this.leadership;
+    if (before !== undefined && before.leader === leadership.leader && before.leaderEpoch === leadership.leaderEpoch) return false;
+    if (before?.leader === true) this.term.abort(new Error(`no longer the leader of epoch ${before.leaderEpoch}`));
+    this.term = new AbortController();
+    this.leadership = leadership;
+    return true;
+  }
 
   /** Runs `task` after every task queued before it. */
   serial<T>(task: () => Promise<T>): Promise<T> {

@@ -10,6 +10,14 @@
 //   4. sweep     (every orphanSweepIntervalMs) unrecorded objects past the grace
 //                period are deleted; the LIST starts after the highest finished
 //                segment (orphan-sweeper.ts says why that is enough).
+// Only the partition's leader runs those steps (KIP-405): `leadership` says
+// who leads (the broker's replication roles; alone, this broker leads all).
+// Every run, leader or follower, first catches the partition's metadata up
+// with what other brokers wrote, so a follower knows which of its segments
+// are remote (local retention waits for that) and a new leader continues
+// from the highest remote offset of its own epoch history (copy-task.ts).
+// Losing leadership aborts the copy and deletions in flight at once
+// (onLeadershipChanged).
 // A failing step (store down, metadata not ready) is logged and retried on the
 // next run; nothing throws out of the scheduler. Local segments are deleted by
 // the log's own retention, vetoed by canDeleteLocalSegment until they are remote.
@@ -33,8 +41,9 @@ import { deleteRemotePartition, expirationCandidates, expireRemoteSegments, only
 import { IndexCache, type IndexCacheStats } from './read/index-cache.js';
 import type { LocalLog, LocalSegment } from './local-log.js';
 import { BucketSweepState, sweepPartitionOrphans, sweepUnknownPartitions } from './tasks/orphan-sweeper.js';
-import type { PartitionCounters, RlmContext } from './partition-state.js';
-import { PartitionState, tieringConfig, topicIdPartitionOf } from './partition-state.js';
+import type { PartitionCounters, PartitionLeadership, RlmContext } from './partition-state.js';
+import { PartitionState, RemoteEpochIndex, refOf, tieringConfig, topicIdPartitionOf } from './partition-state.js';
+import { auxStateSegment, type RemoteAuxState } from './read/aux-state.js';
 import { RemoteReader, type TimestampAndOffset } from './read/remote-reader.js';
 import type { RemoteStorage } from './remote-storage.js';
 import { RemoteTimeoutError, raceAbort } from './remote-storage.js';
@@ -88,7 +97,23 @@ export interface RemoteLogManagerOptions {
   readonly logger?: Logger;
   /** node.id, written into every metadata event (default 0). */
   readonly brokerId?: number;
+  /** Whether this broker leads a partition now (default: it leads every partition, as a single broker does). */
+  readonly leadership?: (log: LocalLog) => PartitionLeadership;
+  /**
+   * Replay every metadata partition at start (default true). In a cluster the
+   * metadata topic is read over the network and only the partitions that map
+   * to this broker's replicas are replayed, when their replicas are added.
+   */
+  readonly replayAllOnStart?: boolean;
+  /**
+   * Sweep the whole bucket for partitions this manager does not run (default
+   * true). False when brokers share the bucket: another broker's partitions are
+   * not leftovers. Failed partition deletions are then retried every run.
+   */
+  readonly sweepUnmanagedPartitions?: boolean;
 }
+
+const ALWAYS_LEADER: PartitionLeadership = { leader: true, leaderEpoch: 0 };
 
 /** The broker settings the manager reads (BrokerConfig has them). */
 export interface RemoteLogManagerBrokerSettings {
@@ -160,10 +185,18 @@ export class RemoteLogManager {
   /** Remote reads started and not yet answered (Kafka's reader task queue; here they run concurrently). */
   private readsInFlight = 0;
   private readonly chunkSource: ChunkSource | undefined;
+  private readonly leadershipOf: (log: LocalLog) => PartitionLeadership;
+  private readonly replayAllOnStart: boolean;
+  private readonly sweepUnmanaged: boolean;
+  /** Partition deletions that failed, retried every run when the bucket-wide sweep is off. */
+  private readonly failedDeletions = new Map<string, TopicIdPartition>();
 
   private constructor(options: RemoteLogManagerOptions) {
     const c = options.config;
     this.config = c;
+    this.leadershipOf = options.leadership ?? (() => ALWAYS_LEADER);
+    this.replayAllOnStart = options.replayAllOnStart ?? true;
+    this.sweepUnmanaged = options.sweepUnmanagedPartitions ?? true;
     this.chunkSource = options.chunkSource;
     const logger = options.logger ?? silentLogger();
     this.ctx = {
@@ -204,7 +237,7 @@ export class RemoteLogManager {
   async start(): Promise<void> {
     this.stopped = false;
     this.arm();
-    await this.ctx.metadata.start();
+    if (this.replayAllOnStart) await this.ctx.metadata.start();
   }
 
   /** Stops the periodic runs, aborts copies and reads in flight, waits for running tasks, empties the caches. */
@@ -271,7 +304,7 @@ export class RemoteLogManager {
     state.abort.abort(new Error('partition removed'));
     await state.idle();
     // Its aborted copy, if any, is now the bucket-wide sweep's (which lists from where this one stopped).
-    this.bucketSweep.watch(state.tp, state.sweepCursor.after);
+    if (this.sweepUnmanaged) this.bucketSweep.watch(state.tp, state.sweepCursor.after);
   }
 
   /**
@@ -287,9 +320,11 @@ export class RemoteLogManager {
       const state = this.partitions.get(key);
       if (state !== undefined) await this.onPartitionRemoved(state.log);
       await deleteRemotePartition(this.ctx, tp);
+      this.failedDeletions.delete(key);
     })()
       .catch((err: unknown) => {
-        this.bucketSweep.watch(tp);
+        if (this.sweepUnmanaged) this.bucketSweep.watch(tp);
+        else this.failedDeletions.set(key, tp);
         throw err;
       })
       .finally(() => this.deletions.delete(key));
@@ -324,7 +359,36 @@ export class RemoteLogManager {
       }
     };
     await Promise.all(Array.from({ length: Math.min(limit, states.length) }, worker));
-    await this.maybeSweepUnknown();
+    if (this.sweepUnmanaged) await this.maybeSweepUnknown();
+    else await this.retryFailedDeletions();
+  }
+
+  private async retryFailedDeletions(): Promise<void> {
+    for (const tp of [...this.failedDeletions.values()]) {
+      await this.deletePartitionData(tp).catch((err: unknown) => this.ctx.logger.debug({ topic: tp.topic, partition: tp.partition, err }, 'retrying a remote partition delete failed'));
+    }
+  }
+
+  /**
+   * The partition's leadership may have changed (the broker's role events):
+   * a lost leadership aborts the copy and deletions in flight now; then the
+   * partition runs (a new leader copies what is due at once).
+   */
+  onLeadershipChanged(log: LocalLog): Promise<void> {
+    const state = this.partitions.get(topicIdPartitionKey(topicIdPartitionOf(log)));
+    if (state === undefined || state.log !== log || this.stopped) return Promise.resolve();
+    const leadership = this.leadershipOf(log);
+    const before = state.leadership;
+    if (before !== undefined && before.leader === leadership.leader && before.leaderEpoch === leadership.leaderEpoch) return Promise.resolve();
+    if (before?.leader === true) state.term.abort(new Error(`no longer the leader of epoch ${before.leaderEpoch}`));
+    return this.runState(state);
+  }
+
+  /** onLeadershipChanged for every partition (after role events and cluster metadata changes); what changed runs in the background. */
+  refreshLeadership(): void {
+    for (const state of this.partitions.values()) {
+      this.onLeadershipChanged(state.log).catch((err: unknown) => this.ctx.logger.warn({ topic: state.tp.topic, partition: state.tp.partition, err }, 'remote log run after a leadership change failed'));
+    }
   }
 
   /** Runs one partition's tasks now (after any run already queued for it). */
@@ -341,10 +405,40 @@ export class RemoteLogManager {
   private runState(state: PartitionState): Promise<void> {
     return state.serial(async () => {
       if (state.removed || this.stopped) return;
-      if (!this.ctx.metadata.isReady(state.tp)) return;
-      this.loadEpochs(state);
       const where = { topic: state.tp.topic, partition: state.tp.partition };
+      if (!this.ctx.metadata.isReady(state.tp)) {
+        // A replay that failed (the metadata topic's leader away) starts again; the partition runs once it is done.
+        // Never awaited here: a replay that cannot finish must not stall the partition's tasks.
+        this.ctx.metadata.whenReady(state.tp).then(
+          () => this.runState(state).catch(() => undefined),
+          (err: unknown) => this.ctx.logger.debug({ ...where, err }, 'remote log metadata not loaded yet'),
+        );
+        return;
+      }
+      const leadership = this.leadershipOf(state.log);
+      const changed = state.changeLeadership(leadership);
       let failed: unknown;
+      // An untiered partition with nothing remote has nothing to learn from the metadata (its replay said so).
+      if (tieringConfig(state.log).remoteStorageEnable === true || this.ctx.metadata.segmentCount(state.tp) > 0) {
+        try {
+          // What other brokers wrote (a previous leader's copies and deletions).
+          await this.ctx.metadata.catchUp(this.ctx.metadata.metadataPartition(state.tp));
+        } catch (err) {
+          failed = err;
+          this.ctx.logger.debug({ ...where, err }, 'catching up the remote log metadata failed');
+        }
+      }
+      if (changed) this.ctx.logger.info({ ...where, leader: leadership.leader, leaderEpoch: leadership.leaderEpoch }, leadership.leader ? 'tiering the partition as its leader' : 'following the partition\'s remote log metadata');
+      if (!leadership.leader || changed) {
+        // Followers learn remote segments from the metadata: their epoch index is rebuilt from it.
+        state.epochs = new RemoteEpochIndex();
+        state.epochsLoaded = false;
+      }
+      this.loadEpochs(state);
+      if (!leadership.leader || failed !== undefined) {
+        state.lastError = failed;
+        return;
+      }
       const step = async (name: string, fn: () => Promise<unknown>): Promise<void> => {
         try {
           await fn();
@@ -353,7 +447,7 @@ export class RemoteLogManager {
           this.ctx.logger.debug({ ...where, step: name, err }, 'remote log task step failed');
         }
       };
-      await step('cleanup', () => cleanupPendingSegments(this.ctx, state.tp, state.copying, state.counters, state.abort.signal));
+      await step('cleanup', () => cleanupPendingSegments(this.ctx, state.tp, state.copying, state.counters, state.leaderSignal()));
       await step('copy', () => copyLogSegments(this.ctx, state, { detectUncompressedBatches: this.detectUncompressed }));
       await step('expire', () => expireRemoteSegments(this.ctx, state));
       const now = this.ctx.clock.now();
@@ -363,7 +457,7 @@ export class RemoteLogManager {
       const sweepable = tieringConfig(state.log).remoteStorageEnable === true || this.ctx.metadata.segmentCount(state.tp) > 0;
       if (sweepable && now - state.lastSweepMs >= (this.config.orphanSweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS)) {
         await step('sweep', async () => {
-          await sweepPartitionOrphans(this.ctx, state.tp, state.sweepCursor, this.fullSweepIntervalMs, state.counters, state.abort.signal);
+          await sweepPartitionOrphans(this.ctx, state.tp, state.sweepCursor, this.fullSweepIntervalMs, state.counters, state.leaderSignal());
           state.lastSweepMs = now;
         });
       }
@@ -446,6 +540,25 @@ export class RemoteLogManager {
     const start = this.logStartOffset(log);
     if (start === null) return null;
     return this.reader.offsetForTimestamp(state, timestamp, start, log.localLogStartOffset, signal);
+  }
+
+  /**
+   * A follower below its leader's local log start (OFFSET_MOVED_TO_TIERED_STORAGE):
+   * the remote state to start its log from (aux-state.ts), after catching the
+   * partition's metadata up. Throws a retriable REPLICA_NOT_AVAILABLE while the
+   * metadata has no segment ending below the leader's local log start.
+   */
+  async remoteAuxState(log: LocalLog, leaderLocalLogStartOffset: bigint, leaderEpoch: number): Promise<RemoteAuxState> {
+    const tp = topicIdPartitionOf(log);
+    await this.ctx.metadata.whenReady(tp);
+    await this.ctx.metadata.catchUp(this.ctx.metadata.metadataPartition(tp));
+    const segment = auxStateSegment(this.ctx.metadata.listRemoteLogSegments(tp), leaderLocalLogStartOffset, leaderEpoch);
+    if (segment === undefined) {
+      throw new KafkaError(ErrorCode.REPLICA_NOT_AVAILABLE, `no remote segment of ${log.topic}-${log.partition} holds offset ${leaderLocalLogStartOffset - 1n} (the leader's local log starts at ${leaderLocalLogStartOffset})`);
+    }
+    const ref = refOf(segment);
+    const [leaderEpochCheckpoint, producerSnapshot] = await Promise.all([this.ctx.storage.fetchIndex(ref, 'leaderEpoch'), this.ctx.storage.fetchIndex(ref, 'producerSnapshot')]);
+    return { nextOffset: segment.endOffset + 1n, leaderEpochCheckpoint, producerSnapshot };
   }
 
   /** ListOffsets -5: the highest offset copied to the remote tier, -1 when nothing was. */

@@ -6,6 +6,7 @@
 // (Kafka's DynamicLogConfig.reconfigure; topic overrides still win).
 import type { Logger } from 'pino';
 import type { AlterConfigOp } from '../../metadata/config-alter.js';
+import { brokerConfigDef } from '../../metadata/config-defs.js';
 import {
   applyLayerChanges,
   checkDynamicKeys,
@@ -66,13 +67,22 @@ export class ClusterBrokerConfigs implements BrokerConfigAdmin {
 
   async alter(resourceName: string, entries: readonly { name: string; value: string | null }[], validateOnly: boolean): Promise<void> {
     const resource = brokerResource(resourceName);
-    await this.write(resource, replaceLayer(this.o.image.configs(resource), entries), validateOnly);
+    await this.write(resource, replaceLayer(this.tableLayer(resource), entries), validateOnly);
   }
 
   async incrementalAlter(resourceName: string, ops: readonly AlterConfigOp[], validateOnly: boolean): Promise<void> {
     const resource = brokerResource(resourceName);
-    const changes = incrementalLayerChanges(this.o.image.configs(resource), ops, (name) => this.o.dynamic.get(name));
+    const changes = incrementalLayerChanges(this.tableLayer(resource), ops, (name) => this.o.dynamic.get(name));
     await this.write(resource, changes, validateOnly);
+  }
+
+  /**
+   * The layer's keys of the broker config table; the replication throttle
+   * rates stored beside them (broker/cluster/dynamic-broker-configs.ts) are
+   * not this module's, and AlterConfigs' replace leaves them alone.
+   */
+  private tableLayer(resource: ConfigResource): Map<string, string> {
+    return new Map([...this.o.image.configs(resource)].filter(([k]) => brokerConfigDef(k) !== undefined));
   }
 
   /** The image changed: takes this broker's layers if they differ from those in force. */

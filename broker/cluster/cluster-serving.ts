@@ -1,6 +1,7 @@
 // What a broker of an etcd cluster runs on top of its ClusterMembership: the
 // topic sync (local topics and logs follow the image), the ClusterView the
-// handlers read, the TopicService that writes admin changes to the store, and
+// handlers read, the TopicService that writes admin changes to the store, the
+// partition reassignments (AlterPartitionReassignments writes, the controller completes), and
 // the controller (every broker runs one; the elected one acts), and the
 // replication of partitions with several replicas (broker/replica/). Built only
 // with etcd.connect; the single broker has none of it.
@@ -15,6 +16,8 @@ import type { BrokerTopics } from '../topic-service.js';
 import type { PartitionWaiters } from '../partition-waiters.js';
 import { Replication } from '../replica/replication.js';
 import type { ReplicationPart } from '../metrics/replication-view.js';
+import { ClusterReassignments } from './cluster-reassignments.js';
+import { ClusterDynamicBrokerConfigs } from './dynamic-broker-configs.js';
 import { ClusterTopics } from './cluster-topics.js';
 import { ClusterCoordinators, type CoordinatorKind, type InternalTopicSpec, type PartitionedCoordinator } from './coordinators.js';
 import type { NodeEndpoint } from './cluster-view.js';
@@ -39,6 +42,8 @@ export class ClusterServing {
     private readonly log: Logger,
     private readonly local: BrokerTopics,
     private readonly listenerName: string,
+    readonly reassignments: ClusterReassignments,
+    readonly brokerConfigs: ClusterDynamicBrokerConfigs,
   ) {}
 
   /** Starts replication: roles follow the image, after every image change and topic sync pass. */
@@ -61,10 +66,21 @@ export class ClusterServing {
       log: this.log.child({ component: 'replication' }),
     });
     this.replicationService = replication;
-    membership.onImageChange(() => replication.manager.reconcile());
-    this.sync.onPass(() => replication.manager.reconcile());
+    // A reconcile walks every partition of the image, and a burst of changes (a broker
+    // back into 3,000 partitions) arrives as thousands of watch events: one reconcile
+    // per event loop turn, after every change that arrived in it, not one per event.
+    const reconcile = coalescedPerTurn(() => replication.manager.reconcile());
+    membership.onImageChange(reconcile);
+    this.sync.onPass(reconcile);
+    // A replica moved away stops fetching or leading before its log is deleted (at once, not coalesced).
+    this.sync.beforeReplicaRemoved(() => replication.manager.reconcile());
     membership.onSessionLost(() => replication.manager.sessionLost());
     return replication;
+  }
+
+  /** Called after every topic sync pass (the logs of the image's partitions are open). */
+  onTopicsSynced(listener: () => void): void {
+    this.sync.onPass(listener);
   }
 
   get replication(): Replication | null {
@@ -103,7 +119,15 @@ export class ClusterServing {
       // An accepted change reaches this broker's image through the watch: a few etcd round trips.
       visibleWithinMs: 3 * config.getInt('etcd.request.timeout.ms'),
     });
-    return new ClusterServing(membership, view, topics, sync, config, scheduler, log, local, options.listenerName);
+    const reassignments = new ClusterReassignments({
+      store: membership.store,
+      image: membership.image,
+      sync,
+      uncleanLeaderElectionEnable: config.getBoolean('unclean.leader.election.enable'),
+      visibleWithinMs: 3 * config.getInt('etcd.request.timeout.ms'),
+    });
+    const brokerConfigs = new ClusterDynamicBrokerConfigs({ store: membership.store, image: membership.image, sync, visibleWithinMs: 3 * config.getInt('etcd.request.timeout.ms') });
+    return new ClusterServing(membership, view, topics, sync, config, scheduler, log, local, options.listenerName, reassignments, brokerConfigs);
   }
 
   /**
@@ -236,4 +260,17 @@ export class ClusterServing {
     await this.replicationService?.stop();
     await this.controller?.stop();
   }
+}
+
+/** `run` once in the next event loop turn (setImmediate), however many times the result is called before it. */
+export function coalescedPerTurn(run: () => void): () => void {
+  let pending = false;
+  return () => {
+    if (pending) return;
+    pending = true;
+    setImmediate(() => {
+      pending = false;
+      run();
+    });
+  };
 }

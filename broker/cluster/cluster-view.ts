@@ -2,8 +2,8 @@
 // etcd cluster: the live brokers, the controller, and each partition's leader,
 // replicas and ISR, all read from this broker's MetadataImage (never etcd).
 // Without etcd.connect handlers have no ClusterView and answer as the single
-// broker. Topics that are not in the image (__remote_log_metadata, which each
-// broker keeps for its own tiering) are answered as local partitions.
+// broker. Topics that are not in the image (a local topic left from before the
+// broker joined a cluster) are answered as local partitions.
 import type { MetadataImage } from '../../metadata/cluster/image.js';
 import type { PartitionState } from '../../metadata/cluster/records.js';
 import { ErrorCode } from '../protocol/errors.js';

@@ -5,7 +5,9 @@
 // ran or was down) is deleted with its logs. An internal topic the image does
 // not have (__remote_log_metadata, each broker's own) is left alone; one the
 // image has (__consumer_offsets, __transaction_state) is the cluster's and
-// replaces a local copy of another id (left from before the cluster had one). Passes run one at a time, each over
+// replaces a local copy of another id (left from before the cluster had one).
+// The log of a partition whose replicas no longer include this broker (moved
+// away by a reassignment, also while this broker was down) is deleted. Passes run one at a time, each over
 // the whole image (level-triggered); admin requests wait for the pass that
 // makes their change visible (waitFor).
 import type { Logger } from 'pino';
@@ -24,6 +26,7 @@ export class TopicSync {
   private again = false;
   private readonly waiters = new Set<Waiter>();
   private readonly passListeners: Array<() => void> = [];
+  private beforeRemoval: (topic: string, partition: number) => void = () => undefined;
   private stopped = false;
 
   constructor(
@@ -76,6 +79,11 @@ export class TopicSync {
     this.passListeners.push(listener);
   }
 
+  /** Called before the log of a partition this broker no longer replicates is deleted (replication lets it go first). */
+  beforeReplicaRemoved(fn: (topic: string, partition: number) => void): void {
+    this.beforeRemoval = fn;
+  }
+
   stop(): void {
     this.stopped = true;
   }
@@ -115,6 +123,20 @@ export class TopicSync {
         (i) => this.image.partition(t.topicId, i)?.replicas.includes(this.nodeId) ?? false,
       );
       if (changed) this.log.info({ topic: t.name, partitions: t.partitionCount }, 'topic taken from the cluster metadata');
+      await this.removeStrayReplicas(t.name, t.topicId, t.partitionCount);
+    }
+  }
+
+  /** Deletes the local logs of partitions whose replicas (the image's) no longer include this broker. */
+  private async removeStrayReplicas(topic: string, topicId: string, partitionCount: number): Promise<void> {
+    for (let i = 0; i < partitionCount; i++) {
+      const state = this.image.partition(topicId, i);
+      // No state: a store-side partial write, not a decision to move the partition away.
+      if (state === undefined || state.replicas.includes(this.nodeId) || this.local.partitionLog(topic, i) === undefined) continue;
+      this.beforeRemoval(topic, i);
+      if (await this.local.removeReplica(topic, i)) {
+        this.log.info({ topic, partition: i, replicas: state.replicas }, 'deleted the local replica: this broker is no longer one of the partition\'s replicas');
+      }
     }
   }
 }

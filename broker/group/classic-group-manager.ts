@@ -730,6 +730,33 @@ export class ClassicGroupManager {
     }
   }
 
+  // ================================================================ online migration
+
+  /**
+   * The group became a consumer group (its records are written): parked
+   * JoinGroup and SyncGroup calls answer REBALANCE_IN_PROGRESS so the members
+   * rejoin the consumer group, and its timers stop.
+   */
+  releaseConverted(groupId: string): void {
+    const group = this.groups.get(groupId);
+    if (group === undefined) return;
+    this.timers.cancel(joinKey(groupId));
+    this.timers.cancel(syncKey(groupId));
+    for (const m of group.allMembers()) {
+      this.timers.cancel(heartbeatKey(groupId, m.memberId));
+      group.completeJoin(m, joinError(m.memberId, ErrorCode.REBALANCE_IN_PROGRESS));
+      group.completeSync(m, syncError(ErrorCode.REBALANCE_IN_PROGRESS));
+    }
+    this.groups.delete(groupId);
+  }
+
+  /** A consumer group became this classic group (its record is written): sessions start and, unless told otherwise, the members rebalance. */
+  adoptConverted(group: ClassicGroup, rebalance = true): void {
+    this.groups.set(group.groupId, group);
+    for (const m of group.allMembers()) this.rescheduleHeartbeat(group, m);
+    if (rebalance) this.prepareRebalance(group);
+  }
+
   private persistInBackground(group: ClassicGroup, records: CoordinatorRecord[]): void {
     this.sink.write(group.groupId, records).catch((err: unknown) => {
       this.log.warn({ err, groupId: group.groupId }, 'failed to persist group metadata');

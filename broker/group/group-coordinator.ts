@@ -11,7 +11,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { systemScheduler, type Scheduler, type TimerHandle } from '../common/scheduler.js';
 import type { ClassicGroup } from './classic-group.js';
 import { ClassicGroupManager, type GroupRecordSink } from './classic-group-manager.js';
-import { joinError, syncError } from './results.js';
+import { describeClassicGroup, joinError, syncError } from './results.js';
 import { defaultGroupCoordinatorConfig, type GroupCoordinatorConfig } from './config.js';
 import {
   decodeCoordinatorRecord,
@@ -135,7 +135,7 @@ export class GroupCoordinator {
       clock: this.clock,
       timers: this.timers,
       sink: {
-        write: (groupId, records) => this.writer.append(this.partitionFor(groupId), records.map(encodeConsumerGroupRecord)),
+        write: (groupId, records, prefix) => this.writer.append(this.partitionFor(groupId), [...(prefix ?? []), ...records.map(encodeConsumerGroupRecord)]),
         locked: (groupId, fn) => this.locks.run(groupId, fn),
       },
       topics: this.topicsView,
@@ -145,6 +145,9 @@ export class GroupCoordinator {
     this.consumerOps = new ConsumerGroupOps({
       consumer: this.consumer,
       classicGroups: this.manager.groups,
+      classic: this.manager,
+      classicMaxSize: this.config.groupMaxSize,
+      barrier: (groupId) => this.writer.barrier(this.partitionFor(groupId)),
       offsets: this.offsets,
       locks: this.locks,
       append: (groupId, records) => this.writer.append(this.partitionFor(groupId), records),
@@ -310,7 +313,10 @@ export class GroupCoordinator {
         return;
       case 'groupMetadata':
         if (record.value === null) this.manager.groups.delete(record.groupId);
-        else this.manager.loadGroup(record.groupId, record.value);
+        else if (this.consumer.groups.has(record.groupId)) {
+          // Written by a classic rebalance that raced the group's upgrade (it landed after the conversion): the consumer group stands, as in memory.
+          this.logger.debug({ groupId: record.groupId }, 'ignoring a classic group record of a consumer group');
+        } else this.manager.loadGroup(record.groupId, record.value);
         return;
       case 'unknown':
         this.logger.debug({ keyVersion: record.keyVersion }, 'ignoring non-classic group record');
@@ -377,8 +383,8 @@ export class GroupCoordinator {
       return joinError(p.memberId, ErrorCode.INVALID_SESSION_TIMEOUT);
     }
     if (this.consumer.groups.has(p.groupId)) {
-      const converted = await this.locks.run(p.groupId, () => this.consumerOps.dropEmptyGroup(p.groupId));
-      if (converted !== ErrorCode.NONE) return joinError(p.memberId, converted);
+      const answered = await this.consumerOps.classicJoin(p);
+      if (answered !== null) return answered;
     }
     return this.manager.join(p);
   }
@@ -387,20 +393,24 @@ export class GroupCoordinator {
     const unavailable = this.unavailable(p.groupId);
     if (unavailable !== ErrorCode.NONE) return syncError(unavailable);
     if (p.groupId === '') return syncError(ErrorCode.INVALID_GROUP_ID);
-    return this.manager.sync(p);
+    return this.consumerOps.classicSync(p) ?? this.manager.sync(p);
   }
 
   heartbeat(p: HeartbeatParams): number {
     const unavailable = this.unavailable(p.groupId);
     if (unavailable !== ErrorCode.NONE) return unavailable;
     if (p.groupId === '') return ErrorCode.INVALID_GROUP_ID;
-    return this.manager.heartbeat(p);
+    return this.consumerOps.classicHeartbeat(p) ?? this.manager.heartbeat(p);
   }
 
   async leaveGroup(groupId: string, members: readonly LeavingMember[]): Promise<LeaveGroupResult> {
     const unavailable = this.unavailable(groupId);
     if (unavailable !== ErrorCode.NONE) return { errorCode: unavailable, members: [] };
     if (groupId === '') return { errorCode: ErrorCode.INVALID_GROUP_ID, members: [] };
+    if (this.consumer.groups.has(groupId)) {
+      const answered = await this.consumerOps.classicLeave(groupId, members);
+      if (answered !== null) return answered;
+    }
     return this.manager.leave(groupId, members);
   }
 
@@ -639,24 +649,7 @@ export class GroupCoordinator {
       const consumerGroup = this.consumer.groups.get(groupId);
       if (consumerGroup !== undefined) return describeAsClassic(consumerGroup, this.consumer.assignorOf(consumerGroup), this.topicsView());
       const group = this.manager.groups.get(groupId);
-      if (group === undefined) return described;
-      const stable = group.state === 'Stable' && group.protocolName !== null;
-      const protocol = group.protocolName ?? '';
-      return {
-        errorCode: ErrorCode.NONE,
-        groupId,
-        groupState: group.state,
-        protocolType: group.protocolType ?? '',
-        protocolData: stable ? protocol : '',
-        members: group.allMembers().map((m) => ({
-          memberId: m.memberId,
-          groupInstanceId: m.groupInstanceId,
-          clientId: m.clientId,
-          clientHost: m.clientHost,
-          memberMetadata: stable ? m.metadataFor(protocol) : Buffer.alloc(0),
-          memberAssignment: stable ? m.assignment : Buffer.alloc(0),
-        })),
-      };
+      return group === undefined ? described : describeClassicGroup(group);
     });
   }
 

@@ -2,7 +2,8 @@
 // JoinGroup/SyncGroup, and the GroupMetadata records Kafka writes for a group.
 import { EMPTY_ASSIGNMENT, type ClassicGroup } from './classic-group.js';
 import type { CoordinatorRecord } from './group-records.js';
-import type { JoinGroupResult, SyncGroupResult } from './types.js';
+import { ErrorCode } from '../protocol/errors.js';
+import type { DescribedGroup, JoinGroupResult, SyncGroupResult } from './types.js';
 
 export function joinError(memberId: string, errorCode: number): JoinGroupResult {
   return {
@@ -63,5 +64,26 @@ export function emptyGroupRecord(group: ClassicGroup): CoordinatorRecord {
       currentStateTimestampMs: group.stateTimestamp,
       members: [],
     },
+  };
+}
+
+/** DescribeGroups of a classic group: member metadata and assignments only while Stable, as Kafka. */
+export function describeClassicGroup(group: ClassicGroup): DescribedGroup {
+  const stable = group.state === 'Stable' && group.protocolName !== null;
+  const protocol = group.protocolName ?? '';
+  return {
+    errorCode: ErrorCode.NONE,
+    groupId: group.groupId,
+    groupState: group.state,
+    protocolType: group.protocolType ?? '',
+    protocolData: stable ? protocol : '',
+    members: group.allMembers().map((m) => ({
+      memberId: m.memberId,
+      groupInstanceId: m.groupInstanceId,
+      clientId: m.clientId,
+      clientHost: m.clientHost,
+      memberMetadata: stable ? m.metadataFor(protocol) : Buffer.alloc(0),
+      memberAssignment: stable ? m.assignment : Buffer.alloc(0),
+    })),
   };
 }

@@ -51,6 +51,7 @@ import {
   isTransactional,
 } from '../protocol/record-batch.js';
 import { CloseConnectionError } from '../common/errors.js';
+import { REMOTE_LOG_METADATA_TOPIC } from '../../metadata/remote-log-metadata/metadata-topic-log.js';
 
 const ZSTD = 4;
 /** The first version naming topics by id instead of by name (KIP-516). */
@@ -111,7 +112,8 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
             }
             const partition = broker.topics.partition(name, p.index);
             if (partition === undefined) return partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-            if (broker.topics.isInternal(name)) return partitionResponse(p.index, ErrorCode.INVALID_TOPIC_EXCEPTION, `cannot produce to internal topic ${name}`);
+            // As in Kafka, __remote_log_metadata is written by Produce (TopicBasedRemoteLogMetadataManager's producer; in a cluster every broker's).
+            if (broker.topics.isInternal(name) && name !== REMOTE_LOG_METADATA_TOPIC) return partitionResponse(p.index, ErrorCode.INVALID_TOPIC_EXCEPTION, `cannot produce to internal topic ${name}`);
             if (p.records === null || p.records.length === 0) return partitionResponse(p.index, ErrorCode.CORRUPT_MESSAGE, 'no records');
             // Decoded from the request frame, so a Buffer: recordsBuffer returns it as is (no copy).
             const records = recordsBuffer(p.records);

@@ -7,7 +7,10 @@
 // session timeout stands in, as in Kafka); below v7 a null protocol name is
 // sent as ""; v9+: a rejoining static leader may be told to skip assignment.
 // The member's client host is reported as Kafka does ("/127.0.0.1").
-// Not implemented: KIP-848 groups (a classic join never meets one here).
+// A join to a KIP-848 consumer group with members is answered by the consumer
+// group at once, from the server-side assignment (online migration:
+// broker/group/consumer/classic-members.ts); to an empty one, it turns the
+// group id back into a classic group.
 import type { ApiHandler } from './api-handler.js';
 import { kafkaClientHost, type GroupHandlerContext } from '../group/handler-context.js';
 import type { JoinGroupResult } from '../group/types.js';

@@ -3,7 +3,9 @@
 // group's error, else the member's, as Kafka does); v3+ remove a batch, each
 // by member id or, with an empty member id, by group.instance.id (admin
 // removal of static members), and answer per member. Leaving triggers a
-// rebalance of the rest; the last member leaving empties the group.
+// rebalance of the rest; the last member leaving empties the group. In a
+// KIP-848 consumer group only classic members may leave this way (the others
+// get UNKNOWN_MEMBER_ID); their partitions go to the server-side assignor.
 import type { ApiHandler } from './api-handler.js';
 import type { GroupHandlerContext } from '../group/handler-context.js';
 import type { LeaveGroupRequest, LeaveGroupResponse } from '../protocol/messages/leave-group.js';

@@ -3,7 +3,9 @@
 // until it is written to __consumer_offsets and then carries that member's
 // opaque assignment bytes. v3+: group.instance.id is checked (FENCED_INSTANCE_ID);
 // v5+: protocol type and name are checked against the group's
-// (INCONSISTENT_GROUP_PROTOCOL) and echoed back.
+// (INCONSISTENT_GROUP_PROTOCOL) and echoed back. A classic member of a KIP-848
+// consumer group gets its server-side assignment at once, as a
+// ConsumerProtocol Assignment (the leader's assignments are ignored).
 import type { ApiHandler } from './api-handler.js';
 import type { GroupHandlerContext } from '../group/handler-context.js';
 import type { SyncGroupRequest, SyncGroupResponse } from '../protocol/messages/sync-group.js';

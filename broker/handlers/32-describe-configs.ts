@@ -3,11 +3,13 @@
 // (topic override, dynamic broker config, dynamic default, static broker
 // config, default) and, when asked, synonyms and documentation. BROKER
 // resources: this broker's keys, read-only except the dynamic ones in a
-// cluster; the empty name is Kafka's "default broker config": in a cluster the
-// cluster-wide dynamic defaults only (source DYNAMIC_DEFAULT_BROKER_CONFIG), on
-// a single broker (no dynamic layers) its keys as for its id. Unknown topics get
-// UNKNOWN_TOPIC_OR_PARTITION, a broker id other than this one INVALID_REQUEST
-// (the admin client sends a broker's resource to that broker). GROUP resources:
+// cluster, plus, in a cluster, the replication throttle rates (source 2 or 3
+// when set); the empty name is Kafka's "default broker config": in a cluster
+// the cluster-wide dynamic defaults only (source DYNAMIC_DEFAULT_BROKER_CONFIG),
+// on a single broker (no dynamic layers) its keys as for its id. Unknown topics
+// get UNKNOWN_TOPIC_OR_PARTITION, a broker id other than this one
+// INVALID_REQUEST (the admin client sends a broker's resource to that broker).
+// GROUP resources:
 // the share group configs, overrides with source GROUP_CONFIG (8).
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -20,6 +22,7 @@ const GROUP_CONFIG_SOURCE = 8;
 const DEFAULT_CONFIG_SOURCE = 5;
 const CONFIG_TYPE_STRING = 2;
 const CONFIG_TYPE_INT = 3;
+const CONFIG_TYPE_LONG = 5;
 
 function toWire(e: DescribeConfigsEntry) {
   return {
@@ -41,7 +44,7 @@ export const handler: ApiHandler<DescribeConfigsRequest, DescribeConfigsResponse
   maxVersion: 4,
   handle(broker, req, ctx) {
     const results: DescribeConfigsResponseDescribeConfigsResult[] = [];
-    const brokerView = broker.brokerConfigs?.view ?? broker.config;
+    const brokerView = broker.dynamicConfig?.view ?? broker.config;
     for (const r of req.resources) {
       const base = { resourceType: r.resourceType, resourceName: r.resourceName };
       const options = { keys: r.configurationKeys, includeSynonyms: req.includeSynonyms, includeDocumentation: req.includeDocumentation };
@@ -59,9 +62,23 @@ export const handler: ApiHandler<DescribeConfigsRequest, DescribeConfigsResponse
             results.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unexpected broker id, expected ${broker.nodeId} but received ${r.resourceName}`, configs: [] });
             continue;
           }
-          const configs = r.resourceName === '' && broker.brokerConfigs
+          const configs: DescribeConfigsResponseDescribeConfigsResult['configs'] = r.resourceName === '' && broker.dynamicConfig
             ? describeDefaultBrokerConfigs(brokerView, options).map(toWire)
             : describeBrokerConfigs(brokerView, { ...options, effective: { 'cluster.id': broker.clusterId } }).map(toWire);
+          const wanted = r.configurationKeys === null ? null : new Set(r.configurationKeys);
+          for (const d of broker.brokerConfigs?.describe(r.resourceName) ?? []) {
+            if (wanted !== null && !wanted.has(d.name)) continue;
+            configs.push({
+              name: d.name,
+              value: d.value,
+              readOnly: false,
+              configSource: d.source,
+              isSensitive: false,
+              synonyms: req.includeSynonyms ? d.synonyms : [],
+              configType: CONFIG_TYPE_LONG,
+              documentation: req.includeDocumentation ? 'Replication throttle in bytes/s (see docs/replication.md).' : null,
+            });
+          }
           results.push({ ...base, errorCode: 0, errorMessage: null, configs });
         } else if (r.resourceType === ResourceType.GROUP && broker.shareGroups) {
           const wanted = r.configurationKeys === null || r.configurationKeys.length === 0 ? null : new Set(r.configurationKeys);

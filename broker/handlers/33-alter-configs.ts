@@ -16,7 +16,7 @@ export const handler: ApiHandler<AlterConfigsRequest, AlterConfigsResponse, Brok
   minVersion: 0,
   maxVersion: 2,
   async handle(broker, req, ctx) {
-    const admin = broker.brokerConfigs ?? null;
+    const admin = broker.dynamicConfig ?? null;
     const responses = await alterTopicResources(req.resources, ctx.log, (r) =>
       broker.topics.alterConfigs(r.resourceName, r.configs, { validateOnly: req.validateOnly }),
       admin === null ? undefined : (r) => admin.alter(r.resourceName, r.configs, req.validateOnly),

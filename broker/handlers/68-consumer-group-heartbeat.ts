@@ -9,8 +9,10 @@
 // member ids. Errors are Kafka's: INVALID_REQUEST, UNSUPPORTED_ASSIGNOR,
 // INVALID_REGULAR_EXPRESSION, FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID,
 // UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, GROUP_ID_NOT_FOUND (a classic
-// group with members: online migration is not implemented),
-// GROUP_MAX_SIZE_REACHED, COORDINATOR_LOAD_IN_PROGRESS.
+// group with members that may not be upgraded: group.consumer.migration.policy,
+// a protocol type other than "consumer", or a rejoin with an epoch > 0),
+// GROUP_MAX_SIZE_REACHED, COORDINATOR_LOAD_IN_PROGRESS. A member joining a
+// classic group with members upgrades it online (broker/group/migration.ts).
 import type { ApiHandler } from './api-handler.js';
 import type { GroupHandlerContext } from '../group/handler-context.js';
 import type { ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse } from '../protocol/messages/consumer-group-heartbeat.js';

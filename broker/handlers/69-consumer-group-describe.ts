@@ -4,14 +4,13 @@
 // subscriptions, current and target assignments. An unknown or classic group
 // answers GROUP_ID_NOT_FOUND (the admin client then uses DescribeGroups).
 // Authorized operations (when asked): all group operations, since there is
-// no authorizer. v1's member type is 1 (consumer protocol) for every member:
-// classic members inside a consumer group are not implemented.
+// no authorizer. v1's member type is 0 for a classic-protocol member (one
+// that joined through JoinGroup during an online migration), 1 for a
+// consumer-protocol member.
 import type { ApiHandler } from './api-handler.js';
 import type { GroupHandlerContext } from '../group/handler-context.js';
 import { AUTHORIZED_OPERATIONS_OMITTED, GROUP_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
 import type { ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse } from '../protocol/messages/consumer-group-describe.js';
-
-const CONSUMER_MEMBER_TYPE = 1;
 
 export const handler: ApiHandler<ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, GroupHandlerContext> = {
   apiKey: 69,
@@ -41,7 +40,7 @@ export const handler: ApiHandler<ConsumerGroupDescribeRequest, ConsumerGroupDesc
           subscribedTopicRegex: m.subscribedTopicRegex,
           assignment: { topicPartitions: m.assignment.map((t) => ({ ...t })) },
           targetAssignment: { topicPartitions: m.targetAssignment.map((t) => ({ ...t })) },
-          memberType: CONSUMER_MEMBER_TYPE,
+          memberType: m.memberType,
         })),
       })),
     };

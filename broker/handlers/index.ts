@@ -15,6 +15,8 @@ import { handler as describeConfigs } from './32-describe-configs.js';
 import { handler as alterConfigs } from './33-alter-configs.js';
 import { handler as createPartitions } from './37-create-partitions.js';
 import { handler as incrementalAlterConfigs } from './44-incremental-alter-configs.js';
+import { handler as alterPartitionReassignments } from './45-alter-partition-reassignments.js';
+import { handler as listPartitionReassignments } from './46-list-partition-reassignments.js';
 import { handler as describeCluster } from './60-describe-cluster.js';
 import { handler as offsetCommit } from './08-offset-commit.js';
 import { handler as offsetFetch } from './09-offset-fetch.js';
@@ -62,6 +64,8 @@ export const allHandlers = [
   alterConfigs,
   createPartitions,
   incrementalAlterConfigs,
+  alterPartitionReassignments,
+  listPartitionReassignments,
   describeCluster,
   offsetCommit,
   offsetFetch,

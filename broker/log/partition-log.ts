@@ -31,7 +31,7 @@ import { readPartitionMetadata, writePartitionMetadata } from './partition-metad
 import { allBatchesUncompressed, logSegmentData } from './remote-segment-data.js';
 import { type AppendAnalysis, type AppendPlan, analyzeAppend, assignOffsets, validateRecords } from './append-plan.js';
 import { deleteSnapshotsBefore, writeSnapshot } from './producer-snapshots.js';
-import { type ProducerStateManager, firstOffsetOf } from './producer-state.js';
+import { type ProducerStateEntry, type ProducerStateManager, firstOffsetOf } from './producer-state.js';
 import {
   type DeletionReason,
   type SegmentPredicate,
@@ -247,6 +247,11 @@ export class PartitionLog implements LocalLog {
    */
   enableReplicatedHighWatermark(initial: bigint = this.logStart): void {
     if (this.replicatedHighWatermark === null) this.replicatedHighWatermark = initial;
+  }
+
+  /** The partition is this broker's alone again (reassigned to one replica): the high watermark is the log end. */
+  disableReplicatedHighWatermark(): void {
+    this.replicatedHighWatermark = null;
   }
 
   get isReplicated(): boolean {
@@ -561,6 +566,38 @@ export class PartitionLog implements LocalLog {
         await this.truncateFullyLocked(offset);
       } catch (e) {
         throw this.goOffline(`truncation of ${this.opts.topic}-${this.opts.partition} failed`, e);
+      }
+    });
+  }
+
+  /**
+   * Kafka's buildRemoteLogAuxState on the local side: every segment goes, the
+   * log starts empty at `offset` (the end + 1 of the remote segment below the
+   * leader's local log start) with the epoch history `epochs` and the producer
+   * state `producers` as uploaded with that segment, so leader epochs and
+   * idempotent producers carry on across the offsets only the remote tier holds.
+   */
+  startFromRemoteState(offset: bigint, epochs: readonly EpochEntry[], producers: readonly ProducerStateEntry[]): Promise<void> {
+    return this.serial(async () => {
+      this.ensureUsable();
+      try {
+        await this.backgroundFlush;
+        for (const seg of [...this.segments.all()]) {
+          this.segments.remove(seg.baseOffset);
+          await seg.delete();
+        }
+        await deleteSnapshotsBefore(this.opts.dir, offset + 1n);
+        this.segments.add(await LogSegment.create(this.opts.dir, offset, this.segmentOptions, this.opts.clock.now()));
+        this.logStart = offset;
+        this.logEnd = offset;
+        // The snapshot at `offset` is what afterTruncation's rebuild loads.
+        await writeSnapshot(this.opts.dir, offset, producers);
+        this.epochCache.clear();
+        for (const e of epochs) if (e.startOffset < offset) this.epochCache.assign(e.epoch, e.startOffset);
+        await this.epochCheckpoint.write(this.epochCache.entries());
+        await this.afterTruncation();
+      } catch (e) {
+        throw this.goOffline(`building ${this.opts.topic}-${this.opts.partition} from the remote tier failed`, e);
       }
     });
   }

@@ -10,16 +10,23 @@
 //   smaller, the answer is DivergingEpoch (epoch, end offset) and no records:
 //   the follower truncates there (KIP-320/595 fetch-based truncation);
 // - OFFSET_OUT_OF_RANGE outside [log start, log end], with the log start;
-//   OFFSET_MOVED_TO_TIERED_STORAGE below the local log start;
+//   OFFSET_MOVED_TO_TIERED_STORAGE below the local log start (the log start
+//   counts both tiers: the follower then builds its state from the remote
+//   tier, tier-state.ts);
 // - otherwise the fetch offset is the follower's log end offset: recorded
 //   (HW and ISR may move), then whole batches from it.
 // Long-polls as a consumer fetch does (MinBytes / MaxWaitMs), woken by appends.
+// Leader replication throttle (replication-quota.ts): a throttled partition of
+// a follower outside the ISR is answered without records while the quota is
+// exceeded; the bytes answered for throttled partitions count toward it.
 import type { Clock } from '../common/clock.js';
 import type { PartitionWaiters } from '../partition-waiters.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { FetchRequest, FetchRequestFetchPartition, FetchResponse, FetchResponsePartitionData } from '../protocol/messages/fetch.js';
 import { recordsOf, type Records } from '../protocol/record-parts.js';
 import type { ReplicaManager } from './replica-manager.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import type { ReplicationQuota } from './replication-quota.js';
 
 export interface LeaderFetchContext {
   readonly replicas: ReplicaManager;
@@ -29,6 +36,10 @@ export interface LeaderFetchContext {
   readonly topicNameById: (topicId: string) => string | undefined;
   /** The partition's leader and epoch from the image, for errors. */
   readonly currentLeader: (topic: string, partition: number) => { leaderId: number; leaderEpoch: number } | undefined;
+  /** The partition's log start over both tiers (default: the local log's). */
+  readonly logStartOffset?: (log: PartitionLog) => bigint;
+  /** The leader-side replication throttle; absent: none. */
+  readonly quota?: Pick<ReplicationQuota, 'isThrottled' | 'isQuotaExceeded' | 'record'>;
 }
 
 const NO_RECORDS = Buffer.alloc(0);
@@ -43,7 +54,7 @@ interface Target {
   readonly p: FetchRequestFetchPartition;
 }
 
-async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bigint, t: Target, room: number, first: boolean, record: boolean): Promise<{ data: FetchResponsePartitionData; bytes: number; error: boolean }> {
+async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bigint, t: Target, room: number, first: boolean, record: boolean): Promise<{ data: FetchResponsePartitionData; bytes: number; error: boolean; throttled?: boolean }> {
   const p = t.p;
   const fail = (code: number, extra: Partial<FetchResponsePartitionData> = {}) => ({ data: failed(p.partition, code, extra), bytes: 0, error: true });
   if (t.topic === undefined) return fail(ErrorCode.UNKNOWN_TOPIC_ID);
@@ -56,22 +67,28 @@ async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bi
   const log = replica.log;
   if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < state.leaderEpoch) return fail(ErrorCode.FENCED_LEADER_EPOCH);
   if (p.currentLeaderEpoch > state.leaderEpoch) return fail(ErrorCode.UNKNOWN_LEADER_EPOCH);
-  const base = { partitionIndex: p.partition, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, logStartOffset: log.logStartOffset, abortedTransactions: null, preferredReadReplica: -1 };
-  if (p.lastFetchedEpoch >= 0) {
+  const logStart = c.logStartOffset?.(log) ?? log.logStartOffset;
+  const base = { partitionIndex: p.partition, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, logStartOffset: logStart, abortedTransactions: null, preferredReadReplica: -1 };
+  // Below the local log start the epoch history is gone with the local segments (it is truncated with them):
+  // divergence cannot be decided there, and the follower rebuilds from the remote tier anyway (OFFSET_MOVED_TO_TIERED_STORAGE).
+  if (p.lastFetchedEpoch >= 0 && p.fetchOffset >= log.localLogStartOffset) {
     const end = log.endOffsetForEpoch(p.lastFetchedEpoch);
     if (end.epoch < p.lastFetchedEpoch || end.endOffset < p.fetchOffset) {
       return { data: { ...base, errorCode: ErrorCode.NONE, divergingEpoch: { epoch: end.epoch, endOffset: end.endOffset }, records: NO_RECORDS }, bytes: 0, error: false };
     }
   }
-  if (p.fetchOffset < log.logStartOffset || p.fetchOffset > log.logEndOffset) return fail(ErrorCode.OFFSET_OUT_OF_RANGE, { logStartOffset: log.logStartOffset, highWatermark: log.highWatermark });
-  if (p.fetchOffset < log.localLogStartOffset) return fail(ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE, { logStartOffset: log.logStartOffset, highWatermark: log.highWatermark });
+  if (p.fetchOffset < logStart || p.fetchOffset > log.logEndOffset) return fail(ErrorCode.OFFSET_OUT_OF_RANGE, { logStartOffset: logStart, highWatermark: log.highWatermark });
+  if (p.fetchOffset < log.localLogStartOffset) return fail(ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE, { logStartOffset: logStart, highWatermark: log.highWatermark });
   if (record && !c.replicas.followerFetched(replica, state, replicaId, p.fetchOffset, brokerEpoch, p.logStartOffset)) {
     // Kafka: a fetch from a broker that is not a replica is refused.
     return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER);
   }
   const maxBytes = Math.min(p.partitionMaxBytes, room);
   let records: Records = NO_RECORDS;
-  if (p.fetchOffset < log.logEndOffset && (maxBytes > 0 || first)) {
+  const throttled = c.quota?.isThrottled(t.topic, p.partition) ?? false;
+  // Kafka's shouldLeaderThrottle: only replicas outside the ISR are held back.
+  const held = throttled && !state.isr.includes(replicaId) && c.quota!.isQuotaExceeded();
+  if (!held && p.fetchOffset < log.logEndOffset && (maxBytes > 0 || first)) {
     try {
       const r = await log.read(p.fetchOffset, Math.max(0, maxBytes), { maxOffset: log.logEndOffset, minOneBatch: first });
       records = recordsOf(r.records) ?? NO_RECORDS;
@@ -80,7 +97,7 @@ async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bi
     }
   }
   // The HW after this follower's fetch was recorded: it may have just moved.
-  return { data: { ...base, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, errorCode: ErrorCode.NONE, records }, bytes: records.length, error: false };
+  return { data: { ...base, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, errorCode: ErrorCode.NONE, records }, bytes: records.length, error: false, throttled };
 }
 
 export async function answerReplicaFetch(c: LeaderFetchContext, req: FetchRequest, apiVersion: number, signal: AbortSignal): Promise<FetchResponse> {
@@ -97,17 +114,22 @@ export async function answerReplicaFetch(c: LeaderFetchContext, req: FetchReques
   let record = true;
   for (;;) {
     let bytes = 0;
+    let throttledBytes = 0;
     let errors = false;
     const answers: Array<{ t: Target; data: FetchResponsePartitionData }> = [];
     for (const t of targets) {
       const r = await readOne(c, replicaId, brokerEpoch, t, req.maxBytes - bytes, bytes === 0, record);
       bytes += r.bytes;
+      if (r.throttled === true) throttledBytes += r.bytes;
       errors ||= r.error || r.data.divergingEpoch !== undefined;
       answers.push({ t, data: r.data });
     }
     record = false;
     const remaining = deadline - c.clock.now();
-    if (keys.length === 0 || bytes >= req.minBytes || errors || remaining <= 0 || signal.aborted) return respond(answers);
+    if (keys.length === 0 || bytes >= req.minBytes || errors || remaining <= 0 || signal.aborted) {
+      c.quota?.record(throttledBytes);
+      return respond(answers);
+    }
     await c.waiters.wait(keys, remaining, signal);
   }
 }

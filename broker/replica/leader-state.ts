@@ -31,6 +31,8 @@ export interface FollowerState {
 export interface CommittedIsr {
   readonly isr: readonly number[];
   readonly partitionEpoch: number;
+  /** The replicas at this partition epoch, when known (a reassignment changes them within a leader epoch). */
+  readonly replicas?: readonly number[];
 }
 
 export class LeaderState {
@@ -38,24 +40,42 @@ export class LeaderState {
   private committed: CommittedIsr;
   /** The ISR proposed to the store and not yet answered, or null. */
   private pending: readonly number[] | null = null;
+  private replicaList: readonly number[];
 
   constructor(
     readonly leaderId: number,
     readonly leaderEpoch: number,
     /** Where this leader's epoch starts in its log (its LEO when it became leader). */
     readonly epochStartOffset: bigint,
-    readonly replicas: readonly number[],
+    replicas: readonly number[],
     committed: CommittedIsr,
     now: number,
     private readonly replicaLagTimeMaxMs: number,
   ) {
     this.committed = committed;
+    this.replicaList = [...replicas];
     for (const r of replicas) {
       if (r === leaderId) continue;
       // As Kafka's resetReplicaState on becoming leader: ISR members count as caught up now.
       const caughtUp = committed.isr.includes(r) ? now : 0;
-      this.followers.set(r, { replicaId: r, logEndOffset: -1n, logStartOffset: -1n, lastCaughtUpTimeMs: caughtUp, lastFetchLeaderLogEndOffset: -1n, lastFetchTimeMs: 0, brokerEpoch: -1n });
+      this.followers.set(r, newFollower(r, caughtUp));
     }
+  }
+
+  get replicas(): readonly number[] {
+    return this.replicaList;
+  }
+
+  /**
+   * The replica set changed within this leader epoch (a reassignment started
+   * or was replaced): new replicas are tracked from scratch (out of sync until
+   * they catch up, as Kafka's updateAssignmentAndIsr), the others keep their
+   * state, replicas that left are forgotten.
+   */
+  private updateReplicas(replicas: readonly number[]): void {
+    this.replicaList = [...replicas];
+    for (const r of replicas) if (r !== this.leaderId && !this.followers.has(r)) this.followers.set(r, newFollower(r, 0));
+    for (const r of [...this.followers.keys()]) if (!replicas.includes(r)) this.followers.delete(r);
   }
 
   get isr(): readonly number[] {
@@ -150,6 +170,7 @@ export class LeaderState {
 
   /** The store answered (accepted, or refused with its current state), or the image showed a new ISR. */
   committedIsr(committed: CommittedIsr): void {
+    if (committed.replicas !== undefined) this.updateReplicas(committed.replicas);
     this.committed = { isr: [...committed.isr], partitionEpoch: committed.partitionEpoch };
     this.pending = null;
   }
@@ -158,4 +179,8 @@ export class LeaderState {
   proposalFailed(): void {
     this.pending = null;
   }
+}
+
+function newFollower(replicaId: number, lastCaughtUpTimeMs: number): FollowerState {
+  return { replicaId, logEndOffset: -1n, logStartOffset: -1n, lastCaughtUpTimeMs, lastFetchLeaderLogEndOffset: -1n, lastFetchTimeMs: 0, brokerEpoch: -1n };
 }

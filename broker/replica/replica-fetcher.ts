@@ -8,6 +8,9 @@
 // follower's high watermark is min(leader's HW, own LEO). A failed connection
 // or request backs off replica.fetch.backoff.ms; a partition answered with an
 // error backs off alone and waits for the image to move it (a new leader).
+// Follower replication throttle (replication-quota.ts): while the quota is
+// exceeded, throttled partitions this broker is not in the ISR of are left out
+// of the fetch; bytes appended for throttled partitions count toward it.
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
 import type { Scheduler, TimerHandle } from '../common/scheduler.js';
@@ -16,6 +19,8 @@ import type { FetchRequest, FetchRequestFetchTopic, FetchResponse, FetchResponse
 import { recordsBuffer } from '../protocol/record-parts.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { truncationOffset } from './follower-truncation.js';
+import { buildRemoteLogAuxState, type LeaderLocalStart, type ReplicaRemoteTier } from './tier-state.js';
+import type { ReplicationQuota } from './replication-quota.js';
 
 export interface ReplicaFetchConfig {
   /** replica.fetch.max.bytes */
@@ -33,6 +38,8 @@ export interface ReplicaFetchConfig {
 /** The Fetch round trip, over whatever connection the fetcher was given. */
 export interface FetchConnection {
   fetch(build: (version: number) => FetchRequest): Promise<FetchResponse>;
+  /** ListOffsets -4 at the leader: its local log start (for OFFSET_MOVED_TO_TIERED_STORAGE); absent, the follower only backs off. */
+  earliestLocalOffset?(topic: string, partition: number, currentLeaderEpoch: number): Promise<LeaderLocalStart>;
   close(): void;
 }
 
@@ -61,6 +68,12 @@ export interface ReplicaFetcherOptions {
   readonly scheduler: Scheduler;
   readonly log: Logger;
   readonly onEvent?: (e: FetcherEvent) => void;
+  /** The remote tier, to build a follower's state from when its offset moved to tiered storage (null: none). */
+  readonly remoteTier?: () => ReplicaRemoteTier | null;
+  /** The follower-side replication throttle; absent: none. */
+  readonly quota?: Pick<ReplicationQuota, 'isThrottled' | 'isQuotaExceeded' | 'record'>;
+  /** Whether this broker is in the partition's ISR (the image's): in-sync replicas are never throttled. */
+  readonly inSync?: (topic: string, partition: number) => boolean;
 }
 
 const key = (topicId: string, partition: number): string => `${topicId}:${partition}`;
@@ -146,9 +159,11 @@ export class ReplicaFetcher {
   private async loop(): Promise<void> {
     while (!this.stopped && this.partitions.size > 0) {
       const now = this.o.clock.now();
-      const ready = [...this.partitions.entries()].filter(([k]) => (this.delayedUntil.get(k) ?? 0) <= now).map(([, p]) => p);
+      const due = [...this.partitions.entries()].filter(([k]) => (this.delayedUntil.get(k) ?? 0) <= now).map(([, p]) => p);
+      const ready = due.filter((p) => !this.heldBack(p));
       if (ready.length === 0) {
-        const next = Math.min(...[...this.delayedUntil.values()]);
+        // All held back by the throttle: ask again after the backoff (Kafka's empty fetch request).
+        const next = due.length > 0 ? now + this.o.config.backoffMs : Math.min(...[...this.delayedUntil.values()]);
         await this.pause(Math.max(1, next - now));
         continue;
       }
@@ -175,6 +190,12 @@ export class ReplicaFetcher {
         await this.pause(this.o.config.backoffMs);
       }
     }
+  }
+
+  /** Kafka's shouldFollowerThrottle: a throttled partition this broker is out of sync for, while the quota is exceeded. */
+  private heldBack(p: FollowedPartition): boolean {
+    const q = this.o.quota;
+    return q !== undefined && q.isThrottled(p.topic, p.partition) && !(this.o.inSync?.(p.topic, p.partition) ?? false) && q.isQuotaExceeded();
   }
 
   private request(version: number, sent: readonly { p: FollowedPartition; epoch: number; fetchOffset: bigint }[]): FetchRequest {
@@ -222,7 +243,10 @@ export class ReplicaFetcher {
       }
       const records = d.records === null ? null : recordsBuffer(d.records);
       const before = log.logEndOffset;
-      if (records !== null && records.length > 0) await log.appendAsFollower(records);
+      if (records !== null && records.length > 0) {
+        await log.appendAsFollower(records);
+        if (this.o.quota?.isThrottled(p.topic, p.partition) === true) this.o.quota.record(records.length);
+      }
       const leo = log.logEndOffset;
       const hwBefore = log.highWatermark;
       log.setHighWatermark(d.highWatermark < leo ? d.highWatermark : leo);
@@ -234,6 +258,20 @@ export class ReplicaFetcher {
       this.o.log.warn({ topic: p.topic, partition: p.partition, logEndOffset: String(log.logEndOffset), leaderLogStartOffset: String(d.logStartOffset) }, 'follower is below the leader\'s log start: emptying the log to start there');
       await log.truncateFullyAndStartAt(d.logStartOffset);
       return;
+    }
+    const tier = this.o.remoteTier?.() ?? null;
+    const conn = this.conn;
+    if (d.errorCode === ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE && tier !== null && conn?.earliestLocalOffset !== undefined) {
+      try {
+        const leader = await conn.earliestLocalOffset(p.topic, p.partition, p.leaderEpoch);
+        const from = log.logEndOffset;
+        const to = await buildRemoteLogAuxState(log, leader, tier);
+        this.o.log.info({ topic: p.topic, partition: p.partition, from: String(from), to: String(to), leaderLocalLogStartOffset: String(leader.offset) }, 'follower below the leader\'s local log start: built its state from the remote tier');
+        this.o.onEvent?.({ type: 'truncated', partition: p, from, to });
+        return;
+      } catch (err) {
+        this.o.log.warn({ topic: p.topic, partition: p.partition, err: err instanceof Error ? err.message : String(err) }, 'could not build the follower state from the remote tier yet; backing off');
+      }
     }
     this.o.onEvent?.({ type: 'partition-error', partition: p, errorCode: d.errorCode });
     this.o.log.debug({ topic: p.topic, partition: p.partition, leader: this.o.leaderId, error: errorName(d.errorCode) }, 'replica fetch of a partition failed; backing off');

@@ -23,7 +23,9 @@ import { ErrorCode } from '../protocol/errors.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { LeaderState } from './leader-state.js';
 import { ReplicaFetcher, type FetchConnection, type FetcherEvent, type ReplicaFetchConfig } from './replica-fetcher.js';
+import type { ReplicationQuota } from './replication-quota.js';
 import type { ReplicationEvent } from './replication-events.js';
+import type { ReplicaRemoteTier } from './tier-state.js';
 import type { ConsumerFetchStanding } from './consumer-fetch.js';
 import type { ReplicaView } from './replica-selector.js';
 
@@ -53,9 +55,13 @@ export interface ReplicaManagerOptions {
   readonly config: ReplicaManagerConfig;
   /** Where a replica's HW starts when this process first sees it (the replication-offset-checkpoint); its log start if undefined. */
   readonly initialHighWatermark?: (log: PartitionLog) => bigint | undefined;
+  /** The follower-side replication throttle (replication-quota.ts); absent: none. */
+  readonly followerQuota?: ReplicationQuota;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   readonly log: Logger;
+  /** The remote tier, once attached (followers below the leader's local log start build their state from it). */
+  readonly remoteTier?: () => ReplicaRemoteTier | null;
 }
 
 interface AckWaiter {
@@ -145,6 +151,10 @@ export class ReplicaManager {
       if (seen.has(k)) continue;
       this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
       this.replicas.delete(k);
+      // Reassigned down to this broker alone: unreplicated again, its HW is its log end.
+      const now = this.o.image.topic(r.topic);
+      const state = now?.topicId === r.topicId ? this.o.image.partition(r.topicId, r.partition) : undefined;
+      if (state !== undefined && state.replicas.length === 1 && state.replicas[0] === this.o.nodeId) r.log.disableReplicatedHighWatermark();
     }
   }
 
@@ -225,6 +235,12 @@ export class ReplicaManager {
         scheduler: this.o.scheduler,
         log: this.o.log.child({ fetcher: `${leaderId}-${fetcherId}` }),
         onEvent: (ev) => this.onFetcherEvent(ev),
+        ...(this.o.remoteTier === undefined ? {} : { remoteTier: this.o.remoteTier }),
+        ...(this.o.followerQuota === undefined ? {} : { quota: this.o.followerQuota }),
+        inSync: (topic, partition) => {
+          const t = this.o.image.topic(topic);
+          return t !== undefined && (this.o.image.partition(t.topicId, partition)?.isr.includes(this.o.nodeId) ?? false);
+        },
       });
       this.fetchers.set(k, f);
     }

@@ -18,6 +18,9 @@ import { HighWatermarkCheckpoints } from './high-watermark-checkpoint.js';
 import { answerReplicaFetch } from './leader-fetch.js';
 import type { FetchConnection } from './replica-fetcher.js';
 import { ReplicaManager, type ReplicaManagerConfig } from './replica-manager.js';
+import { logStartOverTiers, type ReplicaRemoteTier } from './tier-state.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import { FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS, ReplicationQuota, parseRate, throttledOn } from './replication-quota.js';
 import type { ConsumerFetchStanding } from './consumer-fetch.js';
 import { preferredReadReplica, replicaSelectorKind, type ReplicaSelectorKind } from './replica-selector.js';
 
@@ -42,6 +45,16 @@ export async function connectForReplicaFetch(host: string, port: number, clientI
   const conn = await BrokerConnection.connect(host, port, { clientId, timeoutMs });
   return {
     fetch: async (build: (version: number) => FetchRequest): Promise<FetchResponse> => (await conn.send(apis.Fetch, build, { min: 12 })).body,
+    earliestLocalOffset: async (topic, partition, currentLeaderEpoch) => {
+      const { body } = await conn.send(
+        apis.ListOffsets,
+        () => ({ replicaId: -1, isolationLevel: 0, topics: [{ name: topic, partitions: [{ partitionIndex: partition, currentLeaderEpoch, timestamp: -4n, maxNumOffsets: 1 }] }], timeoutMs: timeoutMs }),
+        { min: 4 },
+      );
+      const p = body.topics[0]?.partitions[0];
+      if (p === undefined || p.errorCode !== ErrorCode.NONE) throw new KafkaError(p?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, `ListOffsets -4 of ${topic}-${partition} at the leader failed`);
+      return { offset: p.offset, leaderEpoch: p.leaderEpoch };
+    },
     close: () => conn.close(),
   };
 }
@@ -62,11 +75,34 @@ export interface ReplicationOptions {
   readonly log: Logger;
 }
 
+/**
+ * The leader- or follower-side throttle of this broker: the rate from its
+ * dynamic broker config (else the cluster-wide default), the throttled
+ * replicas from each topic's config, both read from the image on every check.
+ */
+function quotaOf(image: MetadataImage, nodeId: number, clock: Clock, rateConfig: string, replicasConfig: string): ReplicationQuota {
+  return new ReplicationQuota({
+    clock,
+    limit: () => parseRate(image.configs({ type: 'broker', nodeId }).get(rateConfig) ?? image.configs({ type: 'cluster' }).get(rateConfig)),
+    throttled: (topic, partition) => throttledOn(image.topic(topic)?.configs[replicasConfig], partition, nodeId),
+  });
+}
+
 export class Replication implements ReplicationService {
   readonly manager: ReplicaManager;
+  /** leader.replication.throttled.rate over leader.replication.throttled.replicas. */
+  readonly leaderQuota: ReplicationQuota;
+  /** follower.replication.throttled.rate over follower.replication.throttled.replicas. */
+  readonly followerQuota: ReplicationQuota;
   private readonly checkpoints = new HighWatermarkCheckpoints();
   private checkpointTimer: TimerHandle | null = null;
   private stopped = false;
+  private remoteTier: ReplicaRemoteTier | null = null;
+
+  /** Tiered storage, once the broker built it: the leader answers with the log start over both tiers, followers rebuild from it. */
+  attachRemoteTier(tier: ReplicaRemoteTier): void {
+    this.remoteTier = tier;
+  }
   /** replica.selector.class (KIP-392). */
   readonly selector: ReplicaSelectorKind;
 
@@ -103,6 +139,8 @@ export class Replication implements ReplicationService {
     // The config's validator admits only the selectors replicaSelectorKind knows.
     this.selector = replicaSelectorKind(o.config.getString('replica.selector.class')) ?? 'none';
     const config = replicaManagerConfig(o.config);
+    this.leaderQuota = quotaOf(o.image, o.nodeId, o.clock, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS);
+    this.followerQuota = quotaOf(o.image, o.nodeId, o.clock, FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS);
     this.manager = new ReplicaManager({
       nodeId: o.nodeId,
       brokerEpoch: o.brokerEpoch,
@@ -115,6 +153,8 @@ export class Replication implements ReplicationService {
       listenerName: o.listenerName,
       config,
       initialHighWatermark: (log) => this.checkpoints.initial(log),
+      remoteTier: () => this.remoteTier,
+      followerQuota: this.followerQuota,
       clock: o.clock,
       scheduler: o.scheduler,
       log: o.log,
@@ -128,6 +168,8 @@ export class Replication implements ReplicationService {
         waiters: this.o.waiters,
         clock: this.o.clock,
         topicNameById: this.o.topicNameById,
+        logStartOffset: (log) => logStartOverTiers(log, this.remoteTier),
+        quota: this.leaderQuota,
         currentLeader: (topic, partition) => {
           const t = this.o.image.topic(topic);
           const s = t === undefined ? undefined : this.o.image.partition(t.topicId, partition);

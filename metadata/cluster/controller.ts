@@ -2,8 +2,9 @@
 // lease-bound `controller` key whenever the image shows none, and while this
 // broker holds it, it reconciles leadership with the registered brokers
 // (leader-election.ts decides, alterPartition applies with compare-and-swap),
-// and every leader.imbalance.check.interval.ms moves leadership back to
-// preferred replicas (auto.leader.rebalance.enable).
+// completes partition reassignments whose target replicas are all in the ISR
+// (reassignment.ts), and every leader.imbalance.check.interval.ms moves
+// leadership back to preferred replicas (auto.leader.rebalance.enable).
 //
 // Level-triggered: every image change schedules one reconcile of the whole
 // image, so a change missed by a failed or fenced write is retried from the
@@ -18,6 +19,7 @@ import type { Scheduler, TimerHandle } from '../../broker/common/scheduler.js';
 import { StalePartitionUpdateError } from './errors.js';
 import type { MetadataImage } from './image.js';
 import { planLeaderChanges, planPreferredLeaders, type PartitionChange } from './leader-election.js';
+import { planReassignmentCompletions } from './reassignment.js';
 import type { ControllerRecord } from './records.js';
 import type { BrokerSession, ClusterMetadataStore } from './store.js';
 
@@ -132,7 +134,8 @@ export class ClusterController {
     try {
       retry = !(await this.reconcileRole());
       if (!retry && this.canAct()) {
-        const changes = planLeaderChanges(this.options.image, this.options.config);
+        // Leadership first: a completion planned on the same image is then fenced and re-planned.
+        const changes = [...planLeaderChanges(this.options.image, this.options.config), ...planReassignmentCompletions(this.options.image)];
         const failed = (await this.apply(changes)) < changes.length;
         if (failed) this.again = true;
       }

@@ -6,20 +6,22 @@
 //   cluster/id                           <cluster id>
 //   brokers/<nodeId>                     registration JSON, bound to the broker's lease ("inControlledShutdown": true once it stops)
 //   topics/<name>                        {"topicId","name","partitionCount","configs"}
-//   partitions/<topicId>/<partition>     {"replicas","leader","leaderEpoch","isr","partitionEpoch"}
+//   partitions/<topicId>/<partition>     {"replicas","leader","leaderEpoch","isr","partitionEpoch"}, plus
+//                                        "addingReplicas","removingReplicas" while a reassignment is in progress
 //   configs/brokers/<nodeId>/<name>      value
 //   configs/cluster/<name>               value
 //   controller                           {"nodeId","brokerEpoch"}, bound to the controller's broker lease
 //   producer-ids                         {"nextBlockStart","brokerId","blockSize"}: the last block handed out
 // Pure: no I/O.
-import type {
-  BrokerEndpoint,
-  BrokerRegistration,
-  ConfigResource,
-  MetadataChange,
-  PartitionState,
-  RegisteredBroker,
-  TopicRecord,
+import {
+  isReassigning,
+  type BrokerEndpoint,
+  type BrokerRegistration,
+  type ConfigResource,
+  type MetadataChange,
+  type PartitionState,
+  type RegisteredBroker,
+  type TopicRecord,
 } from './records.js';
 
 export const LAYOUT_KEY = 'layout';
@@ -111,6 +113,8 @@ export function encodePartition(state: PartitionState): string {
     leaderEpoch: state.leaderEpoch,
     isr: state.isr,
     partitionEpoch: state.partitionEpoch,
+    // Only while reassigning, so a record without a reassignment reads as layout 1 always did.
+    ...(isReassigning(state) ? { addingReplicas: state.addingReplicas ?? [], removingReplicas: state.removingReplicas ?? [] } : {}),
   });
 }
 
@@ -253,5 +257,13 @@ function parsePartition(v: unknown): PartitionState {
     leaderEpoch: field(v, 'leaderEpoch', isInt, 'an integer'),
     isr: field(v, 'isr', isIntList, 'a list of integers'),
     partitionEpoch: field(v, 'partitionEpoch', isInt, 'an integer'),
+    ...optionalList(v, 'addingReplicas'),
+    ...optionalList(v, 'removingReplicas'),
   };
+}
+
+function optionalList(v: Record<string, unknown>, name: 'addingReplicas' | 'removingReplicas'): Partial<Record<typeof name, number[]>> {
+  if (v[name] === undefined) return {};
+  const list = field(v, name, isIntList, 'a list of integers');
+  return list.length === 0 ? {} : { [name]: list };
 }

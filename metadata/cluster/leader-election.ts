@@ -29,7 +29,7 @@ export interface PartitionChange {
   /** The epochs the change is based on (alterPartition's compare). */
   readonly expected: { readonly leaderEpoch: number; readonly partitionEpoch: number };
   readonly proposal: PartitionProposal;
-  readonly reason: 'leader-gone' | 'offline' | 'back-online' | 'isr-shrink' | 'preferred' | 'controlled-shutdown';
+  readonly reason: 'leader-gone' | 'offline' | 'back-online' | 'isr-shrink' | 'preferred' | 'controlled-shutdown' | 'reassignment-completed';
 }
 
 export interface ElectionOptions {

@@ -3,7 +3,7 @@
 // store can know). Pure.
 import { ErrorCode, KafkaError } from '../../broker/protocol/errors.js';
 import { StalePartitionUpdateError } from './errors.js';
-import type { PartitionProposal, PartitionState, TopicPartitionRef } from './records.js';
+import { isReassigning, type PartitionProposal, type PartitionState, type TopicPartitionRef } from './records.js';
 
 /** The state that replaces `current`, or the error that refuses the change. */
 export function nextPartitionState(
@@ -28,18 +28,37 @@ export function nextPartitionState(
     );
   }
   checkProposal(where, proposal);
+  const keepsReassignment = proposal.addingReplicas === undefined && proposal.removingReplicas === undefined;
+  if (keepsReassignment && isReassigning(current) && !sameList(proposal.replicas, current.replicas)) {
+    // A leader or ISR change made without knowing of the reassignment would undo it.
+    throw new KafkaError(
+      ErrorCode.INVALID_REQUEST,
+      `Partition ${where}: replicas [${proposal.replicas.join(',')}] differ from [${current.replicas.join(',')}] while a reassignment is in progress; a reassignment change must name its adding and removing replicas`,
+    );
+  }
   if (proposal.leaderEpoch < current.leaderEpoch) {
     throw new KafkaError(ErrorCode.INVALID_REQUEST, `Partition ${where}: leader epoch ${proposal.leaderEpoch} is below the current ${current.leaderEpoch}`);
   }
   if (proposal.leader !== current.leader && proposal.leaderEpoch === current.leaderEpoch) {
     throw new KafkaError(ErrorCode.INVALID_REQUEST, `Partition ${where}: a new leader (${proposal.leader}) needs a leader epoch above ${current.leaderEpoch}`);
   }
-  return { ...copy(proposal), partitionEpoch: current.partitionEpoch + 1 };
+  const reassignment = keepsReassignment ? current : proposal;
+  return withReassignment({ ...copy(proposal), partitionEpoch: current.partitionEpoch + 1 }, reassignment.addingReplicas ?? [], reassignment.removingReplicas ?? []);
+}
+
+function withReassignment(state: PartitionState, adding: readonly number[], removing: readonly number[]): PartitionState {
+  if (adding.length === 0 && removing.length === 0) return state;
+  return { ...state, addingReplicas: [...adding], removingReplicas: [...removing] };
+}
+
+function sameList(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** A new partition's first state. */
 export function initialPartitionState(where: string, proposal: PartitionProposal): PartitionState {
   checkProposal(where, proposal);
+  if (isReassigning(proposal)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Partition ${where}: a new partition cannot start with a reassignment`);
   return { ...copy(proposal), partitionEpoch: 0 };
 }
 
@@ -59,4 +78,10 @@ function checkProposal(where: string, p: PartitionProposal): void {
     throw new KafkaError(ErrorCode.INVALID_REQUEST, `Partition ${where}: leader ${p.leader} is not in the ISR [${p.isr.join(',')}]`);
   }
   if (!Number.isInteger(p.leaderEpoch) || p.leaderEpoch < 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Partition ${where}: bad leader epoch ${p.leaderEpoch}`);
+  const adding = p.addingReplicas ?? [];
+  const removing = p.removingReplicas ?? [];
+  for (const r of [...adding, ...removing]) {
+    if (!p.replicas.includes(r)) throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Partition ${where}: reassigned replica ${r} is not in the replicas [${p.replicas.join(',')}]`);
+    if (adding.includes(r) && removing.includes(r)) throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Partition ${where}: replica ${r} is both added and removed`);
+  }
 }

@@ -55,6 +55,14 @@ export interface PartitionState {
   readonly isr: readonly number[];
   /** Bumped by the store on every change of this record (Kafka's partition epoch). */
   readonly partitionEpoch: number;
+  /**
+   * A reassignment in progress (Kafka's KIP-455 addingReplicas and
+   * removingReplicas): `replicas` is then the target followed by the replicas
+   * being removed; the adding ones are in `replicas` and join the ISR as they
+   * catch up. Absent or empty: no reassignment.
+   */
+  readonly addingReplicas?: readonly number[];
+  readonly removingReplicas?: readonly number[];
 }
 
 export interface TopicPartitionRef {
@@ -106,6 +114,18 @@ export interface PartitionProposal {
   readonly leader: number;
   readonly leaderEpoch: number;
   readonly isr: readonly number[];
+  /**
+   * Absent: the reassignment in progress (if any) stays as it is, and then
+   * `replicas` must be the current ones (leader and ISR changes). Given (empty
+   * to clear): the reassignment's new adding / removing replicas.
+   */
+  readonly addingReplicas?: readonly number[];
+  readonly removingReplicas?: readonly number[];
+}
+
+/** Whether a partition has a reassignment in progress. */
+export function isReassigning(state: Pick<PartitionState, 'addingReplicas' | 'removingReplicas'>): boolean {
+  return (state.addingReplicas?.length ?? 0) > 0 || (state.removingReplicas?.length ?? 0) > 0;
 }
 
 /** The layout this code writes and understands; anything else in the store is refused. */

@@ -3,6 +3,9 @@
 // logs (each value written as a record of a record batch); MemoryMetadataTopicLog
 // is the in-memory implementation for tests.
 
+/** The topic's name (Kafka's TopicBasedRemoteLogMetadataManagerConfig.REMOTE_LOG_METADATA_TOPIC_NAME). */
+export const REMOTE_LOG_METADATA_TOPIC = '__remote_log_metadata';
+
 export interface MetadataTopicRecord {
   readonly offset: bigint;
   readonly key: Buffer | null;

@@ -5,7 +5,20 @@
 //   -> COPY_SEGMENT_FINISHED, which moves the highest remote offset.
 // A failed attempt deletes what it wrote (DELETE_SEGMENT_STARTED/FINISHED) and
 // stops the run so order is kept; the next run starts over with a new id.
-import type { RemoteLogSegmentMetadata, SegmentLeaderEpoch } from '../../metadata/remote-log-metadata/types.js';
+//
+// Only the partition's leader copies. Where to start comes from the leader's
+// own epoch history (Kafka's findHighestRemoteOffset): walking its epochs from
+// the latest down, the first one with remote data gives the highest remote
+// offset of this log's lineage, capped at the end of that epoch in this log.
+// A new leader so continues exactly where the remote tier's copy of its
+// history ends: what an earlier leader uploaded of the same epochs is not
+// uploaded again, and remote data of an epoch this log does not have (a
+// diverged one) is not counted, so its offsets are uploaded from this log and
+// the diverged segments drop out of the epoch-indexed reads. A copy that
+// outlives its leadership (the term's signal) stops before recording
+// COPY_SEGMENT_FINISHED.
+import type { RemoteLogSegmentMetadata, SegmentLeaderEpoch, TopicIdPartition } from '../../metadata/remote-log-metadata/types.js';
+import type { RemoteLogMetadataManager } from '../../metadata/remote-log-metadata/remote-log-metadata-manager.js';
 import { randomUuid } from '../../metadata/uuid.js';
 import type { LeaderEpochEntry as EpochEntry, LocalSegment } from '../local-log.js';
 import type { PartitionState, RlmContext } from '../partition-state.js';
@@ -23,10 +36,40 @@ export interface CopyResultSummary {
   readonly copiedBytes: number;
 }
 
+/**
+ * The highest offset of this log's history that is remote (-1 when none):
+ * Kafka's RemoteLogManager.findHighestRemoteOffset over `entries` (the log's
+ * leader-epoch history, oldest first) and `logEndOffset`. A log with no
+ * history wrote everything in epoch 0 (segmentLeaderEpochs says so). When no
+ * epoch of the history has remote data but older remote data exists (the
+ * history's start was truncated with the local segments), that data counts up
+ * to just below the history's first offset.
+ */
+export function findHighestRemoteOffset(
+  metadata: Pick<RemoteLogMetadataManager, 'highestOffsetForEpoch' | 'highestRemoteOffset'>,
+  tp: TopicIdPartition,
+  entries: readonly EpochEntry[],
+  logEndOffset: bigint,
+): bigint {
+  if (entries.length === 0) return metadata.highestOffsetForEpoch(tp, 0) ?? -1n;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i] as EpochEntry;
+    const highest = metadata.highestOffsetForEpoch(tp, entry.epoch);
+    if (highest === undefined) continue;
+    const end = i + 1 < entries.length ? (entries[i + 1] as EpochEntry).startOffset : logEndOffset;
+    // The remote tier holds more of this epoch than this log does: only what this log has counts.
+    return end <= highest ? end - 1n : highest;
+  }
+  const older = metadata.highestRemoteOffset(tp);
+  if (older === undefined) return -1n;
+  const firstStart = (entries[0] as EpochEntry).startOffset;
+  return older < firstStart ? older : firstStart - 1n;
+}
+
 /** The closed segments the next copy run would upload, oldest first. */
 export function copyCandidates(ctx: RlmContext, state: PartitionState): LocalSegment[] {
   const log = state.log;
-  const highest = ctx.metadata.highestRemoteOffset(state.tp) ?? -1n;
+  const highest = findHighestRemoteOffset(ctx.metadata, state.tp, log.leaderEpochEntries(), log.logEndOffset);
   const lastStable = log.lastStableOffset;
   const out: LocalSegment[] = [];
   for (const segment of log.closedSegments()) {
@@ -45,7 +88,7 @@ export async function copyLogSegments(ctx: RlmContext, state: PartitionState, op
   let copiedSegments = 0;
   let copiedBytes = 0;
   for (const segment of copyCandidates(ctx, state)) {
-    if (state.removed) break;
+    if (state.removed || state.leaderSignal().aborted) break;
     await copySegment(ctx, state, segment, options);
     copiedSegments++;
     copiedBytes += segment.size;
@@ -54,7 +97,7 @@ export async function copyLogSegments(ctx: RlmContext, state: PartitionState, op
 }
 
 async function copySegment(ctx: RlmContext, state: PartitionState, segment: LocalSegment, options: CopyOptions): Promise<void> {
-  const signal = state.abort.signal;
+  const signal = state.leaderSignal();
   await ctx.copyThrottle.acquire(segment.size, signal);
   const log = state.log;
   const epochs = log.leaderEpochEntries();
@@ -82,6 +125,8 @@ async function copySegment(ctx: RlmContext, state: PartitionState, segment: Loca
     ctx.logger.info(fields, 'remote segment copy started');
     const files = await segmentFiles(state, segment, epochs, options);
     const result = await ctx.storage.copySegment(refOf(started), files, signal);
+    // Leadership ended during the upload: the new leader decides about this range (its cleanup deletes this copy).
+    signal.throwIfAborted();
     await ctx.metadata.updateRemoteLogSegmentMetadata({
       remoteLogSegmentId: started.remoteLogSegmentId,
       brokerId: ctx.brokerId,

@@ -79,9 +79,10 @@ export async function expireRemoteSegments(ctx: RlmContext, state: PartitionStat
   let deletedBytes = 0;
   let newStart: bigint | undefined;
   try {
+    const signal = state.leaderSignal();
     for (const { segment: s, cause } of doomed) {
-      if (state.removed) break;
-      await deleteRemoteSegment(ctx, s, cause, state.counters, state.abort.signal);
+      if (state.removed || signal.aborted) break;
+      await deleteRemoteSegment(ctx, s, cause, state.counters, signal);
       deletedSegments++;
       deletedBytes += s.segmentSizeInBytes;
       newStart = s.endOffset + 1n;

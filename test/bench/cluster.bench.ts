@@ -101,6 +101,14 @@ async function untilLed(c: SedimentCluster, nodeId: number, topics: readonly str
   );
 }
 
+/** Prints brokers' warnings of a lost etcd session: a figure measured across one is not a restart time. */
+function reportLostSessions(c: SedimentCluster): void {
+  for (const b of c.brokers) {
+    const lost = [...b.previousLogs, b.logs].flatMap((l) => l.problems).filter((l) => /session/i.test(String(l.msg ?? '')));
+    if (lost.length > 0) console.log(`  broker ${c.brokers.indexOf(b) + 1}: ${lost.length} session warning(s), first: ${String(lost[0]!.msg)}`);
+  }
+}
+
 // ---- processes ----
 
 interface ProcessRound {
@@ -237,6 +245,7 @@ async function startupRounds(etcd: EtcdServer, partitions: number, rounds: numbe
       const started = performance.now() - s0;
       await untilLed(c, 1, names, 600_000, 3);
       restarts.push({ startedMs: started, servingMs: performance.now() - s0 });
+      reportLostSessions(c);
       console.log(`  ${partitions} partitions, restart ${r + 1}: started ${started.toFixed(0)} ms, its partitions led again ${(performance.now() - s0).toFixed(0)} ms`);
     }
     return { create, restarts };
@@ -306,7 +315,8 @@ async function main(): Promise<void> {
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   main().catch((e: unknown) => {
-    console.error(e);
+    // Metadata answers in these errors run to megabytes at 10,000 partitions.
+    console.error(String(e instanceof Error ? (e.stack ?? e.message) : e).slice(0, 3000));
     process.exit(1);
   });
 }

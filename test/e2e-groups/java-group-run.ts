@@ -2,7 +2,8 @@
 // the members started, the group settling after each step (every partition
 // owned once, the members' own views matching the coordinator's), and the
 // replay of every member's callbacks proving no partition ever had two owners.
-// Shared by the cooperative-sticky (classic) and KIP-848 (consumer) tests.
+// Shared by the cooperative-sticky (classic), KIP-848 (consumer) and online
+// migration tests.
 import assert from 'node:assert/strict';
 import type { SedimentProcess } from '../support/sediment.js';
 import { JavaMember } from './java-member.js';
@@ -32,8 +33,10 @@ export class JavaGroupRun {
     this.partitions = o.partitions;
   }
 
-  start(name: string): JavaMember {
-    const { classDir, broker, topic, group, sessionTimeoutMs, protocol } = this.o;
+  /** Starts a member; `protocolOverride` (online migration runs) replaces the run's group.protocol for it. */
+  start(name: string, protocolOverride?: 'classic' | 'consumer'): JavaMember {
+    const { classDir, broker, topic, group, sessionTimeoutMs } = this.o;
+    const protocol = protocolOverride ?? this.o.protocol;
     const m = new JavaMember({ classDir, bootstrap: broker.bootstrap, topic, group, sessionTimeoutMs, ledger: this.ledger, name, ...(protocol === undefined ? {} : { protocol }) });
     this.members.push(m);
     return m;

@@ -4,9 +4,8 @@
 // group.protocol=consumer then join the same group id, which converts it to a
 // consumer group with its committed offsets. They carry on from those
 // offsets: at the end committed == log end, every offset was processed, and no
-// partition ever had two owners. (An online, rolling migration, with classic
-// and consumer-protocol members in one group, is not implemented: see
-// docs/compatibility.md.)
+// partition ever had two owners. (The online, rolling migration, with classic
+// and consumer-protocol members in one group: java-online-migration.e2e.test.ts.)
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';

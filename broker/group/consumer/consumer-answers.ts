@@ -46,6 +46,7 @@ export function describeConsumerGroup(group: ConsumerGroup, assignorName: string
       subscribedTopicRegex: m.subscribedTopicRegex,
       assignment: described(partitionSet(m.assigned), topics),
       targetAssignment: described(group.target.get(m.memberId) ?? new Map(), topics),
+      memberType: m.classic === null ? 1 : 0,
     })),
   };
 }
@@ -103,6 +104,8 @@ export function validateConsumerOffsetCommit(
   if (p.transactional && p.memberEpoch === -1 && p.memberId === '') return ErrorCode.NONE;
   const member = group.members.get(p.memberId);
   if (member === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
+  // A classic member commits with its generation (its member epoch), on any OffsetCommit version.
+  if (member.classic !== null) return p.memberEpoch === member.memberEpoch ? ErrorCode.NONE : ErrorCode.ILLEGAL_GENERATION;
   if (!p.transactional && p.apiVersion < 9) return ErrorCode.UNSUPPORTED_VERSION;
   if (p.memberEpoch === member.memberEpoch) return ErrorCode.NONE;
   if (p.memberEpoch > member.memberEpoch) return ErrorCode.STALE_MEMBER_EPOCH;
@@ -119,7 +122,7 @@ export function validateConsumerOffsetFetch(group: ConsumerGroup, memberId: stri
   if ((memberId === null || memberId === '') && memberEpoch < 0) return ErrorCode.NONE;
   const member = memberId === null ? undefined : group.members.get(memberId);
   if (member === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
-  if (memberEpoch !== member.memberEpoch) return ErrorCode.STALE_MEMBER_EPOCH;
+  if (memberEpoch !== member.memberEpoch) return member.classic !== null ? ErrorCode.ILLEGAL_GENERATION : ErrorCode.STALE_MEMBER_EPOCH;
   return ErrorCode.NONE;
 }
 

@@ -26,14 +26,20 @@ import {
   type Target,
 } from './consumer-group.js';
 import type { ConsumerGroupRecord } from './consumer-records.js';
+import type { OffsetsTopicRecord } from '../offsets-topic.js';
+import { sameClassicMetadata } from './classic-protocol.js';
 import { reconcile } from './reconcile.js';
 import { compileSubscriptionRegex, resolveRegex, sameTopics } from './regex.js';
 import type { ConsumerHeartbeatParams, ConsumerHeartbeatResult, ConsumerTopicsView, TopicPartitionsParam } from './types.js';
 import { computeTargetAssignment, memberTopicNames, metadataHashOf, subscribedTopicIdsOf, subscribedTopicNamesOf } from './target.js';
 
 export interface ConsumerRecordSink {
-  /** Appends the group's records to its __consumer_offsets partition; resolves once durable. */
-  write(groupId: string, records: readonly ConsumerGroupRecord[]): Promise<void>;
+  /**
+   * Appends the group's records to its __consumer_offsets partition, after
+   * `prefix` (records already encoded: a conversion's classic tombstone) in
+   * the same append; resolves once durable.
+   */
+  write(groupId: string, records: readonly ConsumerGroupRecord[], prefix?: readonly OffsetsTopicRecord[]): Promise<void>;
   /** Runs `fn` under the group's lock (timer expiries). */
   locked(groupId: string, fn: () => Promise<void>): Promise<void>;
 }
@@ -50,6 +56,21 @@ export interface ConsumerGroupManagerOptions {
 
 const sessionKey = (groupId: string, memberId: string): string => `cg-session\u0000${groupId}\u0000${memberId}`;
 const rebalanceKey = (groupId: string, memberId: string): string => `cg-rebalance\u0000${groupId}\u0000${memberId}`;
+/** A classic member told to rejoin must do so within its rebalance timeout. */
+export const classicJoinKey = (groupId: string, memberId: string): string => `cg-join\u0000${groupId}\u0000${memberId}`;
+/** A classic member that got its JoinGroup answer must send SyncGroup within its rebalance timeout. */
+export const classicSyncKey = (groupId: string, memberId: string): string => `cg-sync\u0000${groupId}\u0000${memberId}`;
+
+/** A group converted from a classic group, with the records that create it, for the heartbeat that upgrades it. */
+export interface ConvertedGroup {
+  readonly group: ConsumerGroup;
+  readonly records: readonly ConsumerGroupRecord[];
+  /** Written first, in the same append: the classic group's tombstone. */
+  readonly prefix: readonly OffsetsTopicRecord[];
+}
+
+/** Decides, when `memberId` is fenced, whether the group downgrades to a classic group instead (and does it); false to fence as usual. */
+export type DowngradeHook = (group: ConsumerGroup, memberId: string) => Promise<boolean>;
 
 function failure(errorCode: number, errorMessage: string | null = null): ConsumerHeartbeatResult {
   return { errorCode, errorMessage, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null };
@@ -90,6 +111,7 @@ function metadataChanged(a: ConsumerMember, b: ConsumerMember): boolean {
     a.subscribedTopicRegex !== b.subscribedTopicRegex ||
     a.rebalanceTimeoutMs !== b.rebalanceTimeoutMs ||
     a.serverAssignor !== b.serverAssignor ||
+    !sameClassicMetadata(a.classic, b.classic) ||
     !sameStrings(a.subscribedTopicNames, b.subscribedTopicNames)
   );
 }
@@ -117,6 +139,7 @@ export const memberMetadataRecord = (groupId: string, m: ConsumerMember): Consum
     subscribedTopicRegex: m.subscribedTopicRegex,
     rebalanceTimeoutMs: m.rebalanceTimeoutMs,
     serverAssignor: m.serverAssignor,
+    classic: m.classic,
   },
 });
 
@@ -138,13 +161,15 @@ export function memberTombstones(groupId: string, memberId: string): ConsumerGro
 
 export class ConsumerGroupManager {
   readonly groups = new Map<string, ConsumerGroup>();
-  private readonly config: ConsumerGroupConfig;
-  private readonly clock: Clock;
-  private readonly timers: KeyedTimers;
-  private readonly sink: ConsumerRecordSink;
-  private readonly topics: () => ConsumerTopicsView;
-  private readonly newMemberId: () => string;
-  private readonly log: Logger;
+  readonly config: ConsumerGroupConfig;
+  readonly clock: Clock;
+  readonly timers: KeyedTimers;
+  readonly sink: ConsumerRecordSink;
+  readonly topics: () => ConsumerTopicsView;
+  readonly newMemberId: () => string;
+  readonly log: Logger;
+  /** Set by the coordinator: the online downgrade check of a fenced member (group.consumer.migration.policy). */
+  downgrade: DowngradeHook | null = null;
 
   constructor(o: ConsumerGroupManagerOptions) {
     this.config = o.config;
@@ -189,14 +214,14 @@ export class ConsumerGroupManager {
   }
 
   /** One ConsumerGroupHeartbeat, already validated, under the group's lock. */
-  async heartbeat(p: ConsumerHeartbeatParams): Promise<ConsumerHeartbeatResult> {
+  async heartbeat(p: ConsumerHeartbeatParams, converted?: ConvertedGroup): Promise<ConsumerHeartbeatResult> {
     if (p.memberEpoch === LEAVE_GROUP_MEMBER_EPOCH || p.memberEpoch === LEAVE_GROUP_STATIC_MEMBER_EPOCH) return this.leave(p);
-    const existingGroup = this.groups.get(p.groupId);
+    const existingGroup = converted?.group ?? this.groups.get(p.groupId);
     if (existingGroup === undefined && p.memberEpoch !== 0) {
       return failure(ErrorCode.GROUP_ID_NOT_FOUND, `Consumer group ${p.groupId} not found.`);
     }
     const work = existingGroup?.clone() ?? new ConsumerGroup(p.groupId);
-    const records: ConsumerGroupRecord[] = [];
+    const records: ConsumerGroupRecord[] = [...(converted?.records ?? [])];
     const owned = ownedMap(p.topicPartitions);
     const memberId = p.memberId === '' ? this.newMemberId() : p.memberId;
 
@@ -299,12 +324,16 @@ export class ConsumerGroupManager {
     }
 
     try {
-      await this.sink.write(p.groupId, records);
+      await this.sink.write(p.groupId, records, converted?.prefix);
     } catch (err) {
       this.log.warn({ err, groupId: p.groupId }, 'failed to persist consumer group heartbeat');
       throw err;
     }
     this.groups.set(p.groupId, work);
+    if (converted !== undefined) {
+      // The classic members now heartbeat the consumer group, each within its own session timeout.
+      for (const id of converted.group.members.keys()) if (id !== memberId) this.scheduleSession(p.groupId, id);
+    }
     if (reconciled.memberEpoch !== member.memberEpoch || reconciled.state !== member.state || records.length > 0) {
       this.log.debug(
         { groupId: p.groupId, memberId, epoch: reconciled.memberEpoch, state: reconciled.state, groupEpoch: work.groupEpoch, sent: p.memberEpoch, owned: p.topicPartitions?.length ?? null },
@@ -326,7 +355,7 @@ export class ConsumerGroupManager {
   }
 
   /** Resolves every regex in use; writes what changed and drops the unused. Returns whether any resolution changed. */
-  private refreshRegexes(work: ConsumerGroup, topics: ConsumerTopicsView, records: ConsumerGroupRecord[]): boolean {
+  refreshRegexes(work: ConsumerGroup, topics: ConsumerTopicsView, records: ConsumerGroupRecord[]): boolean {
     const inUse = new Set<string>();
     for (const m of work.members.values()) if (m.subscribedTopicRegex !== null) inUse.add(m.subscribedTopicRegex);
     let changed = false;
@@ -356,7 +385,7 @@ export class ConsumerGroupManager {
     return best ?? this.config.assignors[0] ?? 'uniform';
   }
 
-  private assign(work: ConsumerGroup, topics: ConsumerTopicsView, records: ConsumerGroupRecord[]): void {
+  assign(work: ConsumerGroup, topics: ConsumerTopicsView, records: ConsumerGroupRecord[]): void {
     const name = this.assignorOf(work);
     const assignor = assignorTable.get(name) ?? assignorTable.get('uniform')!;
     const next = computeTargetAssignment(work, topics, assignor);
@@ -398,8 +427,21 @@ export class ConsumerGroupManager {
       this.scheduleSession(p.groupId, member.memberId);
       return done;
     }
-    await this.removeMembers(p.groupId, [member.memberId]);
+    await this.fenceMember(p.groupId, member.memberId);
     return done;
+  }
+
+  /**
+   * Fences a member that left, or whose session, rebalance, join or sync
+   * timeout expired: the group downgrades to a classic group when it was the
+   * last member on the consumer protocol and the policy allows, else the
+   * member is removed.
+   */
+  async fenceMember(groupId: string, memberId: string): Promise<void> {
+    const group = this.groups.get(groupId);
+    if (group?.members.has(memberId) !== true) return;
+    if (this.downgrade !== null && (await this.downgrade(group, memberId))) return;
+    await this.removeMembers(groupId, [memberId]);
   }
 
   /** Fences members: tombstones their records, frees their partitions and bumps the group epoch. */
@@ -423,12 +465,20 @@ export class ConsumerGroupManager {
     for (const id of memberIds) this.cancelMemberTimers(groupId, id);
   }
 
-  private scheduleSession(groupId: string, memberId: string): void {
-    this.timers.schedule(sessionKey(groupId, memberId), this.config.sessionTimeoutMs, () => {
+  /** The member's session: group.consumer.session.timeout.ms, or the session timeout a classic member joined with. */
+  scheduleSession(groupId: string, memberId: string): void {
+    const classic = this.groups.get(groupId)?.members.get(memberId)?.classic ?? null;
+    const timeoutMs = classic?.sessionTimeoutMs ?? this.config.sessionTimeoutMs;
+    this.scheduleFence(sessionKey(groupId, memberId), timeoutMs, groupId, memberId, 'consumer group member session expired');
+  }
+
+  /** Runs `fenceMember` after `delayMs` unless the key is scheduled again or cancelled first. */
+  scheduleFence(key: string, delayMs: number, groupId: string, memberId: string, reason: string): void {
+    this.timers.schedule(key, delayMs, () => {
       void this.sink.locked(groupId, async () => {
         if (this.groups.get(groupId)?.members.has(memberId) !== true) return;
-        this.log.info({ groupId, memberId }, 'consumer group member session expired');
-        await this.removeMembers(groupId, [memberId]).catch((err: unknown) => this.log.warn({ err, groupId, memberId }, 'failed to fence expired member'));
+        this.log.info({ groupId, memberId }, reason);
+        await this.fenceMember(groupId, memberId).catch((err: unknown) => this.log.warn({ err, groupId, memberId }, 'failed to fence member'));
       });
     });
   }
@@ -436,7 +486,8 @@ export class ConsumerGroupManager {
   /** A member asked to revoke has its rebalance timeout to do it, from the moment it was asked. */
   private trackRebalanceTimeout(groupId: string, before: ConsumerMember, after: ConsumerMember): void {
     const key = rebalanceKey(groupId, after.memberId);
-    if (after.state !== 'unrevoked_partitions') {
+    // Classic members have join and sync timeouts instead.
+    if (after.state !== 'unrevoked_partitions' || after.classic !== null) {
       this.timers.cancel(key);
       return;
     }
@@ -447,14 +498,16 @@ export class ConsumerGroupManager {
         const m = this.groups.get(groupId)?.members.get(after.memberId);
         if (m === undefined || m.state !== 'unrevoked_partitions' || m.memberEpoch !== epoch) return;
         this.log.info({ groupId, memberId: m.memberId }, 'consumer group member did not revoke within its rebalance timeout');
-        await this.removeMembers(groupId, [m.memberId]).catch((err: unknown) => this.log.warn({ err, groupId }, 'failed to fence member'));
+        await this.fenceMember(groupId, m.memberId).catch((err: unknown) => this.log.warn({ err, groupId }, 'failed to fence member'));
       });
     });
   }
 
-  private cancelMemberTimers(groupId: string, memberId: string): void {
+  cancelMemberTimers(groupId: string, memberId: string): void {
     this.timers.cancel(sessionKey(groupId, memberId));
     this.timers.cancel(rebalanceKey(groupId, memberId));
+    this.timers.cancel(classicJoinKey(groupId, memberId));
+    this.timers.cancel(classicSyncKey(groupId, memberId));
   }
 
   /** After the replay: every loaded member gets a full session to come back, as in Kafka. */

@@ -3,6 +3,15 @@
 // assignment and its epoch, the resolved regular expressions, and which
 // member epoch holds each partition. Pure: no timers and no I/O; the manager
 // copies a group, changes the copy and keeps it once its records are written.
+// A member that joined through JoinGroup (a classic member, during an online
+// migration) carries its classic metadata; the others have none.
+import type { GroupProtocol } from '../types.js';
+
+/** ConsumerGroupMemberMetadataValue.ClassicMemberMetadata: how a classic member joined. */
+export interface ClassicMemberMetadata {
+  readonly sessionTimeoutMs: number;
+  readonly supportedProtocols: readonly GroupProtocol[];
+}
 
 /** Kafka's MemberState, with its int8 record values. */
 export type MemberState = 'unrevoked_partitions' | 'unreleased_partitions' | 'stable' | 'unknown';
@@ -51,6 +60,8 @@ export interface ConsumerMember {
   readonly state: MemberState;
   readonly assigned: Assignment;
   readonly pendingRevocation: Assignment;
+  /** Set for a member using the classic protocol (JoinGroup/SyncGroup/Heartbeat); null for a ConsumerGroupHeartbeat member. */
+  readonly classic: ClassicMemberMetadata | null;
 }
 
 export interface ResolvedRegex {
@@ -80,6 +91,7 @@ export function newMember(memberId: string): ConsumerMember {
     state: 'stable',
     assigned: EMPTY_ASSIGNMENT,
     pendingRevocation: EMPTY_ASSIGNMENT,
+    classic: null,
   };
 }
 
@@ -176,6 +188,45 @@ export class ConsumerGroup {
         if (byPartition.size === 0) this.partitionEpochs.delete(topicId);
       }
     }
+  }
+
+  /** How many members use the classic protocol. */
+  classicMemberCount(): number {
+    let n = 0;
+    for (const m of this.members.values()) if (m.classic !== null) n++;
+    return n;
+  }
+
+  /** Kafka's allMembersUseClassicProtocolExcept: `memberId` is the only member on the consumer protocol. */
+  allMembersUseClassicProtocolExcept(memberId: string): boolean {
+    const m = this.members.get(memberId);
+    return m !== undefined && m.classic === null && this.classicMemberCount() === this.members.size - 1;
+  }
+
+  /**
+   * Whether a classic member with this protocol type and these protocol names
+   * may join: the type is "consumer" and one name is supported by every
+   * classic member already in (any name when there is none).
+   */
+  supportsClassicProtocols(protocolType: string, names: readonly string[]): boolean {
+    if (protocolType !== 'consumer' || names.length === 0) return false;
+    const classic = [...this.members.values()].filter((m) => m.classic !== null);
+    if (classic.length === 0) return true;
+    return names.some((name) => classic.every((m) => m.classic!.supportedProtocols.some((p) => p.name === name)));
+  }
+
+  /** Whether a partition of the member's target that it does not have yet is still held by another member. */
+  waitingOnUnreleasedPartition(m: ConsumerMember): boolean {
+    const target = this.target.get(m.memberId);
+    if (target === undefined) return false;
+    for (const [topicId, ps] of target) {
+      const mine = m.assigned.get(topicId);
+      for (const p of ps) {
+        if (mine?.has(p) === true) continue;
+        if (this.currentPartitionEpoch(topicId, p) !== -1) return true;
+      }
+    }
+    return false;
   }
 
   /** Every partition held by two members at once (must never happen; tests check it). */

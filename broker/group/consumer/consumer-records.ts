@@ -29,6 +29,7 @@ import { decodeConsumerGroupRegularExpressionKey, encodeConsumerGroupRegularExpr
 import { decodeConsumerGroupRegularExpressionValue, encodeConsumerGroupRegularExpressionValue } from '../../protocol/messages/records/consumer-group-regular-expression-value.js';
 import { decodeConsumerGroupPartitionMetadataKey } from '../../protocol/messages/records/consumer-group-partition-metadata-key.js';
 import type { OffsetsTopicRecord } from '../offsets-topic.js';
+import type { ClassicMemberMetadata } from './classic-protocol.js';
 import { memberStateCode, memberStateFromCode, type Assignment, type MemberState, type ResolvedRegex, type Target } from './consumer-group.js';
 
 export const CONSUMER_GROUP_METADATA_RECORD = 3;
@@ -54,6 +55,8 @@ export interface MemberMetadata {
   readonly subscribedTopicRegex: string | null;
   readonly rebalanceTimeoutMs: number;
   readonly serverAssignor: string | null;
+  /** The tagged ClassicMemberMetadata: set for members using the classic protocol. */
+  readonly classic: ClassicMemberMetadata | null;
 }
 
 export interface CurrentAssignment {
@@ -126,7 +129,10 @@ export function encodeConsumerGroupRecord(r: ConsumerGroupRecord): OffsetsTopicR
             subscribedTopicRegex: v.subscribedTopicRegex,
             rebalanceTimeoutMs: v.rebalanceTimeoutMs,
             serverAssignor: v.serverAssignor,
-            classicMemberMetadata: null,
+            classicMemberMetadata:
+              v.classic === null
+                ? null
+                : { sessionTimeoutMs: v.classic.sessionTimeoutMs, supportedProtocols: v.classic.supportedProtocols.map((p) => ({ name: p.name, metadata: p.metadata })) },
           }),
         ),
       };
@@ -208,6 +214,10 @@ export function decodeConsumerGroupRecord(type: number, keyBody: Reader, rawValu
           subscribedTopicRegex: m.subscribedTopicRegex,
           rebalanceTimeoutMs: m.rebalanceTimeoutMs,
           serverAssignor: m.serverAssignor,
+          classic:
+            m.classicMemberMetadata == null
+              ? null
+              : { sessionTimeoutMs: m.classicMemberMetadata.sessionTimeoutMs, supportedProtocols: m.classicMemberMetadata.supportedProtocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata) })) },
         },
       };
     }

@@ -50,6 +50,8 @@ export interface DescribedConsumerMember {
   readonly subscribedTopicRegex: string | null;
   readonly assignment: DescribedTopicPartitions[];
   readonly targetAssignment: DescribedTopicPartitions[];
+  /** ConsumerGroupDescribe v1: 0 for a classic-protocol member, 1 for a consumer-protocol member. */
+  readonly memberType: 0 | 1;
 }
 
 export interface DescribedConsumerGroup {

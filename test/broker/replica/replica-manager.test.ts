@@ -20,6 +20,7 @@ import { answerReplicaFetch } from '../../../broker/replica/leader-fetch.js';
 import type { FetchConnection } from '../../../broker/replica/replica-fetcher.js';
 import { ReplicaManager } from '../../../broker/replica/replica-manager.js';
 import type { ReplicationEvent } from '../../../broker/replica/replication-events.js';
+import { ReplicationQuota, UNLIMITED_RATE } from '../../../broker/replica/replication-quota.js';
 import { MetadataImageFollower } from '../../../metadata/cluster/image-follower.js';
 import { initialProposals } from '../../../metadata/cluster/leader-election.js';
 import { MemoryClusterMetadataStore, MemoryMetadataServer } from '../../../metadata/cluster/memory-store.js';
@@ -54,6 +55,11 @@ class Rig {
   readonly server = new MemoryMetadataServer(this.clock, this.scheduler);
   readonly nodes = new Map<number, Node>();
   minIsr = 1;
+  fetchMaxBytes = 1 << 20;
+  /** Leader-side replication throttles, by leader node id. */
+  readonly leaderQuotas = new Map<number, ReplicationQuota>();
+  /** Follower-side replication throttles, by follower node id (read when the node starts). */
+  readonly followerQuotas = new Map<number, ReplicationQuota>();
 
   constructor(readonly dir: string) {}
 
@@ -77,7 +83,9 @@ class Rig {
   }
 
   manager(node: Node): ReplicaManager {
+    const followerQuota = this.followerQuotas.get(node.nodeId);
     const m = new ReplicaManager({
+      ...(followerQuota === undefined ? {} : { followerQuota }),
       nodeId: node.nodeId,
       brokerEpoch: () => node.session.brokerEpoch,
       image: node.follower.image,
@@ -87,7 +95,7 @@ class Rig {
       notify: (topic, partition) => node.waiters.notify(topic, partition),
       connect: async (_host, port) => this.connection(node, port - 9000),
       listenerName: 'PLAINTEXT',
-      config: { numReplicaFetchers: 1, replicaLagTimeMaxMs: LAG_MS, fetch: { fetchMaxBytes: 1 << 20, responseMaxBytes: 10 << 20, waitMaxMs: 500, minBytes: 1, backoffMs: 1000 } },
+      config: { numReplicaFetchers: 1, replicaLagTimeMaxMs: LAG_MS, fetch: { fetchMaxBytes: this.fetchMaxBytes, responseMaxBytes: 10 << 20, waitMaxMs: 500, minBytes: 1, backoffMs: 1000 } },
       clock: this.clock,
       scheduler: this.scheduler,
       log,
@@ -105,8 +113,9 @@ class Rig {
       fetch: async (build) => {
         const leader = this.nodes.get(leaderId);
         if (!from.linkUp || leader === undefined) throw new Error(`link ${from.nodeId} -> ${leaderId} is down`);
+        const quota = this.leaderQuotas.get(leaderId);
         return answerReplicaFetch(
-          { replicas: leader.manager, waiters: leader.waiters, clock: this.clock, topicNameById: (id) => (id === TOPIC_ID ? TOPIC : undefined), currentLeader: () => undefined },
+          { replicas: leader.manager, waiters: leader.waiters, clock: this.clock, topicNameById: (id) => (id === TOPIC_ID ? TOPIC : undefined), currentLeader: () => undefined, ...(quota === undefined ? {} : { quota }) },
           build(FETCH_VERSION),
           FETCH_VERSION,
           signal,
@@ -149,8 +158,8 @@ class Rig {
   }
 }
 
-async function leaderAppend(n: Node, count: number, epoch: number): Promise<bigint> {
-  const r = await n.log.append(batch({ count }), { leaderEpoch: epoch, isFromClient: true });
+async function leaderAppend(n: Node, count: number, epoch: number, valueSize?: number): Promise<bigint> {
+  const r = await n.log.append(batch({ count, ...(valueSize === undefined ? {} : { valueSize }) }), { leaderEpoch: epoch, isFromClient: true });
   n.manager.appended(TOPIC, 0);
   n.waiters.notify(TOPIC, 0);
   return r.lastOffset + 1n;
@@ -284,6 +293,59 @@ describe('ReplicaManager (two brokers, in-memory metadata twin, manual clock)', 
     assert.equal(follower.log.logEndOffset, end);
     assert.equal(leader.manager.checkEnoughReplicas(TOPIC, 0), ErrorCode.NONE);
     assert.ok(leader.events.some((e) => e.type === 'isr-expand' && e.changed.includes(2)));
+  });
+
+  it('leader.replication.throttled.rate holds a follower outside the ISR to the rate; once in the ISR it is not held', async () => {
+    rig.fetchMaxBytes = 2000;
+    let limit = 1000;
+    rig.leaderQuotas.set(1, new ReplicationQuota({ clock: rig.clock, limit: () => limit, throttled: (t, p) => t === TOPIC && p === 0 }));
+    const { leader, follower } = await twoReplicas();
+    follower.linkUp = false;
+    const s = rig.state()!;
+    await leader.store.alterPartition({ topicId: TOPIC_ID, partition: 0 }, { leaderEpoch: s.leaderEpoch, partitionEpoch: s.partitionEpoch }, { replicas: [1, 2], leader: 1, leaderEpoch: 0, isr: [1] });
+    await rig.until(() => leader.manager.leaderState(TOPIC, 0)?.state.isr.length === 1, 1000, 'the follower out of the ISR');
+    let end = 0n;
+    for (let i = 0; i < 40; i++) end = await leaderAppend(leader, 1, 0, 1000);
+    const total = leader.log.size;
+    assert.ok(total > 40_000, `${total} bytes`);
+    follower.linkUp = true;
+    const t0 = rig.clock.now();
+    await rig.until(() => rig.clock.now() - t0 >= 20_000, 30_000, '20 s of replication', 200);
+    const fetched = follower.log.size;
+    // At most the rate over the (at least 10 s) window, plus the one response that went over it.
+    assert.ok(fetched > 0 && fetched <= 1000 * 20 + 2 * 2000, `the follower fetched ${fetched} of ${total} bytes in 20 s at 1000 B/s`);
+    assert.ok(follower.log.logEndOffset < end, 'not caught up');
+    limit = UNLIMITED_RATE;
+    await rig.until(() => rig.state()?.isr.length === 2, 10_000, 'caught up and back in the ISR once unthrottled', 100);
+    limit = 1000;
+    const more = await (async () => {
+      let e = 0n;
+      for (let i = 0; i < 40; i++) e = await leaderAppend(leader, 1, 0, 1000);
+      return e;
+    })();
+    await rig.until(() => follower.log.logEndOffset === more, 5000, 'an in-sync follower is not held back', 100);
+  });
+
+  it('follower.replication.throttled.rate: a follower outside the ISR leaves the throttled partition out of its fetches while over the rate', async () => {
+    rig.fetchMaxBytes = 2000;
+    let limit = 1000;
+    const quota = new ReplicationQuota({ clock: rig.clock, limit: () => limit, throttled: (t, p) => t === TOPIC && p === 0 });
+    rig.followerQuotas.set(2, quota);
+    const { leader, follower } = await twoReplicas();
+    follower.linkUp = false;
+    const s = rig.state()!;
+    await leader.store.alterPartition({ topicId: TOPIC_ID, partition: 0 }, { leaderEpoch: s.leaderEpoch, partitionEpoch: s.partitionEpoch }, { replicas: [1, 2], leader: 1, leaderEpoch: 0, isr: [1] });
+    await rig.until(() => follower.follower.image.partition(TOPIC_ID, 0)?.isr.length === 1, 1000, 'the follower sees itself out of the ISR');
+    let end = 0n;
+    for (let i = 0; i < 40; i++) end = await leaderAppend(leader, 1, 0, 1000);
+    follower.linkUp = true;
+    const t0 = rig.clock.now();
+    await rig.until(() => rig.clock.now() - t0 >= 20_000, 30_000, '20 s of replication', 200);
+    const fetched = follower.log.size;
+    assert.ok(fetched > 0 && fetched <= 1000 * 20 + 2 * 2000, `the follower fetched ${fetched} of ${leader.log.size} bytes in 20 s at 1000 B/s`);
+    assert.ok(quota.rate() > 0);
+    limit = UNLIMITED_RATE;
+    await rig.until(() => follower.log.logEndOffset === end && rig.state()?.isr.length === 2, 10_000, 'caught up once unthrottled', 100);
   });
 
   it('an ISR change refused on a stale partition epoch is decided again from the store\'s state', async () => {

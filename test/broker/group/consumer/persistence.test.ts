@@ -138,9 +138,9 @@ test('an empty classic group becomes a consumer group and back, keeping its offs
   assert.equal((await a.heartbeat()).errorCode, ErrorCode.NONE);
   assert.equal(c.listGroups().groups[0]?.groupType, 'consumer');
   assert.equal(c.fetchOffsets([{ groupId: 'g', topics: null }])[0]?.topics[0]?.partitions[0]?.committedOffset, 42n);
-  // A classic member cannot join while the consumer group has members.
+  // While the consumer group has members, a classic member of another protocol type cannot join it (classic members of type "consumer" can: migration.test.ts).
   const join = await c.joinGroup({
-    groupId: 'g', memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }],
+    groupId: 'g', memberId: '', groupInstanceId: null, protocolType: 'connect', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }],
     sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 10_000, clientId: 'c', clientHost: '/h', requireKnownMemberId: true, supportsSkipAssignment: true,
   });
   assert.equal(join.errorCode, ErrorCode.INCONSISTENT_GROUP_PROTOCOL);

@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { coalescedPerTurn } from '../../../broker/cluster/cluster-serving.js';
+
+const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+describe('coalescedPerTurn', () => {
+  it('runs once in the next turn however often it was called in this one, and again for calls after that', async () => {
+    let runs = 0;
+    const poke = coalescedPerTurn(() => runs++);
+    for (let i = 0; i < 1000; i++) poke();
+    assert.equal(runs, 0, 'not synchronously');
+    await nextTurn();
+    assert.equal(runs, 1);
+    poke();
+    poke();
+    await nextTurn();
+    assert.equal(runs, 2);
+    await nextTurn();
+    assert.equal(runs, 2, 'nothing without a call');
+  });
+});
