@@ -15,6 +15,7 @@ import type { TxnCoordinator, TxnMarker } from './txn/txn-coordinator.js';
 import type { FetchSessionCache } from './fetch/fetch-session-cache.js';
 import type { ClusterView } from './cluster/cluster-view.js';
 import type { ShareGroups } from './share/share-groups.js';
+import type { ShareStateChannel } from './share/share-state-service.js';
 import type { FetchRequest, FetchResponse } from './protocol/messages/fetch.js';
 import type { ConsumerFetchStanding } from './replica/consumer-fetch.js';
 
@@ -140,6 +141,8 @@ export interface BrokerContext {
   readonly brokerConfigs?: DynamicBrokerConfigs | null;
   /** Share groups (KIP-932); absent or null: not served (small test contexts). */
   readonly shareGroups?: ShareGroups | null;
+  /** This broker's share coordinator as the inter-broker share-state requests (83-87) reach it; absent or null: not served. */
+  readonly shareState?: ShareStateChannel | null;
   /** Replication (a cluster); absent or null: the single broker, nothing is replicated. */
   readonly replication?: ReplicationService | null;
   /** The coordinator of a group (key type 0) or transactional id (1); null: COORDINATOR_NOT_AVAILABLE. See GroupHandlerContext. */

@@ -19,7 +19,7 @@ import { InternalTopicLog } from './internal-topic-log.js';
 import { GroupCoordinator } from './group/group-coordinator.js';
 import { TxnCoordinator, type TxnMarker } from './txn/txn-coordinator.js';
 import { buildEndTxnMarkerBatch } from './protocol/record-batch.js';
-import { ErrorCode, KafkaError } from './protocol/errors.js';
+import { ErrorCode, KafkaError, errorName } from './protocol/errors.js';
 import { ChunkCache } from '../remote-log/read/chunk-cache.js';
 import { RemoteLogManager, remoteLogManagerConfig } from '../remote-log/remote-log-manager.js';
 import { FetchWorkerPool, shareableStorageUrl } from '../remote-log/read/fetch-worker-pool.js';
@@ -33,6 +33,7 @@ import { createLiveCostRoute, liveTopicsFrom } from './cost/live-cost.js';
 import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
+import type { ClusterMetadataStore } from '../metadata/cluster/store.js';
 import { ClusterServing } from './cluster/cluster-serving.js';
 import { ClusterBrokerConfigs, layersFrom } from './cluster/cluster-broker-configs.js';
 import { DynamicBrokerConfig } from './dynamic-broker-config.js';
@@ -42,7 +43,10 @@ import { TxnMarkerRouter } from './cluster/txn-markers.js';
 import { ClusterMetadataTopicLog } from './cluster/remote-metadata-topic.js';
 import { tieringLeadership } from './cluster/tiering-leadership.js';
 import { SHARE_GROUP_STATE_TOPIC } from './share/share-coordinator.js';
-import { startShareGroups } from './share/share-wiring.js';
+import { buildShareCoordinator, startShareGroups } from './share/share-wiring.js';
+import { shareStateService } from './share/share-state-service.js';
+import { RoutedStatePersister } from './share/share-persister.js';
+import { ShareStateRouting } from './cluster/share-state-routing.js';
 import type { ShareGroups } from './share/share-groups.js';
 import { consumerTopicsView } from './group/consumer/types.js';
 
@@ -53,11 +57,15 @@ export const INTERNAL_TOPICS: ReadonlySet<string> = new Set([CONSUMER_OFFSETS_TO
 
 /** Bound of one inter-broker call (WriteTxnMarkers); the transaction coordinator retries after it. */
 const INTER_BROKER_REQUEST_TIMEOUT_MS = 10_000;
+/** How long a share-partition's state read or write keeps looking for its share coordinator (a failover takes broker.session.timeout.ms). */
+const SHARE_PERSISTER_TIMEOUT_MS = 25_000;
 
 export interface BrokerOptions {
   log: Logger;
   clock?: Clock;
   scheduler?: Scheduler;
+  /** With etcd.connect: the cluster metadata store to use instead of etcd (the in-memory twin in tests). */
+  metadataStore?: ClusterMetadataStore;
 }
 
 export class Broker {
@@ -88,10 +96,16 @@ export class Broker {
   private remoteMetadataLog: ClusterMetadataTopicLog | null = null;
   /** Share groups (KIP-932). */
   shareGroups: ShareGroups | null = null;
+  shareRouting: ShareStateRouting | null = null;
 
   static async start(config: BrokerConfig, options: BrokerOptions): Promise<Broker> {
     // With etcd.connect, the cluster metadata store decides the cluster id before the log dirs are formatted.
-    const membership = await ClusterMembership.connect(config, { log: options.log, clock: options.clock ?? systemClock, scheduler: options.scheduler ?? systemScheduler });
+    const membership = await ClusterMembership.connect(config, {
+      log: options.log,
+      clock: options.clock ?? systemClock,
+      scheduler: options.scheduler ?? systemScheduler,
+      ...(options.metadataStore === undefined ? {} : { store: options.metadataStore }),
+    });
     try {
       return await Broker.build(config, options, membership);
     } catch (err) {
@@ -219,9 +233,37 @@ export class Broker {
       },
     });
     await txns.start();
+    // A coordinator's record is answered once the ISR has it (Kafka's coordinator runtime waits for the high watermark).
+    const awaitInternalReplication = async (topic: string, p: number): Promise<void> => {
+      const partitionLog = logs.getLog(topic, p);
+      if (replication === null || partitionLog === undefined) return;
+      replication.appended(topic, p);
+      waiters.notify(topic, p);
+      const code = await replication.awaitReplication(topic, p, partitionLog.logEndOffset, INTER_BROKER_REQUEST_TIMEOUT_MS);
+      if (code !== ErrorCode.NONE) throw new KafkaError(code, `${topic}-${p} not replicated: ${errorName(code)}`);
+      // As an acks=all append: replicated to an ISR below min.insync.replicas is not enough.
+      if (replication.checkEnoughReplicas(topic, p) !== ErrorCode.NONE) throw new KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, `the ISR of ${topic}-${p} is below min.insync.replicas`);
+    };
+    const shareCoordinator = buildShareCoordinator({
+      config,
+      clock,
+      partitioned,
+      stateLog: new InternalTopicLog(SHARE_GROUP_STATE_TOPIC, config.getInt('share.coordinator.state.topic.num.partitions'), (p) => logs.getLog(SHARE_GROUP_STATE_TOPIC, p), clock, epochOf(SHARE_GROUP_STATE_TOPIC)),
+      // Alone: created on the first share-partition state written, as Kafka creates it when first needed.
+      ...(partitioned
+        ? { committed: (p: number) => awaitInternalReplication(SHARE_GROUP_STATE_TOPIC, p) }
+        : {
+            ensureStateTopic: async () => {
+              if (topics.store.has(SHARE_GROUP_STATE_TOPIC)) return;
+              const spec = shareStateTopicSpec(config);
+              await topics.createTopic({ name: spec.name, numPartitions: spec.numPartitions, configs: { ...spec.configs } });
+            },
+          }),
+    });
     cluster?.attachCoordinators({
       groups: { spec: offsetsTopicSpec(config), coordinator: groups },
       transactions: { spec: transactionTopicSpec(config), coordinator: txns },
+      shares: { spec: shareStateTopicSpec(config), coordinator: shareCoordinator },
       hasLog: (topic, p) => logs.getLog(topic, p) !== undefined,
     });
     if (storage !== null) {
@@ -286,28 +328,39 @@ export class Broker {
     const advertised = { host: advertisedConf.host === '' ? '127.0.0.1' : advertisedConf.host, port: advertisedConf.port };
     const fetchSessions = new FetchSessionCache({ maxSlots: config.maxIncrementalFetchSessionCacheSlots, clock });
     const servedTopics = cluster?.topics ?? topics;
+    const shareState = shareStateService(shareCoordinator);
+    // In a cluster a share-partition's state is at its share coordinator, found as FindCoordinator key type 2 finds it.
+    const shareRouting =
+      cluster === null
+        ? null
+        : new ShareStateRouting({
+            nodeId: config.nodeId,
+            coordinatorFor: (key) => cluster.coordinatorFor('share', key),
+            endpoint: (nodeId) => cluster.view.endpoint(nodeId),
+            local: shareState,
+            candidates: () => servedTopics.store.list().filter((t) => !topics.isInternal(t.name)).map((t) => ({ topicId: t.topicId, partitionCount: t.partitionCount })),
+            requestTimeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS,
+            log: log.child({ component: 'share-persister' }),
+          });
+    const sharePersister =
+      shareRouting === null
+        ? shareCoordinator
+        : new RoutedStatePersister({ routing: shareRouting, clock, scheduler, log: log.child({ component: 'share-persister' }), timeoutMs: SHARE_PERSISTER_TIMEOUT_MS, backoffMs: 100, maxBackoffMs: 1000 });
     const { shareGroups } = await startShareGroups({
       config,
       clock,
       scheduler,
       log: log.child({ component: 'share-groups' }),
       metaDir,
-      stateLog: new InternalTopicLog(SHARE_GROUP_STATE_TOPIC, config.getInt('share.coordinator.state.topic.num.partitions'), (p) => logs.getLog(SHARE_GROUP_STATE_TOPIC, p), clock),
-      // Created on the first share-partition state written, as Kafka creates it when first needed.
-      ensureStateTopic: async () => {
-        if (topics.store.has(SHARE_GROUP_STATE_TOPIC)) return;
-        await topics.createTopic({
-          name: SHARE_GROUP_STATE_TOPIC,
-          numPartitions: config.getInt('share.coordinator.state.topic.num.partitions'),
-          configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('share.coordinator.state.topic.segment.bytes')) },
-        });
-      },
+      coordinator: shareCoordinator,
+      persister: sharePersister,
       stateTopicExists: () => topics.store.has(SHARE_GROUP_STATE_TOPIC),
       store: servedTopics.store,
       partition: (t, p) => servedTopics.partition(t, p),
       cluster: cluster?.view ?? null,
       waiters,
       otherGroupExists: (groupId) => groups.groupState(groupId) !== null || groups.consumer.groups.has(groupId),
+      groupConfigSource: cluster?.groupConfigs() ?? null,
     });
     const context: BrokerContext = {
       config,
@@ -322,6 +375,7 @@ export class Broker {
       reassignments: cluster?.reassignments ?? new SingleBrokerReassignments(config.nodeId, (t) => topics.store.get(t)?.partitionCount),
       brokerConfigs: cluster?.brokerConfigs ?? null,
       shareGroups,
+      shareState,
       replication,
       waiters,
       producerIds,
@@ -329,7 +383,7 @@ export class Broker {
       txns,
       fetchSessions,
       coordinatorNode: (keyType, key) =>
-        cluster === null ? { nodeId: config.nodeId, host: advertised.host, port: advertised.port } : cluster.coordinatorFor(keyType === 1 ? 'transaction' : 'group', key),
+        cluster === null ? { nodeId: config.nodeId, host: advertised.host, port: advertised.port } : cluster.coordinatorFor(keyType === 1 ? 'transaction' : keyType === 2 ? 'share' : 'group', key),
       supportedApiVersions: () => dispatcher?.supportedVersions() ?? [],
       writeLocalTxnMarker,
     };
@@ -344,6 +398,7 @@ export class Broker {
     broker.cluster = cluster;
     broker.markers = markers;
     broker.shareGroups = shareGroups;
+    broker.shareRouting = shareRouting;
     try {
       const costRoute = createLiveCostRoute({
         metricsText: () => metrics.registry.metrics(),
@@ -374,8 +429,8 @@ export class Broker {
     if (membership !== null) {
       const bound = config.advertisedListeners.map((l, i) => (i === 0 ? { ...l, host: advertised.host, port: advertised.port } : l));
       try {
+        // Its session-started event lets the cluster parts lead, coordinate and campaign (ClusterServing).
         await membership.register(config.nodeId, config.getString('broker.rack'), bound);
-        cluster?.startController();
       } catch (err) {
         await broker.stop();
         throw err;
@@ -396,6 +451,7 @@ export class Broker {
     await this.http?.stop();
     await this.cleaner.stop();
     this.shareGroups?.close();
+    this.shareRouting?.close();
     await this.txns.close();
     this.markers?.close();
     await this.groups.close();
@@ -423,6 +479,22 @@ function transactionTopicSpec(config: BrokerConfig): InternalTopicSpec {
     numPartitions: config.getInt('transaction.state.log.num.partitions'),
     replicationFactor: config.getInt('transaction.state.log.replication.factor'),
     configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('transaction.state.log.segment.bytes')) },
+  };
+}
+
+/** __share_group_state as Kafka creates it (share.coordinator.state.topic.*); in a cluster with at most as many replicas as brokers. */
+function shareStateTopicSpec(config: BrokerConfig): InternalTopicSpec {
+  return {
+    name: SHARE_GROUP_STATE_TOPIC,
+    numPartitions: config.getInt('share.coordinator.state.topic.num.partitions'),
+    replicationFactor: config.getInt('share.coordinator.state.topic.replication.factor'),
+    capReplicationFactor: true,
+    configs: {
+      'cleanup.policy': 'compact',
+      'compression.type': 'producer',
+      'segment.bytes': String(config.getInt('share.coordinator.state.topic.segment.bytes')),
+      'min.insync.replicas': String(config.getInt('share.coordinator.state.topic.min.isr')),
+    },
   };
 }
 

@@ -25,8 +25,8 @@ export const SHARE_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   share('group.share.partition.max.record.locks', 'int', 2000, 'Share-group record lock limit per share-partition.', between(100, 10000)),
   share('group.share.max.share.sessions', 'int', 2000, 'The maximum number of share sessions per broker.', atLeast(1)),
   share('share.coordinator.state.topic.num.partitions', 'int', 50, 'The number of partitions for the share-group state topic __share_group_state (should not change after the first start).', atLeast(1)),
-  share('share.coordinator.state.topic.replication.factor', 'short', 1, 'Replication factor of the share-group state topic. Sediment default: 1 (Kafka: 3).', atLeast(1)),
+  share('share.coordinator.state.topic.replication.factor', 'short', 3, 'Replication factor of the share-group state topic in a cluster; Sediment creates it with at most as many replicas as there are registered brokers (Kafka refuses to create it with fewer brokers). A single broker keeps one copy.', atLeast(1)),
   share('share.coordinator.state.topic.segment.bytes', 'int', 104857600, 'The segment size of the share-group state topic.', atLeast(1)),
-  share('share.coordinator.state.topic.min.isr', 'short', 1, 'The min.insync.replicas of the share-group state topic.', atLeast(1)),
+  share('share.coordinator.state.topic.min.isr', 'short', 2, 'The min.insync.replicas of the share-group state topic (at most its replication factor when that is capped).', atLeast(1)),
   share('share.coordinator.snapshot.update.records.per.snapshot', 'int', 500, 'The number of ShareUpdate records written for a share-partition between two ShareSnapshot records.', between(0, 500)),
 ];

@@ -5,6 +5,11 @@
 // the controller (every broker runs one; the elected one acts), and the
 // replication of partitions with several replicas (broker/replica/). Built only
 // with etcd.connect; the single broker has none of it.
+//
+// The session drives them all: at each new session (the first registration,
+// and every re-registration after a loss) this broker may lead, follow,
+// coordinate, and run a controller bound to that session; at a loss all of
+// it stops at once, and the controller of the lost session is dropped.
 import type { Logger } from 'pino';
 import { ClusterController } from '../../metadata/cluster/controller.js';
 import type { BrokerConfig } from '../config.js';
@@ -24,11 +29,12 @@ import type { NodeEndpoint } from './cluster-view.js';
 import { replicationPart } from './replication-part.js';
 import { ClusterView } from './cluster-view.js';
 import { TopicSync } from './topic-sync.js';
+import { clusterGroupConfigs } from './cluster-group-configs.js';
+import type { GroupConfigSource } from '../share/share-group-configs.js';
 
 export class ClusterServing {
   private controller: ClusterController | null = null;
-  private controllerStarted = false;
-  private stopping = false;
+  private stopped = false;
   private coordinators: ClusterCoordinators | null = null;
   private replicationService: Replication | null = null;
 
@@ -61,6 +67,7 @@ export class ClusterServing {
       waiters,
       listenerName: this.listenerName,
       config: this.config,
+      awaitSession: true,
       clock,
       scheduler: this.scheduler,
       log: this.log.child({ component: 'replication' }),
@@ -69,12 +76,13 @@ export class ClusterServing {
     // A reconcile walks every partition of the image, and a burst of changes (a broker
     // back into 3,000 partitions) arrives as thousands of watch events: one reconcile
     // per event loop turn, after every change that arrived in it, not one per event.
+    // The session's loss and start reach the manager through sessionLost/sessionStarted.
     const reconcile = coalescedPerTurn(() => replication.manager.reconcile());
     membership.onImageChange(reconcile);
     this.sync.onPass(reconcile);
     // A replica moved away stops fetching or leading before its log is deleted (at once, not coalesced).
     this.sync.beforeReplicaRemoved(() => replication.manager.reconcile());
-    membership.onSessionLost(() => replication.manager.sessionLost());
+    if (membership.session?.state === 'live') replication.manager.sessionStarted();
     return replication;
   }
 
@@ -127,23 +135,33 @@ export class ClusterServing {
       visibleWithinMs: 3 * config.getInt('etcd.request.timeout.ms'),
     });
     const brokerConfigs = new ClusterDynamicBrokerConfigs({ store: membership.store, image: membership.image, sync, visibleWithinMs: 3 * config.getInt('etcd.request.timeout.ms') });
-    return new ClusterServing(membership, view, topics, sync, config, scheduler, log, local, options.listenerName, reassignments, brokerConfigs);
+    const serving = new ClusterServing(membership, view, topics, sync, config, scheduler, log, local, options.listenerName, reassignments, brokerConfigs);
+    membership.onSessionStarted((session) => serving.sessionStarted(session));
+    membership.onSessionLost((reason) => serving.sessionLost(reason));
+    membership.onImageChange(() => serving.controller?.imageChanged());
+    return serving;
   }
 
   /**
-   * Lets this broker's group and transaction coordinators (partitioned mode)
+   * Lets this broker's group, transaction and share coordinators (partitioned mode)
    * follow the leadership of the internal topics' partitions.
    */
   attachCoordinators(options: {
     readonly groups: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
     readonly transactions: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
+    readonly shares?: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
     readonly hasLog: (topic: string, partition: number) => boolean;
   }): void {
     const coordinators = new ClusterCoordinators({ nodeId: this.config.nodeId, view: this.view, topics: this.topics, ...options, log: this.log.child({ component: 'coordinators' }) });
     this.coordinators = coordinators;
     this.sync.onPass(() => coordinators.changed());
-    this.membership.onSessionLost(() => coordinators.sessionLost());
     if (this.membership.session?.state === 'live') coordinators.sessionStarted();
+  }
+
+  /** Share group configs in the cluster metadata (one copy for every broker). */
+  groupConfigs(): GroupConfigSource {
+    const visibleWithinMs = 3 * this.config.getInt('etcd.request.timeout.ms');
+    return clusterGroupConfigs({ image: this.membership.image, store: this.membership.store, waitFor: (done, what) => this.sync.waitFor(done, visibleWithinMs, what) });
   }
 
   /** FindCoordinator's answer in a cluster (null: COORDINATOR_NOT_AVAILABLE). */
@@ -152,31 +170,33 @@ export class ClusterServing {
   }
 
   /**
-   * Once registered: this broker may lead and coordinate (until its session
-   * is lost), and its controller starts (the election is bound to its
-   * session). Called once, after the first registration; each later
-   * registration (after a lost session, ClusterMembership.rejoin) starts
-   * serving again under the new session, with a new controller bound to it.
+   * A session started (registered, the image caught up with it): this broker
+   * may lead and coordinate until that session is lost, and a controller
+   * bound to it campaigns.
    */
-  startController(): void {
-    if (this.controllerStarted) return;
-    this.controllerStarted = true;
-    this.membership.onImageChange(() => this.controller?.imageChanged());
-    this.membership.onSessionStarted((session) => this.sessionStarted(session));
-    const session = this.membership.session;
-    if (session !== undefined) this.sessionStarted(session);
+  private sessionStarted(session: BrokerSession): void {
+    if (this.stopped || session.state !== 'live') return;
+    this.view.liveWhile(session);
+    this.replicationService?.manager.sessionStarted();
+    this.coordinators?.sessionStarted();
+    this.startController(session);
   }
 
-  private sessionStarted(session: BrokerSession): void {
-    if (this.stopping) return;
+  /** The session was lost: nothing here may act on it any more; its controller is dropped. */
+  private sessionLost(reason: string): void {
+    this.view.setLive(false);
+    this.replicationService?.manager.sessionLost();
+    this.coordinators?.sessionLost();
+    const old = this.controller;
+    this.controller = null;
+    void old?.stop(`the broker's session was lost (${reason})`);
+  }
+
+  /** A controller for this session (an election is bound to one session's lease). */
+  private startController(session: BrokerSession): void {
     const previous = this.controller;
-    if (previous !== null) void previous.stop().catch(() => undefined);
-    if (session.state === 'live') {
-      this.view.setLive(true);
-      this.coordinators?.sessionStarted();
-      if (previous !== null) this.replicationService?.manager.sessionStarted();
-    }
-    session.onLost(() => this.view.setLive(false));
+    this.controller = null;
+    void previous?.stop();
     const controller = new ClusterController({
       store: this.membership.store,
       image: this.membership.image,
@@ -191,7 +211,7 @@ export class ClusterServing {
       onEvent: (e) => {
         switch (e.type) {
           case 'elected':
-            this.log.info({ nodeId: e.controller.nodeId, controllerEpoch: String(e.controller.controllerEpoch) }, 'this broker is now the controller');
+            this.log.info({ nodeId: e.controller.nodeId, brokerEpoch: String(e.controller.brokerEpoch), controllerEpoch: String(e.controller.controllerEpoch) }, 'this broker is now the controller');
             return;
           case 'resigned':
             this.log.warn({ reason: e.reason }, 'this broker is no longer the controller');
@@ -255,7 +275,7 @@ export class ClusterServing {
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
+    this.stopped = true;
     this.sync.stop();
     await this.replicationService?.stop();
     await this.controller?.stop();

@@ -24,7 +24,7 @@ export interface NotLeader {
 
 export class ClusterView {
   /** Whether this broker holds a live cluster session: before it registers, or once its session is lost, it leads nothing. */
-  private live = false;
+  private liveCheck: () => boolean = () => false;
 
   constructor(
     private readonly image: MetadataImage,
@@ -39,11 +39,20 @@ export class ClusterView {
    * (its lease ran out), or its previous run's registration still holds them.
    */
   setLive(live: boolean): void {
-    this.live = live;
+    this.liveCheck = () => live;
+  }
+
+  /**
+   * Live for as long as `session` is: its state is read at each check, so a
+   * lease past its lifetime stops leadership at once, even before the
+   * session's own timer says so (a process resumed after a pause).
+   */
+  liveWhile(session: { readonly state: string }): void {
+    this.liveCheck = () => session.state === 'live';
   }
 
   get isLive(): boolean {
-    return this.live;
+    return this.liveCheck();
   }
 
   get controllerId(): number {
@@ -96,7 +105,7 @@ export class ClusterView {
       return this.isClusterTopic(topic) ? { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, leaderId: -1, leaderEpoch: -1 } : null;
     }
     if (state.leader === this.nodeId) {
-      if (this.live) return null;
+      if (this.isLive) return null;
       // The image names this node, but this process has no session: the leader is unknown to it (clients retry).
       return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderId: -1, leaderEpoch: state.leaderEpoch };
     }

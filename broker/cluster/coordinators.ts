@@ -1,9 +1,12 @@
-// Group and transaction coordination in a cluster follows the leadership of
-// the internal topics' partitions, as in Kafka: the coordinator of a group is
-// the leader of __consumer_offsets partition abs(hash(groupId)) % partitions
-// (Java String.hashCode), of a transactional id the leader of its
-// __transaction_state partition. This module answers FindCoordinator from the
-// image, creates the two topics on first need, and tells this broker's
+// Group, transaction and share coordination in a cluster follows the
+// leadership of the internal topics' partitions, as in Kafka: the coordinator
+// of a group is the leader of __consumer_offsets partition
+// abs(hash(groupId)) % partitions (Java String.hashCode), of a transactional
+// id the leader of its __transaction_state partition, of a share-partition
+// "groupId:topicId:partition" the leader of its __share_group_state partition.
+// This module answers FindCoordinator from the image, creates the topics on
+// first need (__share_group_state with a replication factor capped to the
+// registered brokers), and tells this broker's
 // coordinators to load the partitions it has come to lead (their state is in
 // those partitions' logs) and to unload the ones it no longer leads. It reads
 // leadership from the image only (leader == this node, at the image's leader
@@ -12,14 +15,15 @@
 // Driven level-triggered: every image change, after the topic sync has opened
 // the logs, recomputes the whole wanted set; a failed load is retried on the
 // next change. A lost cluster session unloads everything at once: a broker
-// that may have been replaced must stop coordinating.
+// that may have been replaced must stop coordinating, until its next session
+// (it registered again) loads what it then leads.
 import type { Logger } from 'pino';
 import { partitionForGroup } from '../group/offsets-topic.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { ClusterTopics } from './cluster-topics.js';
 import type { ClusterView, NodeEndpoint } from './cluster-view.js';
 
-/** What a coordinator offers to the leadership driver (GroupCoordinator and TxnCoordinator in partitioned mode). */
+/** What a coordinator offers to the leadership driver (GroupCoordinator, TxnCoordinator and ShareCoordinator in partitioned mode). */
 export interface PartitionedCoordinator {
   /** `leaderEpoch`: the partition's leader epoch, the coordinator epoch of what it writes (Kafka's). */
   loadPartition(partition: number, leaderEpoch: number): Promise<void>;
@@ -31,10 +35,12 @@ export interface InternalTopicSpec {
   readonly numPartitions: number;
   /** offsets.topic.replication.factor / transaction.state.log.replication.factor */
   readonly replicationFactor: number;
+  /** Create with at most as many replicas as there are registered brokers (__share_group_state). */
+  readonly capReplicationFactor?: boolean;
   readonly configs: Readonly<Record<string, string>>;
 }
 
-export type CoordinatorKind = 'group' | 'transaction';
+export type CoordinatorKind = 'group' | 'transaction' | 'share';
 
 interface Coordinated {
   readonly spec: InternalTopicSpec;
@@ -44,8 +50,16 @@ interface Coordinated {
   creating: Promise<void> | null;
 }
 
+/** The spec with at most `brokers` replicas, and a min.insync.replicas no higher than them. */
+export function cappedSpec(spec: InternalTopicSpec, brokers: number): InternalTopicSpec {
+  const replicationFactor = Math.max(1, Math.min(spec.replicationFactor, brokers));
+  const minIsr = spec.configs['min.insync.replicas'];
+  const configs = minIsr !== undefined && Number(minIsr) > replicationFactor ? { ...spec.configs, 'min.insync.replicas': String(replicationFactor) } : spec.configs;
+  return { ...spec, replicationFactor, configs };
+}
+
 export class ClusterCoordinators {
-  private readonly kinds: Record<CoordinatorKind, Coordinated>;
+  private readonly kinds: Partial<Record<CoordinatorKind, Coordinated>>;
   /** False until this broker is registered, and again once its session is lost. */
   private live = false;
 
@@ -58,12 +72,15 @@ export class ClusterCoordinators {
       readonly hasLog: (topic: string, partition: number) => boolean;
       readonly groups: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
       readonly transactions: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
+      /** The share coordinator (__share_group_state); absent: share-partition keys have no coordinator. */
+      readonly shares?: { readonly spec: InternalTopicSpec; readonly coordinator: PartitionedCoordinator };
       readonly log: Logger;
     },
   ) {
     this.kinds = {
       group: { ...o.groups, loaded: new Map(), creating: null },
       transaction: { ...o.transactions, loaded: new Map(), creating: null },
+      ...(o.shares === undefined ? {} : { share: { ...o.shares, loaded: new Map(), creating: null } }),
     };
   }
 
@@ -74,6 +91,7 @@ export class ClusterCoordinators {
    */
   coordinatorFor(kind: CoordinatorKind, key: string): NodeEndpoint | null {
     const k = this.kinds[kind];
+    if (k === undefined) return null;
     const count = this.o.view.partitionCount(k.spec.name);
     if (count === undefined) {
       this.create(k);
@@ -86,7 +104,7 @@ export class ClusterCoordinators {
 
   /** The image changed (after the topic sync's pass): load what this broker now leads, unload what it does not. */
   changed(): void {
-    for (const k of Object.values(this.kinds)) this.reconcile(k);
+    for (const k of Object.values(this.kinds)) if (k !== undefined) this.reconcile(k);
   }
 
   /** This broker is registered: coordinate what it leads. */
@@ -95,10 +113,11 @@ export class ClusterCoordinators {
     this.changed();
   }
 
-  /** The cluster session was lost: stop coordinating everything until the broker is registered again (sessionStarted). */
+  /** The cluster session was lost: stop coordinating everything until sessionStarted() (a new registration). */
   sessionLost(): void {
     this.live = false;
     for (const k of Object.values(this.kinds)) {
+      if (k === undefined) continue;
       for (const p of k.loaded.keys()) k.coordinator.unloadPartition(p);
       k.loaded.clear();
     }
@@ -134,7 +153,8 @@ export class ClusterCoordinators {
 
   private create(k: Coordinated): void {
     if (k.creating !== null) return;
-    const spec = k.spec;
+    const registered = this.o.view.brokers().length;
+    const spec = k.spec.capReplicationFactor === true ? cappedSpec(k.spec, registered) : k.spec;
     this.o.log.info({ topic: spec.name, partitions: spec.numPartitions, replicationFactor: spec.replicationFactor }, 'creating the internal topic');
     k.creating = this.o.topics
       .createInternalTopic(spec)

@@ -44,6 +44,11 @@ import { handler as shareGroupHeartbeat } from './76-share-group-heartbeat.js';
 import { handler as shareGroupDescribe } from './77-share-group-describe.js';
 import { handler as shareFetch } from './78-share-fetch.js';
 import { handler as shareAcknowledge } from './79-share-acknowledge.js';
+import { handler as initializeShareGroupState } from './83-initialize-share-group-state.js';
+import { handler as readShareGroupState } from './84-read-share-group-state.js';
+import { handler as writeShareGroupState } from './85-write-share-group-state.js';
+import { handler as deleteShareGroupState } from './86-delete-share-group-state.js';
+import { handler as readShareGroupStateSummary } from './87-read-share-group-state-summary.js';
 import { handler as describeShareGroupOffsets } from './90-describe-share-group-offsets.js';
 import { handler as alterShareGroupOffsets } from './91-alter-share-group-offsets.js';
 import { handler as deleteShareGroupOffsets } from './92-delete-share-group-offsets.js';
@@ -93,6 +98,11 @@ export const allHandlers = [
   shareGroupDescribe,
   shareFetch,
   shareAcknowledge,
+  initializeShareGroupState,
+  readShareGroupState,
+  writeShareGroupState,
+  deleteShareGroupState,
+  readShareGroupStateSummary,
   describeShareGroupOffsets,
   alterShareGroupOffsets,
   deleteShareGroupOffsets,

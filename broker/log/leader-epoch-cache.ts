@@ -29,12 +29,17 @@ export class LeaderEpochCache {
 
   /**
    * Records that `epoch` starts at `startOffset`. Ignored unless the epoch is
-   * newer than the latest; returns whether the history changed.
+   * newer than the latest; returns whether the history changed. Earlier
+   * epochs starting at the same offset held no record and are replaced (as
+   * Kafka's maybeTruncateNonMonotonicEntries does): a history [0@0, 2@0] would
+   * answer a follower of epoch 1 with a DivergingEpoch of 0 that truncates
+   * nothing, and it would ask again forever.
    */
   assign(epoch: number, startOffset: bigint): boolean {
     if (epoch < 0) return false;
     const latest = this.list[this.list.length - 1];
     if (latest !== undefined && (epoch <= latest.epoch || startOffset < latest.startOffset)) return false;
+    while (this.list.length > 0 && (this.list[this.list.length - 1] as EpochEntry).startOffset >= startOffset) this.list.pop();
     this.list.push({ epoch, startOffset });
     return true;
   }
@@ -42,6 +47,10 @@ export class LeaderEpochCache {
   /**
    * Kafka's endOffsetFor: the largest epoch <= `requested` and the start offset of
    * the next epoch (or `logEndOffset` for the latest). (-1, -1) when unknown.
+   * A `requested` epoch older than every known one ends where the first known
+   * one starts, as `(requested, that start)`: a leader whose history begins
+   * after a follower's last epoch (it led first at a later epoch, its log empty
+   * until then) must not send that follower a DivergingEpoch it cannot act on.
    */
   endOffsetFor(requested: number, logEndOffset: bigint): { epoch: number; endOffset: bigint } {
     const latest = this.list[this.list.length - 1];
@@ -49,7 +58,7 @@ export class LeaderEpochCache {
     if (requested === latest.epoch) return { epoch: requested, endOffset: logEndOffset };
     let floorIdx = -1;
     for (let i = 0; i < this.list.length; i++) if ((this.list[i] as EpochEntry).epoch <= requested) floorIdx = i;
-    if (floorIdx < 0) return { epoch: -1, endOffset: -1n };
+    if (floorIdx < 0) return { epoch: requested, endOffset: (this.list[0] as EpochEntry).startOffset };
     const floor = this.list[floorIdx] as EpochEntry;
     const next = this.list[floorIdx + 1];
     return { epoch: floor.epoch, endOffset: next === undefined ? logEndOffset : next.startOffset };

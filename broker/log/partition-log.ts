@@ -522,16 +522,16 @@ export class PartitionLog implements LocalLog {
    * Kafka's UnifiedLog.truncateTo: removes every batch holding an offset >=
    * `offset` (a batch straddling it goes whole), rebuilds producer state and
    * trims the leader-epoch cache. At or below the first segment's base the log
-   * is emptied and starts at `offset`. Returns the new log end offset.
+   * is emptied and starts at `offset`. At or past the log end nothing goes but
+   * epochs starting at the log end. Returns the new log end offset.
    */
   truncateTo(offset: bigint): Promise<bigint> {
     return this.serial(async () => {
       this.ensureUsable();
       if (offset >= this.logEnd) {
-        // No batch to remove, but an epoch may start at the log end with nothing
-        // in it (this broker became leader and lost it before any append): it
-        // goes, as in Kafka, or the follower would keep sending it as its last
-        // fetched epoch and be told to truncate to where it already is, forever.
+        // As Kafka: the epoch cache is trimmed all the same. A broker that led and assigned its
+        // epoch at the log end, then lost leadership before appending, holds an entry the new
+        // leader never had; kept, it makes every fetch report the same divergence again.
         if (this.epochCache.truncateFromEnd(this.logEnd)) await this.epochCheckpoint.write(this.epochCache.entries());
         return this.logEnd;
       }

@@ -57,6 +57,8 @@ export interface ReplicaManagerOptions {
   readonly initialHighWatermark?: (log: PartitionLog) => bigint | undefined;
   /** The follower-side replication throttle (replication-quota.ts); absent: none. */
   readonly followerQuota?: ReplicationQuota;
+  /** True: take no role until sessionStarted() (a cluster broker leads and follows only while registered). */
+  readonly awaitSession?: boolean;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   readonly log: Logger;
@@ -97,11 +99,13 @@ export class ReplicaManager {
   private readonly fetchers = new Map<string, ReplicaFetcher>();
   private readonly listeners: Array<(e: ReplicationEvent) => void> = [];
   private isrTimer: TimerHandle | null = null;
-  /** No session (lost) or stopped: no roles, no ISR checks. */
   private stopped = false;
-  private closed = false;
+  /** False without a live cluster session: no role at all until the next one starts. */
+  private live: boolean;
 
-  constructor(private readonly o: ReplicaManagerOptions) {}
+  constructor(private readonly o: ReplicaManagerOptions) {
+    this.live = o.awaitSession !== true;
+  }
 
   onEvent(listener: (e: ReplicationEvent) => void): void {
     this.listeners.push(listener);
@@ -127,7 +131,7 @@ export class ReplicaManager {
 
   /** Brings every partition's role in step with the image (after each image change and topic sync pass). */
   reconcile(): void {
-    if (this.stopped) return;
+    if (this.stopped || !this.live) return;
     const seen = new Set<string>();
     for (const t of this.o.image.topics()) {
       this.o.image.partitions(t.topicId).forEach((state, partition) => {
@@ -447,28 +451,33 @@ export class ReplicaManager {
       });
   }
 
-  /** This broker's session is gone: it leads nothing any more (waiting acks fail), and fetches nothing. */
+  /**
+   * This broker's session is gone: it leads nothing any more (waiting acks
+   * fail), fetches nothing, and takes no role until sessionStarted().
+   */
   sessionLost(): void {
+    this.live = false;
     for (const r of this.replicas.values()) {
       this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
       r.role = { kind: 'offline', leaderEpoch: r.role.kind === 'leader' ? r.role.state.leaderEpoch : r.role.leaderEpoch };
     }
-    this.stopped = true;
-    if (this.isrTimer !== null) this.o.scheduler.clearTimeout(this.isrTimer);
-    this.isrTimer = null;
   }
 
-  /** Registered again after a lost session: roles follow the image again. */
+  /**
+   * A session (a new registration, a new broker epoch) started: the roles
+   * follow the image again. What this broker led before is led anew (a fresh
+   * leader state, followers' progress unknown) only where the image still
+   * names it; elsewhere it follows the current leader, truncating by
+   * DivergingEpoch as any follower does, until the leader adds it to the ISR.
+   */
   sessionStarted(): void {
-    if (!this.stopped || this.closed) return;
-    this.stopped = false;
-    this.scheduleIsrCheck();
+    if (this.stopped) return;
+    this.live = true;
     this.reconcile();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.closed = true;
     if (this.isrTimer !== null) this.o.scheduler.clearTimeout(this.isrTimer);
     for (const r of this.replicas.values()) this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
     await Promise.all([...this.fetchers.values()].map((f) => f.stop()));

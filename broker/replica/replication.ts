@@ -70,6 +70,8 @@ export interface ReplicationOptions {
   readonly waiters: PartitionWaiters;
   readonly listenerName: string;
   readonly config: BrokerConfig;
+  /** Roles wait for the cluster session (ReplicaManager.sessionStarted). */
+  readonly awaitSession?: boolean;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   readonly log: Logger;
@@ -155,6 +157,7 @@ export class Replication implements ReplicationService {
       initialHighWatermark: (log) => this.checkpoints.initial(log),
       remoteTier: () => this.remoteTier,
       followerQuota: this.followerQuota,
+      ...(o.awaitSession === undefined ? {} : { awaitSession: o.awaitSession }),
       clock: o.clock,
       scheduler: o.scheduler,
       log: o.log,

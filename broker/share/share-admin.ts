@@ -61,7 +61,9 @@ export class ShareAdmin {
   private async answer(groupId: string, topicId: string, partition: number): Promise<ShareOffsetAnswer> {
     const name = this.broker.topicName(topicId);
     const view = name === undefined ? undefined : this.broker.partition(name, partition);
-    const live = this.share.partitions.loaded(groupId, topicId, partition);
+    // What this broker holds is current only while it leads the partition (in a cluster the state may have moved on).
+    const leads = name !== undefined && this.broker.notLeader(name, partition) === null;
+    const live = leads ? this.share.partitions.loaded(groupId, topicId, partition) : undefined;
     const state = live?.persistedState() ?? (await this.share.persister.read(groupId, topicId, partition));
     if (state === null) return { partition, startOffset: -1n, leaderEpoch: -1, lag: -1n, errorCode: 0, errorMessage: null };
     let done = 0n;

@@ -1,8 +1,9 @@
 // Group configs of share groups (Kafka's GroupConfig, resource type GROUP = 32
 // in IncrementalAlterConfigs / DescribeConfigs): per group id, overrides of
-// the broker defaults. Kafka keeps them in its metadata log; here they are a
+// the broker defaults. Kafka keeps them in its metadata log. Alone, they are a
 // small JSON file in the first log directory, rewritten on every change, so
-// they survive a restart.
+// they survive a restart; in a cluster they are in the cluster metadata
+// (ClusterGroupConfigs: set on one broker, they hold on every broker).
 //   share.auto.offset.reset          latest | earliest | by_duration:<ISO-8601>  (latest)
 //   share.isolation.level            read_uncommitted | read_committed            (read_uncommitted)
 //   share.record.lock.duration.ms    group.share.min/max.record.lock.duration.ms  (group.share.record.lock.duration.ms)
@@ -44,6 +45,14 @@ export interface GroupConfigEntry {
 
 export type AlterOp = { readonly name: string; readonly op: number; readonly value: string | null };
 
+/** Where the overrides are kept when not in the local file: the cluster metadata. */
+export interface GroupConfigSource {
+  /** The group's overrides as this broker sees them now. */
+  overrides(groupId: string): ReadonlyMap<string, string>;
+  /** Sets (string) or removes (null) overrides; resolves once `overrides` shows the change. */
+  write(groupId: string, changes: Readonly<Record<string, string | null>>): Promise<void>;
+}
+
 const SET = 0;
 const DELETE = 1;
 
@@ -53,10 +62,16 @@ export class ShareGroupConfigs {
   constructor(
     private readonly defaults: ShareBrokerDefaults,
     private readonly file: string | null,
+    /** A cluster: the overrides are there, not in `file`. */
+    private readonly source: GroupConfigSource | null = null,
   ) {}
 
+  private overridesOf(groupId: string): ReadonlyMap<string, string> | undefined {
+    return this.source === null ? this.overrides.get(groupId) : this.source.overrides(groupId);
+  }
+
   async load(): Promise<void> {
-    if (this.file === null) return;
+    if (this.file === null || this.source !== null) return;
     const buf = await readFileIfExists(this.file);
     if (buf === null) return;
     const parsed = JSON.parse(buf.toString('utf8')) as Record<string, Record<string, string>>;
@@ -106,17 +121,18 @@ export class ShareGroupConfigs {
   }
 
   get(groupId: string, name: string): string {
-    return this.overrides.get(groupId)?.get(name) ?? this.defaultOf(name);
+    return this.overridesOf(groupId)?.get(name) ?? this.defaultOf(name);
   }
 
   describe(groupId: string): GroupConfigEntry[] {
-    const o = this.overrides.get(groupId);
+    const o = this.overridesOf(groupId);
     return ShareGroupConfigs.NAMES.map((name) => ({ name, value: this.get(groupId, name), isOverride: o?.has(name) ?? false }));
   }
 
   /** IncrementalAlterConfigs SET/DELETE on one group (APPEND/SUBTRACT have no list configs here); all or nothing. */
   async alter(groupId: string, ops: readonly AlterOp[], validateOnly: boolean): Promise<void> {
-    const next = new Map(this.overrides.get(groupId) ?? []);
+    const before = this.overridesOf(groupId) ?? new Map<string, string>();
+    const next = new Map(before);
     for (const op of ops) {
       if (op.op === SET) {
         if (op.value === null) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Null value not supported for ${op.name}`);
@@ -130,12 +146,24 @@ export class ShareGroupConfigs {
       }
     }
     if (validateOnly) return;
+    if (this.source !== null) {
+      const changes: Record<string, string | null> = {};
+      for (const [k, v] of next) if (before.get(k) !== v) changes[k] = v;
+      for (const k of before.keys()) if (!next.has(k)) changes[k] = null;
+      if (Object.keys(changes).length > 0) await this.source.write(groupId, changes);
+      return;
+    }
     if (next.size === 0) this.overrides.delete(groupId);
     else this.overrides.set(groupId, next);
     await this.save();
   }
 
   async forget(groupId: string): Promise<void> {
+    if (this.source !== null) {
+      const names = [...this.source.overrides(groupId).keys()];
+      if (names.length > 0) await this.source.write(groupId, Object.fromEntries(names.map((n) => [n, null])));
+      return;
+    }
     if (this.overrides.delete(groupId)) await this.save();
   }
 

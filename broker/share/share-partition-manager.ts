@@ -18,9 +18,12 @@ import { parseIsoDurationMs, type ShareGroupConfigs } from './share-group-config
 
 /** Where share-partition state is kept (the share coordinator, or memory in tests). */
 export interface ShareStatePersister {
-  /** null: never initialised. */
-  read(groupId: string, topicId: string, partition: number): Promise<PersistedShareState | null>;
-  write(groupId: string, topicId: string, partition: number, state: PersistedShareState): Promise<void>;
+  /**
+   * null: never initialised. `leaderEpoch`: the share-partition leader's epoch
+   * (-1: not given); a coordinator fences later writes of older leaders.
+   */
+  read(groupId: string, topicId: string, partition: number, leaderEpoch?: number): Promise<PersistedShareState | null>;
+  write(groupId: string, topicId: string, partition: number, state: PersistedShareState, leaderEpoch?: number): Promise<void>;
   delete(groupId: string, topicId: string, partition: number): Promise<void>;
   /** The share-partitions that have state for a group. */
   partitionsOf(groupId: string): Promise<{ topicId: string; partition: number }[]>;
@@ -64,6 +67,8 @@ export interface ShareFetchAnswer {
 
 interface Entry {
   readonly sp: SharePartition;
+  /** The partition's leader epoch when the share-partition was loaded: a new leadership loads it again. */
+  readonly leaderEpoch: number;
   timer: TimerHandle | null;
   timerAt: number;
   written: number;
@@ -110,22 +115,25 @@ export class SharePartitionManager {
   private async entry(groupId: string, topicId: string, partition: number, view: ShareLogView): Promise<Entry> {
     const k = key(groupId, topicId, partition);
     const have = this.entries.get(k);
-    if (have !== undefined) return have;
+    if (have !== undefined && have.leaderEpoch === view.leaderEpoch) return have;
     let pending = this.loading.get(k);
     if (pending === undefined) {
-      pending = this.load(groupId, topicId, partition, view).finally(() => this.loading.delete(k));
+      // Leadership moved (and maybe came back): what this broker held is stale; the coordinator has the state.
+      const stale = have === undefined ? Promise.resolve() : this.drop(k, have);
+      pending = stale.then(() => this.load(groupId, topicId, partition, view)).finally(() => this.loading.delete(k));
       this.loading.set(k, pending);
     }
     return pending;
   }
 
   private async load(groupId: string, topicId: string, partition: number, view: ShareLogView): Promise<Entry> {
-    let state = await this.o.persister.read(groupId, topicId, partition);
+    const leaderEpoch = view.leaderEpoch;
+    let state = await this.o.persister.read(groupId, topicId, partition, leaderEpoch);
     const fresh = state === null;
     if (state === null) state = { startOffset: await this.resetOffset(groupId, view), stateBatches: [] };
     const sp = new SharePartition(groupId, topicId, partition, this.partitionConfig(groupId), this.o.clock, state);
     sp.updateLogStartOffset(view.logStartOffset);
-    const e: Entry = { sp, timer: null, timerAt: 0, written: fresh ? -1 : sp.stateVersion, persisting: Promise.resolve() };
+    const e: Entry = { sp, leaderEpoch, timer: null, timerAt: 0, written: fresh ? -1 : sp.stateVersion, persisting: Promise.resolve() };
     this.entries.set(key(groupId, topicId, partition), e);
     // Kafka initialises the state with the coordinator before the first fetch.
     if (fresh) await this.persist(e);
@@ -216,6 +224,14 @@ export class SharePartitionManager {
     await this.o.persister.delete(groupId, topicId, partition);
   }
 
+  /** Forgets a share-partition this broker no longer leads at that epoch, once its pending write is done. */
+  private async drop(k: string, e: Entry): Promise<void> {
+    if (this.entries.get(k) === e) this.entries.delete(k);
+    if (e.timer !== null) this.o.scheduler.clearTimeout(e.timer);
+    e.timer = null;
+    await e.persisting.catch(() => undefined);
+  }
+
   close(): void {
     for (const e of this.entries.values()) if (e.timer !== null) this.o.scheduler.clearTimeout(e.timer);
   }
@@ -244,9 +260,19 @@ export class SharePartitionManager {
       const version = e.sp.stateVersion;
       if (version === e.written) return;
       try {
-        await this.o.persister.write(e.sp.groupId, e.sp.topicId, e.sp.partition, e.sp.persistedState());
+        await this.o.persister.write(e.sp.groupId, e.sp.topicId, e.sp.partition, e.sp.persistedState(), e.leaderEpoch);
         e.written = version;
       } catch (err) {
+        const code = err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR;
+        if (code === ErrorCode.FENCED_LEADER_EPOCH || code === ErrorCode.FENCED_STATE_EPOCH) {
+          // A newer leader (or an offsets reset) owns the state now: this copy goes, as Kafka drops a fenced SharePartition.
+          const k = key(e.sp.groupId, e.sp.topicId, e.sp.partition);
+          if (this.entries.get(k) === e) this.entries.delete(k);
+          if (e.timer !== null) this.o.scheduler.clearTimeout(e.timer);
+          e.timer = null;
+          this.o.log.warn({ groupId: e.sp.groupId, topicId: e.sp.topicId, partition: e.sp.partition, error: (err as Error).message }, 'share-partition fenced by its share coordinator');
+          throw new KafkaError(code === ErrorCode.FENCED_LEADER_EPOCH ? ErrorCode.NOT_LEADER_OR_FOLLOWER : code, (err as Error).message, { cause: err });
+        }
         this.o.log.error({ err, groupId: e.sp.groupId, topicId: e.sp.topicId, partition: e.sp.partition }, 'share-partition state write failed');
         throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'the share coordinator could not write the state', { cause: err });
       }

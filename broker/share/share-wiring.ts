@@ -1,6 +1,9 @@
 // Builds the share-group parts from the broker's config and parts (called by
-// broker.ts): group configs from the first log directory, the share
-// coordinator replaying __share_group_state, and the ShareGroups facade the
+// broker.ts): the share coordinator over __share_group_state (alone it replays
+// the whole topic and is the persister of this broker's share-partitions; in
+// a cluster it serves the partitions of the topic this broker leads, and the
+// share-partitions reach their coordinators through a routed persister),
+// group configs from the first log directory, and the ShareGroups facade the
 // handlers reach. Kept here so the composition root changes by a few lines.
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -12,7 +15,8 @@ import type { PartitionWaiters } from '../partition-waiters.js';
 import type { OffsetsTopicLog } from '../group/offsets-topic.js';
 import type { TopicStore } from '../../metadata/topic-store.js';
 import { ShareCoordinator } from './share-coordinator.js';
-import { ShareGroupConfigs } from './share-group-configs.js';
+import type { ShareStatePersister } from './share-partition-manager.js';
+import { ShareGroupConfigs, type GroupConfigSource } from './share-group-configs.js';
 import { ShareGroups } from './share-groups.js';
 
 export const SHARE_GROUP_CONFIGS_FILE = 'share-group-configs.json';
@@ -23,9 +27,9 @@ export interface ShareWiring {
   readonly scheduler: Scheduler;
   readonly log: Logger;
   readonly metaDir: string;
-  readonly stateLog: OffsetsTopicLog;
-  /** Creates __share_group_state if it does not exist yet. */
-  readonly ensureStateTopic: () => Promise<void>;
+  readonly coordinator: ShareCoordinator;
+  /** Where share-partitions keep their state: the coordinator itself alone, a routed persister in a cluster. */
+  readonly persister: ShareStatePersister;
   readonly stateTopicExists: () => boolean;
   readonly store: TopicStore;
   readonly partition: (topic: string, partition: number) => ShareLogView | undefined;
@@ -33,6 +37,33 @@ export interface ShareWiring {
   readonly cluster: { notLeader(topic: string, partition: number): { errorCode: number; leaderId: number; leaderEpoch: number } | null } | null;
   readonly waiters: PartitionWaiters;
   readonly otherGroupExists: (groupId: string) => boolean;
+  /** A cluster: group configs are in the cluster metadata, not in this broker's file. */
+  readonly groupConfigSource?: GroupConfigSource | null;
+}
+
+export interface ShareCoordinatorWiring {
+  readonly config: BrokerConfig;
+  readonly clock: Clock;
+  readonly stateLog: OffsetsTopicLog;
+  /** A cluster: serve the partitions loaded with leadership. */
+  readonly partitioned: boolean;
+  /** Alone: creates __share_group_state if it does not exist yet. */
+  readonly ensureStateTopic?: () => Promise<void>;
+  /** A cluster: resolves once the partition's appended records are replicated. */
+  readonly committed?: (partition: number) => Promise<void>;
+}
+
+export function buildShareCoordinator(w: ShareCoordinatorWiring): ShareCoordinator {
+  const c = w.config;
+  return new ShareCoordinator({
+    log: w.stateLog,
+    numPartitions: c.getInt('share.coordinator.state.topic.num.partitions'),
+    updatesPerSnapshot: c.getInt('share.coordinator.snapshot.update.records.per.snapshot'),
+    clock: w.clock,
+    partitioned: w.partitioned,
+    ...(w.ensureStateTopic === undefined ? {} : { ensureTopic: w.ensureStateTopic }),
+    ...(w.committed === undefined ? {} : { committed: w.committed }),
+  });
 }
 
 export async function startShareGroups(w: ShareWiring): Promise<{ shareGroups: ShareGroups; coordinator: ShareCoordinator }> {
@@ -49,16 +80,17 @@ export async function startShareGroups(w: ShareWiring): Promise<{ shareGroups: S
     heartbeatIntervalMs: c.getInt('group.share.heartbeat.interval.ms'),
     minHeartbeatIntervalMs: c.getInt('group.share.min.heartbeat.interval.ms'),
     maxHeartbeatIntervalMs: c.getInt('group.share.max.heartbeat.interval.ms'),
-  }, path.join(w.metaDir, SHARE_GROUP_CONFIGS_FILE));
+  }, path.join(w.metaDir, SHARE_GROUP_CONFIGS_FILE), w.groupConfigSource ?? null);
   await configs.load();
-  const coordinator = new ShareCoordinator(w.stateLog, c.getInt('share.coordinator.state.topic.num.partitions'), c.getInt('share.coordinator.snapshot.update.records.per.snapshot'), w.clock, w.ensureStateTopic);
-  if (w.stateTopicExists()) await coordinator.start();
+  const coordinator = w.coordinator;
+  // Partitioned, partitions are loaded as this broker comes to lead them (ClusterCoordinators).
+  if (!coordinator.partitioned && w.stateTopicExists()) await coordinator.start();
   const shareGroups = new ShareGroups({
     clock: w.clock,
     scheduler: w.scheduler,
     log: w.log,
     waiters: w.waiters,
-    persister: coordinator,
+    persister: w.persister,
     configs,
     maxSize: c.getInt('group.share.max.size'),
     maxShareSessions: c.getInt('group.share.max.share.sessions'),

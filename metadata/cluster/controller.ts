@@ -93,14 +93,14 @@ export class ClusterController {
     return this.apply(planPreferredLeaders(this.options.image));
   }
 
-  /** Stops acting and gives the key up so another broker takes over without waiting for the lease. */
-  async stop(): Promise<void> {
+  /** Stops acting and gives the key up (if the session still lives) so another broker takes over without waiting for the lease. */
+  async stop(reason = 'stopping'): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     if (this.stepTimer !== undefined) this.options.scheduler.clearTimeout(this.stepTimer);
     this.stepTimer = undefined;
     const wasActive = this.active !== null;
-    this.deactivate('stopping');
+    this.deactivate(reason);
     if (wasActive && this.options.session.state === 'live') {
       await this.options.store.resignController(this.options.session).catch(() => undefined);
     }

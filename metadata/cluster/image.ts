@@ -13,7 +13,11 @@ import type {
 } from './records.js';
 
 function configScope(resource: ConfigResource): string {
-  return resource.type === 'cluster' ? 'cluster' : `broker:${resource.nodeId}`;
+  switch (resource.type) {
+    case 'cluster': return 'cluster';
+    case 'broker': return `broker:${resource.nodeId}`;
+    case 'group': return `group:${resource.groupId}`;
+  }
 }
 
 const EMPTY_CONFIGS: ReadonlyMap<string, string> = new Map();

@@ -10,6 +10,7 @@
 //                                        "addingReplicas","removingReplicas" while a reassignment is in progress
 //   configs/brokers/<nodeId>/<name>      value
 //   configs/cluster/<name>               value
+//   configs/groups/<groupId>/<name>      value (the group id URI-encoded)
 //   controller                           {"nodeId","brokerEpoch"}, bound to the controller's broker lease
 //   producer-ids                         {"nextBlockStart","brokerId","blockSize"}: the last block handed out
 // Pure: no I/O.
@@ -31,6 +32,8 @@ export const TOPICS_PREFIX = 'topics/';
 export const PARTITIONS_PREFIX = 'partitions/';
 export const BROKER_CONFIGS_PREFIX = 'configs/brokers/';
 export const CLUSTER_CONFIGS_PREFIX = 'configs/cluster/';
+/** configs/groups/<URI-encoded group id>/<name> (a group id may hold '/'). */
+export const GROUP_CONFIGS_PREFIX = 'configs/groups/';
 export const CONTROLLER_KEY = 'controller';
 /** Not a record of the image: only the allocator reads it (decodeEntry answers null). */
 export const PRODUCER_IDS_KEY = 'producer-ids';
@@ -71,11 +74,15 @@ export function partitionKey(topicId: string, partition: number): string {
 }
 
 export function configKey(resource: ConfigResource, name: string): string {
-  return resource.type === 'cluster' ? `${CLUSTER_CONFIGS_PREFIX}${name}` : `${BROKER_CONFIGS_PREFIX}${resource.nodeId}/${name}`;
+  return `${configPrefix(resource)}${name}`;
 }
 
 export function configPrefix(resource: ConfigResource): string {
-  return resource.type === 'cluster' ? CLUSTER_CONFIGS_PREFIX : `${BROKER_CONFIGS_PREFIX}${resource.nodeId}/`;
+  switch (resource.type) {
+    case 'cluster': return CLUSTER_CONFIGS_PREFIX;
+    case 'broker': return `${BROKER_CONFIGS_PREFIX}${resource.nodeId}/`;
+    case 'group': return `${GROUP_CONFIGS_PREFIX}${encodeURIComponent(resource.groupId)}/`;
+  }
 }
 
 export function encodeLayout(version: number): string {
@@ -183,6 +190,12 @@ function decode(key: string, value: string | null, createRevision: bigint): Meta
     if (slash <= 0) throw new Error('expected configs/brokers/<nodeId>/<name>');
     const nodeId = nonNegativeInt(rest.slice(0, slash), 'node id');
     return { kind: 'config', resource: { type: 'broker', nodeId }, name: rest.slice(slash + 1), value };
+  }
+  if (key.startsWith(GROUP_CONFIGS_PREFIX)) {
+    const rest = key.slice(GROUP_CONFIGS_PREFIX.length);
+    const slash = rest.indexOf('/');
+    if (slash <= 0) throw new Error('expected configs/groups/<groupId>/<name>');
+    return { kind: 'config', resource: { type: 'group', groupId: decodeURIComponent(rest.slice(0, slash)) }, name: rest.slice(slash + 1), value };
   }
   return null;
 }

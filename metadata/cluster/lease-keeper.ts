@@ -33,6 +33,7 @@ export class LeaseKeeper implements BrokerSession {
   private lastError: string | undefined;
   private readonly lostListeners: Array<(reason: string) => void> = [];
   private lostReason: string | undefined;
+  private revoked = false;
 
   constructor(
     readonly nodeId: number,
@@ -45,6 +46,11 @@ export class LeaseKeeper implements BrokerSession {
   }
 
   get state(): SessionState {
+    // Timers can fire late (a process resumed after SIGSTOP runs its pending I/O first):
+    // a lease past its certain lifetime counts as lost as soon as anyone asks.
+    if (this.current === 'live' && this.options.clock.now() >= this.lastAckedSentAt + this.options.ttlMs) {
+      this.lose(this.expiredReason());
+    }
     return this.current;
   }
 
@@ -54,12 +60,13 @@ export class LeaseKeeper implements BrokerSession {
   }
 
   /**
-   * Revokes the lease. A lost session may be closed too (and again, if the
-   * store could not be reached): its registration then goes now instead of
-   * at expiry, so the broker can register again at once.
+   * Revokes the lease. A lost session is revoked too (its state stays
+   * 'lost'): its broker has stopped acting on it, and the store then drops
+   * its registration (and controller key) without waiting for the expiry.
    */
   async close(): Promise<void> {
-    if (this.current === 'closed') return;
+    if (this.current === 'closed' || this.revoked) return;
+    this.revoked = true;
     if (this.current === 'live') this.current = 'closed';
     this.stopTimers();
     await this.options.revoke();
@@ -89,7 +96,7 @@ export class LeaseKeeper implements BrokerSession {
     this.deadlineTimer = this.options.scheduler.setTimeout(() => {
       this.deadlineTimer = undefined;
       if (this.options.clock.now() >= this.lastAckedSentAt + this.options.ttlMs) {
-        this.lose(`no keepalive acknowledged within ${this.options.ttlMs} ms${this.lastError === undefined ? '' : ` (last error: ${this.lastError})`}`);
+        this.lose(this.expiredReason());
       } else {
         this.armDeadline();
       }
@@ -122,6 +129,10 @@ export class LeaseKeeper implements BrokerSession {
         this.lastError = e instanceof Error ? e.message : String(e);
       },
     );
+  }
+
+  private expiredReason(): string {
+    return `no keepalive acknowledged within ${this.options.ttlMs} ms${this.lastError === undefined ? '' : ` (last error: ${this.lastError})`}`;
   }
 
   private lose(reason: string): void {

@@ -86,7 +86,8 @@ export interface ControllerRecord {
 }
 
 /** Where a dynamic config lives: one broker's, or the cluster-wide default. */
-export type ConfigResource = { readonly type: 'broker'; readonly nodeId: number } | { readonly type: 'cluster' };
+/** Dynamic configs: of one broker, of the cluster, or of one group (share group configs, Kafka's GROUP resource). */
+export type ConfigResource = { readonly type: 'broker'; readonly nodeId: number } | { readonly type: 'cluster' } | { readonly type: 'group'; readonly groupId: string };
 
 /**
  * One change, as a watch delivers it and as a snapshot lists the current

@@ -44,7 +44,7 @@ export type SessionState = 'live' | 'lost' | 'closed';
  * the store saying the lease is gone. That happens no later than the store
  * expires the lease, so a broker that acts on `onLost` (stops leading, stops
  * coordinating) has stopped before another broker can be given its partitions.
- * A lost session never comes back: register again.
+ * A lost session never comes back: register again (ClusterMembership does).
  */
 export interface BrokerSession {
   readonly nodeId: number;
@@ -53,7 +53,7 @@ export interface BrokerSession {
   readonly state: SessionState;
   /** Called once, with the reason, when the session is lost (not on close()). Called at once if already lost. */
   onLost(listener: (reason: string) => void): void;
-  /** Revokes the lease: the registration disappears now instead of at expiry. Also for a lost session (retried on failure). */
+  /** Revokes the lease: the registration disappears now instead of at expiry. A lost session may be closed too (best effort: its lease may be gone). */
   close(): Promise<void>;
 }
 

@@ -47,11 +47,24 @@ export class Ledger {
   distinct(): Set<string> {
     return new Set(this.deliveries.map((d) => d.v));
   }
+
+  /** Records delivered again after an acknowledgement of theirs was reported (commitSync returned it without error). */
+  redeliveredAfterAck(): { p: number; o: number; v: string; member: string }[] {
+    const out: { p: number; o: number; v: string; member: string }[] = [];
+    for (const a of this.acks) {
+      if (a.type !== 'ACCEPT' && a.type !== 'REJECT') continue;
+      for (const d of this.deliveries.slice(a.at)) if (d.p === a.p && d.o === a.o) out.push({ p: d.p, o: d.o, v: d.v, member: d.member });
+    }
+    return out;
+  }
 }
 
 export class ShareMember {
   readonly proc: JsonLineProcess;
+  /** `error` events: the consumer failed. */
   readonly errors: string[] = [];
+  /** `ack-error` events: an acknowledgement commit failed (retriable around a failover). */
+  readonly ackErrors: string[] = [];
   idle = 0;
 
   constructor(env: MemberEnv, readonly name: string, ledger: Ledger, group: string, topic: string, mode: 'implicit' | 'explicit', hold: boolean, groupConfigs: Record<string, string>) {
@@ -69,6 +82,7 @@ export class ShareMember {
         else if (e.ev === 'ack') ledger.acks.push({ p: Number(e['p']), o: Number(e['o']), type: String(e['type']), member: name, at: ledger.deliveries.length });
         else if (e.ev === 'idle') this.idle++;
         else if (e.ev === 'error' || e.ev === 'ack-error') this.errors.push(String(e['error']));
+        if (e.ev === 'ack-error') this.ackErrors.push(String(e['error']));
       },
       (e) => e.ev !== 'rec' && e.ev !== 'idle',
     );
@@ -82,12 +96,18 @@ export class ShareMember {
   }
 }
 
-export async function createAndProduce(bootstrap: string, topic: string, partitions: number, values: readonly string[], configs: Readonly<Record<string, string>> = {}): Promise<void> {
+export async function createAndProduce(bootstrap: string, topic: string, partitions: number, values: readonly string[], configs: Readonly<Record<string, string>> = {}, replicationFactor = -1): Promise<void> {
   const kafka = new Kafka({ clientId: 'share-e2e', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: partitions, configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })) }], waitForLeaders: true });
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor, configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })) }], waitForLeaders: true });
   await admin.disconnect();
+  await produce(bootstrap, topic, partitions, values);
+}
+
+/** Round-robin over the partitions, in batches of ten (acks=all). */
+export async function produce(bootstrap: string, topic: string, partitions: number, values: readonly string[]): Promise<void> {
+  const kafka = new Kafka({ clientId: 'share-e2e', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   // Round-robin over the partitions, in small batches so acquisitions span several batches.

@@ -2,7 +2,7 @@
 // network namespace (test/support/netns.ts), over one real etcd listening on
 // the namespaces' bridge. A trial kills (-9), pauses (SIGSTOP), restarts and
 // resumes brokers and cuts the links between them; close() undoes all of it.
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AdminClient, type ClusterMetadata, type TopicMetadata } from '../../broker/cli/admin-client.js';
@@ -257,6 +257,16 @@ export class FaultCluster {
     await this.etcd.stop().catch(() => undefined);
     this.network.tearDown();
     if (this.o.keep !== true) rmSync(this.o.dir, { recursive: true, force: true });
+    else this.writeLogs();
+  }
+
+  /** For a post-mortem (--keep): each broker's log lines, every run, as `broker-<id>.log` (JSON lines) in the trial dir. */
+  private writeLogs(): void {
+    for (const [id, b] of this.brokers) {
+      const runs = [...b.previousLogs, b.logs];
+      const text = runs.map((l, i) => [`# run ${i + 1}`, ...l.lines.map((x) => JSON.stringify(x)), ...l.other].join('\n')).join('\n');
+      writeFileSync(path.join(this.o.dir, `broker-${id}.log`), `${text}\n`);
+    }
   }
 }
 

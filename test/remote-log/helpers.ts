@@ -353,9 +353,13 @@ export function finishedSegments(metadata: RemoteLogMetadataManager, tp: TopicId
 }
 
 /** Lets pending promise callbacks and I/O run until `cond` holds (no timers involved). */
-export async function until(cond: () => boolean, what = 'condition', maxTurns = 2000): Promise<void> {
-  for (let i = 0; i < maxTurns; i++) {
+export async function until(cond: () => boolean, what = 'condition', maxTurns = 2000, minWaitMs = 10_000): Promise<void> {
+  // Real file I/O finishes on libuv's thread pool: on a loaded machine 2000 turns
+  // can pass before it does, so the wait also lasts at least minWaitMs of real time.
+  const start = Date.now();
+  for (let i = 0; ; i++) {
     if (cond()) return;
+    if (i >= maxTurns && Date.now() - start >= minWaitMs) break;
     await new Promise((resolve) => setImmediate(resolve));
   }
   throw new Error(`timed out waiting for ${what}`);

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { Broker } from '../../broker/broker.js';
 import { BrokerConfig } from '../../broker/config.js';
+import type { ClusterMetadataStore } from '../../metadata/cluster/store.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // The compiled CLI in the same build tree as this file (<out>/test/support -> <out>/broker/cli).
@@ -355,7 +356,12 @@ export interface InProcessSediment {
   close(): Promise<void>;
 }
 
-export async function startSedimentInProcess(options: Omit<SedimentOptions, 'startTimeoutMs'> = {}): Promise<InProcessSediment> {
+export interface InProcessOptions extends Omit<SedimentOptions, 'startTimeoutMs'> {
+  /** With etcd.connect: the cluster metadata store to use instead of etcd (a MemoryClusterMetadataStore). */
+  readonly metadataStore?: ClusterMetadataStore;
+}
+
+export async function startSedimentInProcess(options: InProcessOptions = {}): Promise<InProcessSediment> {
   const dataDir = options.dataDir ?? tempDataDir();
   const owns = options.dataDir === undefined;
   const run = async (port: number): Promise<InProcessSediment> => {
@@ -368,7 +374,7 @@ export async function startSedimentInProcess(options: Omit<SedimentOptions, 'sta
     });
     const log = pino({ name: 'sediment', level: options.logLevel ?? 'info' }, sink);
     const config = BrokerConfig.fromProperties(overridesFor(dataDir, port, options.overrides));
-    const broker = await Broker.start(config, { log });
+    const broker = await Broker.start(config, { log, ...(options.metadataStore === undefined ? {} : { metadataStore: options.metadataStore }) });
     let stopped = false;
     const stop = async (): Promise<void> => {
       if (stopped) return;

@@ -94,6 +94,20 @@ describe('PartitionLog as a follower', () => {
     await reopened.close();
   });
 
+  it('truncating at its log end keeps every batch but drops an epoch that starts there (it led without appending)', async () => {
+    const { log, clock } = await openLog(dir);
+    await log.append(batch({ count: 3 }), { leaderEpoch: 0, isFromClient: true });
+    await log.assignEpochStartOffset(1);
+    assert.deepEqual(log.leaderEpochEntries(), [{ epoch: 0, startOffset: 0n }, { epoch: 1, startOffset: 3n }]);
+    assert.equal(await log.truncateTo(3n), 3n);
+    assert.equal(log.logEndOffset, 3n);
+    assert.deepEqual(log.leaderEpochEntries(), [{ epoch: 0, startOffset: 0n }]);
+    await log.close();
+    const { log: reopened } = await openLog(dir, {}, { clock });
+    assert.deepEqual(reopened.leaderEpochEntries(), [{ epoch: 0, startOffset: 0n }], 'the checkpoint was written');
+    await reopened.close();
+  });
+
   it('empties itself to start at an offset (truncateFullyAndStartAt) and follows from there', async () => {
     const { log: leader } = await openLog(path.join(dir, 'l'));
     const { log: follower } = await openLog(path.join(dir, 'f'));

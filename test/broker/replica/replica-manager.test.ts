@@ -380,4 +380,33 @@ describe('ReplicaManager (two brokers, in-memory metadata twin, manual clock)', 
     assert.deepEqual(await read(leader.log), await read(follower.log));
     await rig.until(() => (rig.state()?.isr.length ?? 0) === 2, 5000, 'the old leader back in the ISR');
   });
+
+  it('a lost session takes every role away until the next session starts; then the roles follow the image as it is now', async () => {
+    const { leader, follower } = await twoReplicas();
+    await leaderAppend(leader, 2, 0);
+    await rig.until(() => follower.log.logEndOffset === 2n && leader.log.highWatermark === 2n, 5000, 'replicated');
+    let answer: number | null = null;
+    const end = await leaderAppend(leader, 1, 0);
+    follower.linkUp = false;
+    void leader.manager.awaitReplication(TOPIC, 0, end, 30_000).then((c) => (answer = c));
+    leader.manager.sessionLost();
+    await rig.until(() => answer !== null, 1000, 'the waiting acks=all answered');
+    assert.equal(answer, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    assert.equal(leader.manager.replica(TOPIC, 0)?.role.kind, 'offline');
+    // Meanwhile the controller makes node 2 the leader (epoch 1): node 1 takes no role while it has no session.
+    const s = rig.state()!;
+    await leader.store.alterPartition({ topicId: TOPIC_ID, partition: 0 }, { leaderEpoch: s.leaderEpoch, partitionEpoch: s.partitionEpoch }, { replicas: [1, 2], leader: 2, leaderEpoch: 1, isr: [2] });
+    follower.linkUp = true;
+    await rig.until(() => follower.manager.replica(TOPIC, 0)?.role.kind === 'leader' && rig.state(1)?.leaderEpoch === 1, 2000, 'node 2 leads');
+    leader.manager.reconcile();
+    assert.equal(leader.manager.replica(TOPIC, 0)?.role.kind, 'offline', 'no role without a session');
+    assert.equal(leader.manager.checkEnoughReplicas(TOPIC, 0), ErrorCode.NONE);
+    assert.equal(await leader.manager.awaitReplication(TOPIC, 0, end, 1000), ErrorCode.NOT_LEADER_OR_FOLLOWER, 'not a leader any more');
+    leader.manager.sessionStarted();
+    const role = leader.manager.replica(TOPIC, 0)?.role;
+    assert.ok(role?.kind === 'follower' && role.leaderId === 2 && role.leaderEpoch === 1, JSON.stringify(role));
+    const newEnd = await leaderAppend(follower, 2, 1);
+    await rig.until(() => leader.log.logEndOffset === newEnd, 10_000, 'node 1 truncated its unreplicated record and caught up');
+    await rig.until(() => (rig.state()?.isr.length ?? 0) === 2, 5000, 'node 1 back in the ISR');
+  });
 });

@@ -11,7 +11,7 @@ import { assignSimple } from '../../../broker/share/simple-assignor.js';
 import { ShareGroupCoordinator, type HeartbeatParams } from '../../../broker/share/share-group-coordinator.js';
 import { ShareSessionCache } from '../../../broker/share/share-session-cache.js';
 import { combineStateBatches, decodeShareKey, partitionForShareKey, ShareCoordinator } from '../../../broker/share/share-coordinator.js';
-import { parseIsoDurationMs, ShareGroupConfigs } from '../../../broker/share/share-group-configs.js';
+import { parseIsoDurationMs, ShareGroupConfigs, type GroupConfigSource } from '../../../broker/share/share-group-configs.js';
 
 function rejects(fn: () => unknown, code: number): void {
   assert.throws(fn, (e: unknown) => e instanceof KafkaError && e.code === code);
@@ -120,7 +120,7 @@ test('share sessions: epochs, limits and closing', () => {
 test('share coordinator: a snapshot first, then updates, a snapshot again every N updates; replay gives the same state', async () => {
   const clock = new ManualClock();
   const log = new MemoryOffsetsTopicLog();
-  const sc = new ShareCoordinator(log, 3, 2, clock);
+  const sc = new ShareCoordinator({ log, numPartitions: 3, updatesPerSnapshot: 2, clock });
   const state = (start: bigint, n: number) => ({ startOffset: start, stateBatches: [{ firstOffset: start, lastOffset: start + BigInt(n), deliveryState: 0, deliveryCount: 1 }] });
   await sc.write('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0, state(0n, 3));
   await sc.write('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0, state(2n, 3));
@@ -130,16 +130,16 @@ test('share coordinator: a snapshot first, then updates, a snapshot again every 
   const types: string[] = [];
   for await (const r of log.readAll(p)) types.push(decodeShareKey(r.key)!.type);
   assert.deepEqual(types, ['snapshot', 'update', 'update', 'snapshot']);
-  const replayed = new ShareCoordinator(log, 3, 2, clock);
+  const replayed = new ShareCoordinator({ log, numPartitions: 3, updatesPerSnapshot: 2, clock });
   await replayed.start();
   assert.deepEqual(await replayed.read('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0), state(5n, 1));
   // Updates over a snapshot replay to the latest state too.
   await replayed.write('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0, { startOffset: 6n, stateBatches: [{ firstOffset: 6n, lastOffset: 6n, deliveryState: 2, deliveryCount: 2 }] });
-  const third = new ShareCoordinator(log, 3, 2, clock);
+  const third = new ShareCoordinator({ log, numPartitions: 3, updatesPerSnapshot: 2, clock });
   await third.start();
   assert.deepEqual(await third.read('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0), { startOffset: 6n, stateBatches: [{ firstOffset: 6n, lastOffset: 6n, deliveryState: 2, deliveryCount: 2 }] });
   await third.delete('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0);
-  const fourth = new ShareCoordinator(log, 3, 2, clock);
+  const fourth = new ShareCoordinator({ log, numPartitions: 3, updatesPerSnapshot: 2, clock });
   await fourth.start();
   assert.equal(await fourth.read('g', 'AAAAAAAAAAAAAAAAAAAAAA', 0), null, 'tombstones delete the state');
 });
@@ -168,3 +168,35 @@ test('group configs: validation, defaults, by_duration', async () => {
   assert.equal(c.autoOffsetReset('g'), 'latest');
   assert.ok(c.describe('g').every((e) => !e.isOverride));
 });
+
+test('group configs from a shared source (the cluster metadata): set through one broker, every broker reads them; delete and forget remove them there', async () => {
+  const kept = new Map<string, Map<string, string>>();
+  const writes: Record<string, string | null>[] = [];
+  const source: GroupConfigSource = {
+    overrides: (g) => kept.get(g) ?? new Map(),
+    async write(g, changes) {
+      writes.push({ ...changes });
+      const m = new Map(kept.get(g) ?? []);
+      for (const [k, v] of Object.entries(changes)) if (v === null) m.delete(k); else m.set(k, v);
+      kept.set(g, m);
+    },
+  };
+  const defaults = { recordLockDurationMs: 30_000, minRecordLockDurationMs: 15_000, maxRecordLockDurationMs: 60_000, deliveryCountLimit: 5, maxRecordLocks: 2000, sessionTimeoutMs: 45_000, minSessionTimeoutMs: 45_000, maxSessionTimeoutMs: 60_000, heartbeatIntervalMs: 5_000, minHeartbeatIntervalMs: 5_000, maxHeartbeatIntervalMs: 15_000 };
+  const one = new ShareGroupConfigs(defaults, null, source);
+  const two = new ShareGroupConfigs(defaults, null, source);
+  await one.alter('g', [{ name: 'share.auto.offset.reset', op: 0, value: 'earliest' }, { name: 'share.delivery.count.limit', op: 0, value: '3' }], false);
+  assert.equal(two.autoOffsetReset('g'), 'earliest');
+  assert.equal(two.deliveryCountLimit('g'), 3);
+  assert.equal(two.describe('g').find((e) => e.name === 'share.auto.offset.reset')?.isOverride, true);
+  await one.alter('g', [{ name: 'share.auto.offset.reset', op: 0, value: 'earliest' }], true);
+  await rejectsAsync(two.alter('g', [{ name: 'share.delivery.count.limit', op: 0, value: '99' }], false), ErrorCode.INVALID_CONFIG);
+  await two.alter('g', [{ name: 'share.delivery.count.limit', op: 1, value: null }], false);
+  assert.equal(one.deliveryCountLimit('g'), 5);
+  await one.forget('g');
+  assert.equal(two.autoOffsetReset('g'), 'latest');
+  assert.deepEqual(writes, [{ 'share.auto.offset.reset': 'earliest', 'share.delivery.count.limit': '3' }, { 'share.delivery.count.limit': null }, { 'share.auto.offset.reset': null }], 'only changes are written; validateOnly and refused ones write nothing');
+});
+
+async function rejectsAsync(p: Promise<unknown>, code: number): Promise<void> {
+  await assert.rejects(p, (e: unknown) => e instanceof KafkaError && e.code === code);
+}

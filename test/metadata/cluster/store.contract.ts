@@ -279,6 +279,9 @@ export function storeContract(newHarness: () => Promise<StoreHarness>): void {
     await a.alterConfigs({ type: 'broker', nodeId: 3 }, { 'log.retention.ms': '5', 'num.io.threads': '4' });
     await a.alterConfigs({ type: 'cluster' }, { 'log.retention.ms': '7' });
     await a.alterConfigs({ type: 'broker', nodeId: 3 }, { 'num.io.threads': null });
+    // Share group configs, under a group id holding '/' (encoded in the key).
+    await a.alterConfigs({ type: 'group', groupId: 'g/1' }, { 'share.auto.offset.reset': 'earliest', 'share.delivery.count.limit': '3' });
+    await a.alterConfigs({ type: 'group', groupId: 'g/1' }, { 'share.delivery.count.limit': null });
     await rejectsWithCode(a.alterConfigs({ type: 'cluster' }, { 'a/b': '1' }), ErrorCode.INVALID_CONFIG);
 
     await a.deleteTopic('big', 'id-big');
@@ -290,6 +293,8 @@ export function storeContract(newHarness: () => Promise<StoreHarness>): void {
     assert.deepEqual(img.partitions('id-big'), []);
     assert.deepEqual([...img.configs({ type: 'broker', nodeId: 3 })], [['log.retention.ms', '5']]);
     assert.deepEqual([...img.configs({ type: 'cluster' })], [['log.retention.ms', '7']]);
+    assert.deepEqual([...img.configs({ type: 'group', groupId: 'g/1' })], [['share.auto.offset.reset', 'earliest']]);
+    assert.equal(img.configs({ type: 'group', groupId: 'g' }).size, 0);
     await follower.close();
   });
 

@@ -275,7 +275,7 @@ describe('copy task', () => {
         assert.equal(finishedSegments(env.metadata, tp).length, 1, 'still waiting');
         for (let i = 0; i < 20 && !done; i++) {
           env.clock.advance(2000);
-          await until(() => env.scheduler.pending > 0 || done, 'the next wait', 200).catch(() => undefined);
+          await until(() => env.scheduler.pending > 0 || done, 'the next wait', 200, 0).catch(() => undefined);
         }
         await run;
         assert.equal(finishedSegments(env.metadata, tp).length, closed.length);
