@@ -38,7 +38,7 @@ import { ClusterServing } from './cluster/cluster-serving.js';
 import { ClusterBrokerConfigs, layersFrom } from './cluster/cluster-broker-configs.js';
 import { DynamicBrokerConfig } from './dynamic-broker-config.js';
 import { SingleBrokerReassignments } from './cluster/cluster-reassignments.js';
-import type { InternalTopicSpec } from './cluster/coordinators.js';
+import { cappedSpec, type InternalTopicSpec } from './cluster/coordinators.js';
 import { TxnMarkerRouter } from './cluster/txn-markers.js';
 import { ClusterMetadataTopicLog } from './cluster/remote-metadata-topic.js';
 import { tieringLeadership } from './cluster/tiering-leadership.js';
@@ -180,10 +180,26 @@ export class Broker {
     // In a cluster the coordinators serve the internal partitions this broker leads (ClusterCoordinators).
     const partitioned = cluster !== null;
     const epochOf = (topic: string) => (p: number) => cluster?.view.leaderEpoch(topic, p) ?? 0;
+    const waiters = new PartitionWaiters(scheduler);
+    // Set once replication starts (after the group coordinator, before any partition is loaded).
+    const replicationRef: { current: Awaited<ReturnType<NonNullable<typeof cluster>['startReplication']>> | null } = { current: null };
+    // A coordinator's record is answered once the ISR has it (Kafka's coordinator runtime waits for the high watermark).
+    const awaitInternalReplication = async (topic: string, p: number): Promise<void> => {
+      const replication = replicationRef.current;
+      const partitionLog = logs.getLog(topic, p);
+      if (replication === null || partitionLog === undefined) return;
+      replication.appended(topic, p);
+      waiters.notify(topic, p);
+      const code = await replication.awaitReplication(topic, p, partitionLog.logEndOffset, INTER_BROKER_REQUEST_TIMEOUT_MS);
+      if (code !== ErrorCode.NONE) throw new KafkaError(code, `${topic}-${p} not replicated: ${errorName(code)}`);
+      // As an acks=all append: replicated to an ISR below min.insync.replicas is not enough.
+      if (replication.checkEnoughReplicas(topic, p) !== ErrorCode.NONE) throw new KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, `the ISR of ${topic}-${p} is below min.insync.replicas`);
+    };
     const offsetsLog = new InternalTopicLog(CONSUMER_OFFSETS_TOPIC, config.offsetsTopicNumPartitions, (p) => logs.getLog(CONSUMER_OFFSETS_TOPIC, p), clock, epochOf(CONSUMER_OFFSETS_TOPIC));
     const groups = new GroupCoordinator({
       log: offsetsLog,
       partitioned,
+      ...(partitioned ? { committed: (p: number) => awaitInternalReplication(CONSUMER_OFFSETS_TOPIC, p) } : {}),
       clock,
       scheduler,
       logger: log.child({ component: 'group-coordinator' }),
@@ -200,8 +216,8 @@ export class Broker {
       topics: () => consumerTopicsView(store, (name) => topics.isInternal(name)),
     });
     await groups.start();
-    const waiters = new PartitionWaiters(scheduler);
     const replication = cluster === null ? null : await cluster.startReplication(waiters, clock);
+    replicationRef.current = replication;
     const writeLocalTxnMarker = async (tp: { readonly topic: string; readonly partition: number }, marker: TxnMarker): Promise<void> => {
       const partitionLog = logs.getLog(tp.topic, tp.partition);
       if (partitionLog === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not on this broker`);
@@ -217,6 +233,7 @@ export class Broker {
     const txns = new TxnCoordinator({
       log: new InternalTopicLog(TRANSACTION_STATE_TOPIC, txnPartitions, (p) => logs.getLog(TRANSACTION_STATE_TOPIC, p), clock, epochOf(TRANSACTION_STATE_TOPIC)),
       partitioned,
+      ...(partitioned ? { committed: (p: number) => awaitInternalReplication(TRANSACTION_STATE_TOPIC, p) } : {}),
       producerIds,
       writeMarker: (tp, marker) => markers.write(tp, marker),
       offsetsPartitionFor: (groupId) => groups.partitionFor(groupId),
@@ -233,17 +250,6 @@ export class Broker {
       },
     });
     await txns.start();
-    // A coordinator's record is answered once the ISR has it (Kafka's coordinator runtime waits for the high watermark).
-    const awaitInternalReplication = async (topic: string, p: number): Promise<void> => {
-      const partitionLog = logs.getLog(topic, p);
-      if (replication === null || partitionLog === undefined) return;
-      replication.appended(topic, p);
-      waiters.notify(topic, p);
-      const code = await replication.awaitReplication(topic, p, partitionLog.logEndOffset, INTER_BROKER_REQUEST_TIMEOUT_MS);
-      if (code !== ErrorCode.NONE) throw new KafkaError(code, `${topic}-${p} not replicated: ${errorName(code)}`);
-      // As an acks=all append: replicated to an ISR below min.insync.replicas is not enough.
-      if (replication.checkEnoughReplicas(topic, p) !== ErrorCode.NONE) throw new KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, `the ISR of ${topic}-${p} is below min.insync.replicas`);
-    };
     const shareCoordinator = buildShareCoordinator({
       config,
       clock,
@@ -462,23 +468,30 @@ export class Broker {
   }
 }
 
-/** __consumer_offsets as Kafka creates it (offsets.topic.*). */
+/** __consumer_offsets as Kafka creates it (offsets.topic.*); in a cluster with at most as many replicas as brokers. */
 function offsetsTopicSpec(config: BrokerConfig): InternalTopicSpec {
   return {
     name: CONSUMER_OFFSETS_TOPIC,
     numPartitions: config.getInt('offsets.topic.num.partitions'),
     replicationFactor: config.getInt('offsets.topic.replication.factor'),
+    capReplicationFactor: true,
     configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('offsets.topic.segment.bytes')) },
   };
 }
 
-/** __transaction_state as Kafka creates it (transaction.state.log.*). */
+/** __transaction_state as Kafka creates it (transaction.state.log.*); in a cluster with at most as many replicas as brokers. */
 function transactionTopicSpec(config: BrokerConfig): InternalTopicSpec {
   return {
     name: TRANSACTION_STATE_TOPIC,
     numPartitions: config.getInt('transaction.state.log.num.partitions'),
     replicationFactor: config.getInt('transaction.state.log.replication.factor'),
-    configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(config.getInt('transaction.state.log.segment.bytes')) },
+    capReplicationFactor: true,
+    configs: {
+      'cleanup.policy': 'compact',
+      'compression.type': 'producer',
+      'segment.bytes': String(config.getInt('transaction.state.log.segment.bytes')),
+      'min.insync.replicas': String(config.getInt('transaction.state.log.min.isr')),
+    },
   };
 }
 
@@ -516,7 +529,8 @@ function remoteLogMetadataTopicSpec(config: BrokerConfig): InternalTopicSpec {
  */
 async function ensureInternalTopics(config: BrokerConfig, topics: BrokerTopics, alone: boolean): Promise<void> {
   if (!alone) return;
-  for (const spec of [offsetsTopicSpec(config), transactionTopicSpec(config)]) {
+  // One broker: one replica, and no min.insync.replicas above it.
+  for (const spec of [offsetsTopicSpec(config), transactionTopicSpec(config)].map((s) => cappedSpec(s, 1))) {
     if (!topics.store.has(spec.name)) await topics.createTopic({ name: spec.name, numPartitions: spec.numPartitions, configs: { ...spec.configs } });
   }
   if (config.getBoolean('remote.log.storage.system.enable') && !topics.store.has(REMOTE_LOG_METADATA_TOPIC)) {

@@ -40,10 +40,6 @@ function broker(
 
 const NO_EFFECT = ' Accepted for compatibility with Kafka configuration files; it has no effect in Sediment.';
 
-const singleReplica = validator('[1]', (value) =>
-  value === 1 ? undefined : 'Sediment is a single broker: the only possible replication factor is 1',
-);
-
 const plaintextListeners = validator('list of PLAINTEXT://host:port', (value) => {
   if (!Array.isArray(value)) return undefined;
   for (const item of value) {
@@ -291,9 +287,9 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   broker('offsets.topic.num.partitions', 'int', 50, 'high',
     'The number of partitions of the offset commit topic __consumer_offsets (should not change after the first start).',
     { validator: atLeast(1) }),
-  broker('offsets.topic.replication.factor', 'short', 1, 'high',
-    'The replication factor of the offsets topic. Sediment default: 1 (Kafka: 3); a single broker supports only 1.',
-    { validator: singleReplica }),
+  broker('offsets.topic.replication.factor', 'short', 3, 'high',
+    'The replication factor of the offsets topic in a cluster; Sediment creates it with at most as many replicas as there are registered brokers (Kafka refuses to create it with fewer brokers). A single broker keeps one copy.',
+    { validator: atLeast(1) }),
   broker('offsets.topic.segment.bytes', 'int', 104857600, 'high',
     'The segment size of the offsets topic, kept small for faster log compaction and cache loads.',
     { validator: atLeast(1) }),
@@ -341,11 +337,11 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   broker('transaction.state.log.num.partitions', 'int', 50, 'high',
     'The number of partitions of the transaction topic __transaction_state.',
     { validator: atLeast(1) }),
-  broker('transaction.state.log.replication.factor', 'short', 1, 'high',
-    'The replication factor of the transaction topic. Sediment default: 1 (Kafka: 3); a single broker supports only 1.',
-    { validator: singleReplica }),
-  broker('transaction.state.log.min.isr', 'int', 1, 'high',
-    'The minimum ISR of the transaction topic.' + NO_EFFECT,
+  broker('transaction.state.log.replication.factor', 'short', 3, 'high',
+    'The replication factor of the transaction topic in a cluster; Sediment creates it with at most as many replicas as there are registered brokers (Kafka refuses to create it with fewer brokers). A single broker keeps one copy.',
+    { validator: atLeast(1) }),
+  broker('transaction.state.log.min.isr', 'int', 2, 'high',
+    'The min.insync.replicas of the transaction topic (at most its replication factor when that is capped).',
     { validator: atLeast(1) }),
   broker('transaction.max.timeout.ms', 'int', 900000, 'high',
     'The maximum allowed transaction timeout; a longer timeout in InitProducerId is refused.',

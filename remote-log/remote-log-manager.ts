@@ -35,6 +35,7 @@ import type { Scheduler, TimerHandle } from '../broker/common/scheduler.js';
 import type { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/remote-log-metadata-manager.js';
 import type { RemoteLogSegmentMetadata, TopicIdPartition } from '../metadata/remote-log-metadata/types.js';
 import { topicIdPartitionKey } from '../metadata/remote-log-metadata/types.js';
+import { REMOTE_LOG_METADATA_TOPIC } from '../metadata/remote-log-metadata/metadata-topic-log.js';
 import { ChunkCache, type ChunkCacheStats } from './read/chunk-cache.js';
 import { copyCandidates, copyLogSegments } from './tasks/copy-task.js';
 import { deleteRemotePartition, expirationCandidates, expireRemoteSegments, onlyLocalLogSegmentsSize } from './tasks/expiration-task.js';
@@ -274,8 +275,9 @@ export class RemoteLogManager {
 
   // ---- partitions ----
 
-  /** Starts tiering a partition (idempotent). Its metadata is caught up in the background. */
+  /** Starts tiering a partition (idempotent). Its metadata is caught up in the background. The metadata topic's own partitions are never tiered. */
   onPartitionAdded(log: LocalLog): void {
+    if (isMetadataTopic(log)) return;
     const tp = topicIdPartitionOf(log);
     const key = topicIdPartitionKey(tp);
     const existing = this.partitions.get(key);
@@ -536,9 +538,9 @@ export class RemoteLogManager {
    * null when the answer is not there (the local log then answers).
    */
   async offsetForTimestamp(log: LocalLog, timestamp: bigint, signal?: AbortSignal): Promise<TimestampAndOffset | null> {
-    const state = this.stateOf(log);
     const start = this.logStartOffset(log);
     if (start === null) return null;
+    const state = this.stateOf(log);
     return this.reader.offsetForTimestamp(state, timestamp, start, log.localLogStartOffset, signal);
   }
 
@@ -563,6 +565,7 @@ export class RemoteLogManager {
 
   /** ListOffsets -5: the highest offset copied to the remote tier, -1 when nothing was. */
   highestRemoteOffset(log: LocalLog): bigint {
+    if (this.answersLocally(log)) return -1n;
     return this.ctx.metadata.highestRemoteOffset(topicIdPartitionOf(log)) ?? -1n;
   }
 
@@ -572,6 +575,7 @@ export class RemoteLogManager {
    * the smaller of this and the local log's.
    */
   logStartOffset(log: LocalLog): bigint | null {
+    if (this.answersLocally(log)) return null;
     const tp = topicIdPartitionOf(log);
     const earliest = this.ctx.metadata.earliestRemoteOffset(tp);
     if (earliest === undefined) return null;
@@ -587,6 +591,7 @@ export class RemoteLogManager {
    * local log moves its start too. Returns the partition's new log start offset.
    */
   async deleteRecordsBefore(log: LocalLog, offset: bigint): Promise<bigint> {
+    if (isMetadataTopic(log)) return log.deleteRecordsBefore(offset);
     const state = this.stateOf(log);
     if (offset > log.highWatermark) {
       throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `cannot delete records before ${offset}: above the high watermark ${log.highWatermark}`);
@@ -655,6 +660,19 @@ export class RemoteLogManager {
     return this.partitions.get(topicIdPartitionKey(topicIdPartitionOf(log)))?.lastError;
   }
 
+  /**
+   * Whether the partition's log start and highest remote offset are its local
+   * log's, without asking the remote log metadata: always for the metadata
+   * topic itself (never tiered; if its Fetch waited for its own replay, brokers
+   * replaying each other's metadata partitions would wait for each other
+   * forever), and for an untiered partition until its metadata is loaded (an
+   * internal topic must not wait for the metadata topic to be served).
+   */
+  private answersLocally(log: LocalLog): boolean {
+    if (isMetadataTopic(log)) return true;
+    return tieringConfig(log).remoteStorageEnable !== true && !this.ctx.metadata.isReady(topicIdPartitionOf(log));
+  }
+
   private stateOf(log: LocalLog): PartitionState {
     const state = this.partitions.get(topicIdPartitionKey(topicIdPartitionOf(log)));
     if (state === undefined || state.removed) {
@@ -672,4 +690,8 @@ export class RemoteLogManager {
       if (s.state === 'COPY_SEGMENT_FINISHED') state.epochs.add(s.segmentLeaderEpochs);
     }
   }
+}
+
+function isMetadataTopic(log: LocalLog): boolean {
+  return log.topic === REMOTE_LOG_METADATA_TOPIC;
 }

@@ -104,16 +104,28 @@ export class ClusterView {
     if (state === undefined) {
       return this.isClusterTopic(topic) ? { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, leaderId: -1, leaderEpoch: -1 } : null;
     }
-    if (state.leader === this.nodeId) {
-      if (this.isLive) return null;
-      // The image names this node, but this process has no session: the leader is unknown to it (clients retry).
-      return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderId: -1, leaderEpoch: state.leaderEpoch };
-    }
-    return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderId: state.leader, leaderEpoch: state.leaderEpoch };
+    if (state.leader === this.nodeId && this.isLive) return null;
+    return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, ...leaderOf(state, this.nodeId, this.isLive) };
+  }
+
+  /**
+   * The partition's current leader as this broker's image shows it (KIP-951's
+   * CurrentLeader, Kafka's metadata cache lookup): this broker too when it
+   * leads; undefined for a topic that is not a cluster topic (a local one).
+   */
+  currentLeader(topic: string, partition: number): { readonly leaderId: number; readonly leaderEpoch: number } | undefined {
+    if (!this.isClusterTopic(topic)) return undefined;
+    const state = this.partition(topic, partition);
+    return state === undefined ? { leaderId: -1, leaderEpoch: -1 } : leaderOf(state, this.nodeId, this.isLive);
   }
 
   /** This broker's leader epoch of a partition it leads (0 for local topics). */
   leaderEpoch(topic: string, partition: number): number {
     return this.partition(topic, partition)?.leaderEpoch ?? 0;
   }
+}
+
+/** The image names this node, but a process without a session does not lead: to it the leader is unknown (clients retry). */
+function leaderOf(state: PartitionState, nodeId: number, live: boolean): { leaderId: number; leaderEpoch: number } {
+  return { leaderId: state.leader === nodeId && !live ? -1 : state.leader, leaderEpoch: state.leaderEpoch };
 }

@@ -5,8 +5,10 @@
 // id the leader of its __transaction_state partition, of a share-partition
 // "groupId:topicId:partition" the leader of its __share_group_state partition.
 // This module answers FindCoordinator from the image, creates the topics on
-// first need (__share_group_state with a replication factor capped to the
-// registered brokers), and tells this broker's
+// first need (with their configured replication factor capped to the
+// registered brokers: offsets.topic.replication.factor,
+// transaction.state.log.replication.factor and
+// share.coordinator.state.topic.replication.factor, 3 by default), and tells this broker's
 // coordinators to load the partitions it has come to lead (their state is in
 // those partitions' logs) and to unload the ones it no longer leads. It reads
 // leadership from the image only (leader == this node, at the image's leader
@@ -35,7 +37,7 @@ export interface InternalTopicSpec {
   readonly numPartitions: number;
   /** offsets.topic.replication.factor / transaction.state.log.replication.factor */
   readonly replicationFactor: number;
-  /** Create with at most as many replicas as there are registered brokers (__share_group_state). */
+  /** Create with at most as many replicas as there are registered brokers (the coordinator topics). */
   readonly capReplicationFactor?: boolean;
   readonly configs: Readonly<Record<string, string>>;
 }

@@ -25,7 +25,7 @@ import { KeyedTimers } from './keyed-timers.js';
 import { PendingTxnOffsets, acceptTxnOffsets } from './txn-offsets.js';
 import { expirationBase, groupOffsets, offsetTombstone, validateOffsetCommit } from './offset-rules.js';
 import { isOffsetExpired, OffsetStore } from './offset-store.js';
-import { appendErrorCode, OffsetsTopicWriter, partitionForGroup, type OffsetsTopicLog } from './offsets-topic.js';
+import { appendErrorCode, OffsetsTopicWriter, partitionForGroup, type CommittedWait, type OffsetsTopicLog } from './offsets-topic.js';
 import { randomBytes } from 'node:crypto';
 import { decodeVersioned } from '../protocol/messages/records/frame.js';
 import { defaultConsumerGroupConfig, type ConsumerGroupConfig } from './consumer/config.js';
@@ -67,6 +67,8 @@ export interface GroupCoordinatorOptions {
    * loads every partition at start().
    */
   readonly partitioned?: boolean;
+  /** In a cluster: an append is answered once the ISR has it (acks=all); a failure reaches the client as COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR. */
+  readonly committed?: CommittedWait;
   readonly config?: Partial<GroupCoordinatorConfig>;
   readonly clock?: Clock;
   readonly scheduler?: Scheduler;
@@ -115,7 +117,7 @@ export class GroupCoordinator {
     this.logger = options.logger ?? silentLogger();
     this.log = options.log;
     this.partitioned = options.partitioned ?? false;
-    this.writer = new OffsetsTopicWriter(options.log);
+    this.writer = new OffsetsTopicWriter(options.log, {}, options.committed);
     this.timers = new KeyedTimers(this.scheduler);
     const sink: GroupRecordSink = {
       write: (groupId, records) => this.write(groupId, records),

@@ -102,6 +102,13 @@ export interface OffsetsTopicWriterLimits {
   readonly maxBytesPerAppend: number;
 }
 
+/**
+ * Resolves once what was appended to the partition is replicated (in a
+ * cluster: the high watermark covers it, as an acks=all produce); throws a
+ * KafkaError (NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT, ...) when it is not.
+ */
+export type CommittedWait = (partition: number) => Promise<void>;
+
 export const defaultOffsetsTopicWriterLimits: OffsetsTopicWriterLimits = { maxRecordsPerAppend: 4096, maxBytesPerAppend: 512 * 1024 };
 
 function recordBytes(records: readonly OffsetsTopicRecord[]): number {
@@ -115,7 +122,8 @@ function recordBytes(records: readonly OffsetsTopicRecord[]): number {
  * time; writes issued meanwhile queue, and when it settles the queued plain
  * writes go out together as one append (a transactional write goes alone).
  * Records land in call order, and every write settles with the outcome of the
- * append that carried it, in call order.
+ * append that carried it, in call order. With `committed` (a cluster) an append
+ * settles only once it is replicated, as Kafka's coordinators write with acks=all.
  */
 export class OffsetsTopicWriter {
   private readonly queues = new Map<number, PartitionQueue>();
@@ -124,6 +132,7 @@ export class OffsetsTopicWriter {
   constructor(
     private readonly log: OffsetsTopicLog,
     limits: Partial<OffsetsTopicWriterLimits> = {},
+    private readonly committed?: CommittedWait,
   ) {
     this.limits = { ...defaultOffsetsTopicWriterLimits, ...limits };
   }
@@ -201,9 +210,10 @@ export class OffsetsTopicWriter {
     if (first?.producer !== undefined) {
       if (this.log.appendTransactional === undefined) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'this offsets log takes no transactional writes');
       await this.log.appendTransactional(partition, first.records, first.producer);
-      return;
+    } else {
+      await this.log.append(partition, run.length === 1 ? (first?.records ?? []) : run.flatMap((w) => w.records));
     }
-    await this.log.append(partition, run.length === 1 ? (first?.records ?? []) : run.flatMap((w) => w.records));
+    await this.committed?.(partition);
   }
 }
 
@@ -217,6 +227,7 @@ export function appendErrorCode(err: unknown): number {
   switch (err.code) {
     case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
     case ErrorCode.NOT_ENOUGH_REPLICAS:
+    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
     case ErrorCode.REQUEST_TIMED_OUT:
       return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     case ErrorCode.NOT_LEADER_OR_FOLLOWER:

@@ -51,6 +51,7 @@ import {
   isTransactional,
 } from '../protocol/record-batch.js';
 import { CloseConnectionError } from '../common/errors.js';
+import { leaderEndpoints } from './leader-endpoints.js';
 import { REMOTE_LOG_METADATA_TOPIC } from '../../metadata/remote-log-metadata/metadata-topic-log.js';
 
 const ZSTD = 4;
@@ -107,7 +108,7 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
             if (name === undefined) return partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_ID);
             const notLeader = broker.cluster?.notLeader(name, p.index) ?? null;
             if (notLeader !== null) {
-              if (notLeader.leaderId >= 0) leaders.add(notLeader.leaderId);
+              leaders.add(notLeader.leaderId);
               return { ...partitionResponse(p.index, notLeader.errorCode), currentLeader: { leaderId: notLeader.leaderId, leaderEpoch: notLeader.leaderEpoch } };
             }
             const partition = broker.topics.partition(name, p.index);
@@ -165,10 +166,7 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
       if (failed.length > 0) throw new CloseConnectionError(`acks=0 produce failed (${failed.join(', ')})`);
       return null;
     }
-    const nodeEndpoints = [...leaders].flatMap((id) => {
-      const e = broker.cluster?.endpoint(id);
-      return e === undefined ? [] : [{ nodeId: e.nodeId, host: e.host, port: e.port, rack: e.rack }];
-    });
+    const nodeEndpoints = leaderEndpoints(broker, leaders);
     return { responses, throttleTimeMs: 0, ...(nodeEndpoints.length === 0 ? {} : { nodeEndpoints }) };
   },
   errorResponse(req, errorCode) {

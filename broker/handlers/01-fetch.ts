@@ -25,9 +25,13 @@
 // by id (KIP-516), in sessions too: an id the broker does not know (or one of
 // a deleted topic, whose name may since name a new topic) is UNKNOWN_TOPIC_ID
 // for its partitions. v14's OffsetMovedToTieredStorage is internal to Kafka's
-// replica fetcher (a consumer reads remote offsets like local ones here), and
-// v16's NodeEndpoints are only sent with NOT_LEADER errors, which one broker
-// leading every partition never answers.
+// replica fetcher (a consumer reads remote offsets like local ones here).
+// KIP-951 (v16+): a partition answered NOT_LEADER_OR_FOLLOWER or
+// FENCED_LEADER_EPOCH carries its CurrentLeader (id and epoch, from this
+// broker's image) and the response those leaders' NodeEndpoints, so the
+// consumer re-routes without a metadata round trip, as Kafka's
+// handleFetchRequest answers. Errors are in every incremental answer, so a
+// fetch session carries them too.
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext, PartitionView } from '../broker-context.js';
 import { PartitionWaiters } from '../partition-waiters.js';
@@ -36,6 +40,7 @@ import { completeFetch, openFetchContext, usesTopicIds, type FetchResult, type F
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { Records } from '../protocol/record-parts.js';
 import { consumerFetchDecision, type ConsumerFetchDecision } from '../replica/consumer-fetch.js';
+import { leaderEndpoints, type LeaderEndpoint } from './leader-endpoints.js';
 
 const READ_COMMITTED = 1;
 /** A partition's answer whose records are never null (a Buffer, or the tier's parts as read). */
@@ -100,7 +105,6 @@ function partitionOf(broker: BrokerContext, target: FetchTarget, byId: boolean):
  * not replicated here keeps the leader-only rules (ClusterView.notLeader).
  */
 function decide(broker: BrokerContext, name: string, partition: PartitionView | undefined, p: FetchRequestFetchPartition, apiVersion: number, rackId: string): ConsumerFetchDecision {
-  // KIP-951's CurrentLeader (v16+) is not filled in yet: the client refreshes its metadata.
   const notLeader = broker.cluster?.notLeader(name, p.partition) ?? null;
   let standing = broker.replication?.consumerStanding(name, p.partition);
   if (standing === undefined || (standing === 'leader' && notLeader !== null)) {
@@ -206,6 +210,30 @@ async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], 
   return { results, bytes, errors, redirected: anyRedirect };
 }
 
+/** The first version whose answers name the current leader of a partition refused for leadership (KIP-951). */
+const CURRENT_LEADER_VERSION = 16;
+
+/**
+ * KIP-951 (v16+): the current leader of each partition answered
+ * NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH (this broker itself for a
+ * stale epoch on a partition it leads), and the endpoints of those leaders.
+ */
+function withCurrentLeaders(broker: BrokerContext, results: readonly FetchResult[], apiVersion: number): { results: readonly FetchResult[]; nodeEndpoints: LeaderEndpoint[] } {
+  if (apiVersion < CURRENT_LEADER_VERSION) return { results, nodeEndpoints: [] };
+  const byId = usesTopicIds(apiVersion);
+  const leaders: number[] = [];
+  const out = results.map((r) => {
+    if (r.data.errorCode !== ErrorCode.NOT_LEADER_OR_FOLLOWER && r.data.errorCode !== ErrorCode.FENCED_LEADER_EPOCH) return r;
+    const name = topicName(broker, r.target, byId);
+    if (name === undefined) return r;
+    const index = r.target.request.partition;
+    const currentLeader = broker.cluster?.currentLeader(name, index) ?? { leaderId: broker.nodeId, leaderEpoch: broker.topics.partition(name, index)?.leaderEpoch ?? -1 };
+    leaders.push(currentLeader.leaderId);
+    return { ...r, data: { ...r.data, currentLeader: { leaderId: currentLeader.leaderId, leaderEpoch: currentLeader.leaderEpoch } } };
+  });
+  return { results: out, nodeEndpoints: leaderEndpoints(broker, leaders) };
+}
+
 export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
   apiKey: 1,
   minVersion: 4,
@@ -216,7 +244,10 @@ export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
       return { throttleTimeMs: 0, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, sessionId: 0, responses: [] };
     }
     const context = openFetchContext(broker.fetchSessions, req, ctx.apiVersion);
-    const answer = (results: readonly FetchResult[]): FetchResponse => ({ throttleTimeMs: 0, ...completeFetch(broker.fetchSessions, context, results) });
+    const answer = (read: readonly FetchResult[]): FetchResponse => {
+      const { results, nodeEndpoints } = withCurrentLeaders(broker, read, ctx.apiVersion);
+      return { throttleTimeMs: 0, ...completeFetch(broker.fetchSessions, context, results), ...(nodeEndpoints.length === 0 ? {} : { nodeEndpoints }) };
+    };
     if (context.kind === 'sessionError') return answer([]);
     const targets = context.targets;
     const deadline = broker.clock.now() + req.maxWaitMs;

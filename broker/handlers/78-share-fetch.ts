@@ -15,7 +15,7 @@
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { ShareFetchRequest, ShareFetchResponse } from '../protocol/messages/share-fetch.js';
-import { byTopic, leaderEndpoints, SHARE_GROUPS_OFF } from './share-answers.js';
+import { byTopic, shareLeaderEndpoints, SHARE_GROUPS_OFF } from './share-answers.js';
 
 const RECORD_LIMIT = 1;
 
@@ -58,7 +58,7 @@ export const handler: ApiHandler<ShareFetchRequest, ShareFetchResponse, BrokerCo
         records: p.records,
         acquiredRecords: p.acquired.map((a) => ({ firstOffset: a.firstOffset, lastOffset: a.lastOffset, deliveryCount: a.deliveryCount })),
       })),
-      nodeEndpoints: leaderEndpoints(broker, r.partitions),
+      nodeEndpoints: shareLeaderEndpoints(broker, r.partitions),
     };
   },
   errorResponse(req, errorCode) {

@@ -4,6 +4,7 @@
 import type { BrokerContext } from '../broker-context.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { SharePartitionResult } from '../share/share-groups.js';
+import { leaderEndpoints, type LeaderEndpoint } from './leader-endpoints.js';
 
 export function byTopic<T>(results: readonly SharePartitionResult[], partition: (r: SharePartitionResult) => T): { topicId: string; partitions: T[] }[] {
   const topics = new Map<string, T[]>();
@@ -15,14 +16,8 @@ export function byTopic<T>(results: readonly SharePartitionResult[], partition: 
   return [...topics].map(([topicId, partitions]) => ({ topicId, partitions }));
 }
 
-export function leaderEndpoints(broker: BrokerContext, results: readonly SharePartitionResult[]): { nodeId: number; host: string; port: number; rack: string | null }[] {
-  const ids = new Set(results.filter((r) => (r.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER || r.acknowledgeErrorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER) && r.leaderId >= 0).map((r) => r.leaderId));
-  const out: { nodeId: number; host: string; port: number; rack: string | null }[] = [];
-  for (const id of ids) {
-    const e = broker.cluster?.endpoint(id);
-    if (e !== undefined) out.push({ nodeId: e.nodeId, host: e.host, port: e.port, rack: e.rack });
-  }
-  return out;
+export function shareLeaderEndpoints(broker: BrokerContext, results: readonly SharePartitionResult[]): LeaderEndpoint[] {
+  return leaderEndpoints(broker, results.filter((r) => r.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER || r.acknowledgeErrorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER).map((r) => r.leaderId));
 }
 
 /** SHARE groups are off when the broker was built without them (tests with a small context). */

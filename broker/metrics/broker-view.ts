@@ -10,6 +10,7 @@ import type { LogSegment } from '../log/log-segment.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { TopicRecord } from '../../metadata/topics.js';
 import type { RemoteLogManager } from '../../remote-log/remote-log-manager.js';
+import { RemoteLogMetadataNotReadyError } from '../../metadata/remote-log-metadata/errors.js';
 
 export interface TopicsPart {
   readonly store: { list(): readonly TopicRecord[]; getById(topicId: string): TopicRecord | undefined };
@@ -83,6 +84,8 @@ export interface PartitionSnapshot {
   readonly segments?: readonly SegmentBlock[];
   /** In a cluster: the partition's replication picture as this broker sees it. */
   readonly replication?: ReplicationSnapshot;
+  /** True while this broker has not loaded the partition's remote log metadata yet (its remote figures are then 0 / -1). */
+  readonly remoteMetadataLoading?: true;
 }
 
 export interface ReplicaSnapshot {
@@ -147,12 +150,28 @@ function openPartitions(topics: TopicsPart, filter: { topic?: string; excludeInt
   return out;
 }
 
+/**
+ * `read()`, or `fallback` while the partition's remote log metadata is not
+ * loaded (in a cluster it comes from a metadata partition another broker may
+ * lead): the console and the metrics show the partition meanwhile instead of failing.
+ */
+function unlessLoading<T>(read: () => T, fallback: T, loading: { seen: boolean }): T {
+  try {
+    return read();
+  } catch (e) {
+    if (!(e instanceof RemoteLogMetadataNotReadyError)) throw e;
+    loading.seen = true;
+    return fallback;
+  }
+}
+
 export function partitionSnapshots(parts: BrokerParts, query: PartitionQuery = {}): PartitionSnapshot[] {
   const rlm = parts.remoteLogManager;
   const repl = parts.replication;
   const byKey = new Map((repl?.partitions() ?? []).map((p) => [`${p.topic}\u0000${p.partition}`, p] as const));
   return openPartitions(parts.topics, query).map(({ record, partition, log }) => {
-    const stats = rlm?.partitionStats(log);
+    const loading = { seen: false };
+    const stats = unlessLoading(() => rlm?.partitionStats(log), undefined, loading);
     const replication = repl === undefined ? undefined : replicationSnapshot(repl, byKey, record.name, partition);
     const closed = log.closedSegments();
     const snapshot: PartitionSnapshot = {
@@ -161,7 +180,7 @@ export function partitionSnapshots(parts: BrokerParts, query: PartitionQuery = {
       topicId: record.topicId,
       internal: parts.topics.isInternal(record.name),
       tiered: log.currentConfig.remoteStorageEnable === true,
-      logStartOffset: parts.topics.partition(record.name, partition)?.logStartOffset ?? log.logStartOffset,
+      logStartOffset: unlessLoading(() => parts.topics.partition(record.name, partition)?.logStartOffset, undefined, loading) ?? log.logStartOffset,
       localLogStartOffset: log.localLogStartOffset,
       highWatermark: log.highWatermark,
       lastStableOffset: log.lastStableOffset,
@@ -172,10 +191,11 @@ export function partitionSnapshots(parts: BrokerParts, query: PartitionQuery = {
       remoteBytes: stats?.remoteLogSizeBytes ?? 0,
       highestRemoteOffset: stats?.highestRemoteOffset ?? -1n,
       ...(replication === undefined ? {} : { replication }),
+      ...(loading.seen ? { remoteMetadataLoading: true as const } : {}),
     };
     if (query.segments !== true) return snapshot;
     const max = query.maxBlocks ?? 120;
-    const remote = (rlm?.remoteSegments(log) ?? []).map((s) => ({
+    const remote = (unlessLoading(() => rlm?.remoteSegments(log), undefined, loading) ?? []).map((s) => ({
       tier: 'remote' as const,
       baseOffset: s.startOffset,
       endOffset: s.endOffset,
@@ -334,7 +354,7 @@ export function tieringPartitions(parts: BrokerParts, filter: { topic?: string }
   const out: TieringPartition[] = [];
   for (const { record, partition, log } of openPartitions(parts.topics, { ...filter, excludeInternal: true })) {
     const tiered = log.currentConfig.remoteStorageEnable === true;
-    const s = rlm.partitionStats(log);
+    const s = unlessLoading(() => rlm.partitionStats(log), undefined, { seen: false });
     if (s === undefined || (!tiered && s.remoteSegmentCount === 0)) continue;
     const err = rlm.lastError(log);
     out.push({

@@ -12,7 +12,7 @@ import { systemClock, type Clock } from '../common/clock.js';
 import { systemScheduler, type Scheduler, type TimerHandle } from '../common/scheduler.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { KeyedMutex } from '../group/keyed-mutex.js';
-import { OffsetsTopicWriter, appendErrorCode, partitionForGroup, type OffsetsTopicLog } from '../group/offsets-topic.js';
+import { OffsetsTopicWriter, appendErrorCode, partitionForGroup, type CommittedWait, type OffsetsTopicLog } from '../group/offsets-topic.js';
 import { decodeTxnRecord, encodeTxnRecord, encodeTxnTombstone } from './txn-records.js';
 import {
   NO_PRODUCER_EPOCH,
@@ -62,6 +62,8 @@ export interface TxnCoordinatorOptions {
    * every partition is loaded at start().
    */
   readonly partitioned?: boolean;
+  /** In a cluster: a state record is answered once the ISR has it (TransactionStateManager.appendTransactionToLog appends with acks=all). */
+  readonly committed?: CommittedWait;
   readonly producerIds: { nextProducerId(): Promise<bigint> };
   /** Appends a marker to a partition's log; UNKNOWN_TOPIC_OR_PARTITION when it is gone. */
   readonly writeMarker: (tp: TopicPartition, marker: TxnMarker) => Promise<void>;
@@ -109,7 +111,7 @@ export class TxnCoordinator {
     this.clock = options.clock ?? systemClock;
     this.scheduler = options.scheduler ?? systemScheduler;
     this.logger = options.logger ?? silentLogger();
-    this.writer = new OffsetsTopicWriter(options.log);
+    this.writer = new OffsetsTopicWriter(options.log, {}, options.committed);
     this.partitioned = options.partitioned ?? false;
   }
 

@@ -4,11 +4,13 @@
 // spread over the three, as kafka-topics --describe shows; kcat and kafkajs
 // produce and consume (a kafkajs group too) through any bootstrap broker; a broker killed with -9
 // takes its RF=1 partitions offline (retriable errors) until it restarts; a
-// killed controller is replaced within broker.session.timeout.ms (printed).
+// Fetch v16+ sent to a broker that does not lead names the leader, its epoch
+// and endpoint (KIP-951); a killed controller is replaced within broker.session.timeout.ms (printed).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { apis } from '../../broker/protocol/messages/index.js';
+import type { FetchResponse } from '../../broker/protocol/messages/fetch.js';
 import { BrokerConnection } from '../../broker/cli/broker-connection.js';
 import { ErrorCode } from '../../broker/protocol/errors.js';
 import { runProcess } from '../clients/common.js';
@@ -54,6 +56,28 @@ async function listOffsetsAt(nodeId: number, partition: number): Promise<number>
       timeoutMs: 10_000,
     }));
     return body.topics[0]!.partitions[0]!.errorCode;
+  } finally {
+    conn.close();
+  }
+}
+
+/** A consumer's sessionless Fetch of one partition (by topic id, v13+) sent to one broker, whatever it leads. */
+async function fetchAt(nodeId: number, topicId: string, partition: number, want: { min?: number; max?: number }): Promise<{ version: number; body: FetchResponse }> {
+  const [host, port] = cluster.broker(nodeId).bootstrap.split(':');
+  const conn = await BrokerConnection.connect(host!, Number(port));
+  try {
+    return await conn.send(apis.Fetch, () => ({
+      replicaId: -1,
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      isolationLevel: 0,
+      sessionId: 0,
+      sessionEpoch: -1,
+      topics: [{ topic: TOPIC, topicId, partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+      forgottenTopicsData: [],
+      rackId: '',
+    }), want);
   } finally {
     conn.close();
   }
@@ -105,6 +129,26 @@ describe('a cluster of three broker processes over etcd', () => {
         assert.deepEqual(p.replicas, [p.leader]);
         assert.deepEqual(p.isr, [p.leader]);
       }
+    }
+  });
+
+  it('a Fetch v16+ sent to a broker that does not lead answers NOT_LEADER_OR_FOLLOWER with the leader, its epoch and endpoint (KIP-951); v15 without', async () => {
+    const md = await cluster.metadataFrom(1, [TOPIC]);
+    const topic = md.topics.find((t) => t.name === TOPIC);
+    assert.ok(topic !== undefined);
+    for (const p of topic.partitions) {
+      const elsewhere = [1, 2, 3].find((id) => id !== p.leader)!;
+      const v16 = await fetchAt(elsewhere, topic.topicId, p.partition, { min: 16 });
+      const v15 = await fetchAt(elsewhere, topic.topicId, p.partition, { max: 15 });
+      const answered = v16.body.responses[0]?.partitions[0];
+      assert.ok(v16.version >= 16, `version ${v16.version}`);
+      assert.equal(answered?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER, `partition ${p.partition} at node ${elsewhere}`);
+      assert.deepEqual(answered?.currentLeader, { leaderId: p.leader, leaderEpoch: p.leaderEpoch }, `partition ${p.partition} at node ${elsewhere}`);
+      assert.deepEqual(v16.body.nodeEndpoints?.map((e) => ({ nodeId: e.nodeId, endpoint: `${e.host}:${e.port}` })), [{ nodeId: p.leader, endpoint: cluster.broker(p.leader).bootstrap }]);
+      assert.equal(v15.version, 15);
+      assert.equal(v15.body.responses[0]?.partitions[0]?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      assert.deepEqual(v15.body.responses[0]?.partitions[0]?.currentLeader, { leaderId: -1, leaderEpoch: -1 }, 'v15: no CurrentLeader on the wire');
+      assert.deepEqual(v15.body.nodeEndpoints ?? [], []);
     }
   });
 

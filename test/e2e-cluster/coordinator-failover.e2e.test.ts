@@ -101,6 +101,9 @@ describe('coordinators follow partition leadership (3 brokers, etcd)', () => {
         'broker.heartbeat.interval.ms': '1000',
         'offsets.topic.num.partitions': String(OFFSETS_PARTITIONS),
         'transaction.state.log.num.partitions': String(OFFSETS_PARTITIONS),
+        // One replica, so a killed coordinator's partitions go offline until it restarts (coordinator-failover-rf3 moves them).
+        'offsets.topic.replication.factor': '1',
+        'transaction.state.log.replication.factor': '1',
         'group.initial.rebalance.delay.ms': '0',
       },
     });

@@ -2,11 +2,13 @@
 // never escape, readiness of the metadata, the local-deletion veto.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { RemoteTier } from '../../broker/partition-view.js';
+import { LocalPartitionView, type RemoteTier } from '../../broker/partition-view.js';
+import type { PartitionLog } from '../../broker/log/partition-log.js';
 import { ErrorCode, KafkaError } from '../../broker/protocol/errors.js';
 import type { PartitionLifecycle } from '../../broker/topic-service.js';
 import {
   MemoryMetadataTopicLog,
+  REMOTE_LOG_METADATA_TOPIC,
   type MetadataTopicLog,
   type MetadataTopicRecord,
 } from '../../metadata/remote-log-metadata/metadata-topic-log.js';
@@ -32,6 +34,27 @@ class GatedMetadataLog implements MetadataTopicLog {
 
   async *read(partition: number, fromOffset: bigint): AsyncIterable<MetadataTopicRecord> {
     await this.gate;
+    yield* this.inner.read(partition, fromOffset);
+  }
+}
+
+/**
+ * A metadata topic read as a consumer reads it in a cluster: every read is a
+ * Fetch of the metadata partition, whose answer carries the partition's log
+ * start offset from its view (the broker's RemoteTier attached, as the Fetch
+ * handler has it).
+ */
+class FetchedMetadataLog implements MetadataTopicLog {
+  readonly partitionCount = 1;
+  private readonly inner = new MemoryMetadataTopicLog(1);
+  view: LocalPartitionView | undefined;
+
+  append(partition: number, key: Buffer | null, value: Buffer): Promise<bigint> {
+    return this.inner.append(partition, key, value);
+  }
+
+  async *read(partition: number, fromOffset: bigint): AsyncIterable<MetadataTopicRecord> {
+    assert.ok(this.view !== undefined && this.view.logStartOffset <= fromOffset);
     yield* this.inner.read(partition, fromOffset);
   }
 }
@@ -93,6 +116,44 @@ describe('RemoteLogManager', () => {
       await metadata.start();
       assert.equal(rlm.highestRemoteOffset(log), -1n);
       await rlm.stop();
+    } finally {
+      await env.cleanup();
+    }
+  });
+
+  it('serves the metadata topic and untiered partitions without waiting for the metadata replay (no Fetch of __remote_log_metadata waits for itself)', async () => {
+    const env = await makeEnv();
+    try {
+      const metadataPartition = await env.openLog(REMOTE_LOG_METADATA_TOPIC, { remoteStorageEnable: false });
+      const tiered = await env.openLog('tiered-behind-fetch');
+      await produce(tiered, 20);
+      // Every partition maps to metadata partition 0: replaying it fetches __remote_log_metadata-0 through this very manager.
+      const fetched = new FetchedMetadataLog();
+      const metadata = new RemoteLogMetadataManager({ log: fetched });
+      const rlm = RemoteLogManager.create({ storage: new MemoryRemoteStorage(), metadata, clock: env.clock, scheduler: env.scheduler, config: rlmConfig(), replayAllOnStart: false });
+      fetched.view = new LocalPartitionView(metadataPartition as PartitionLog, rlm);
+      rlm.onPartitionAdded(metadataPartition);
+      rlm.onPartitionAdded(tiered);
+      assert.equal(rlm.logStartOffset(metadataPartition), null);
+      assert.equal(rlm.highestRemoteOffset(metadataPartition), -1n);
+      await metadata.whenReady(tpOf(tiered));
+      await rlm.runPartition(tiered);
+      assert.equal(rlm.lastError(tiered), undefined);
+      assert.equal(finishedSegments(metadata, tpOf(tiered)).length, tiered.closedSegments().length, 'copied once the metadata was read');
+      assert.ok(tiered.closedSegments().length > 0);
+
+      // An untiered partition answers from its local log while its metadata cannot be read.
+      const plain = await env.openLog('plain-untiered', { remoteStorageEnable: false });
+      await produce(plain, 20);
+      const gated = new GatedMetadataLog();
+      const waiting = RemoteLogManager.create({ storage: new MemoryRemoteStorage(), metadata: new RemoteLogMetadataManager({ log: gated }), clock: env.clock, scheduler: env.scheduler, config: rlmConfig() });
+      waiting.onPartitionAdded(plain);
+      const view = new LocalPartitionView(plain as PartitionLog, waiting);
+      assert.equal(view.logStartOffset, plain.logStartOffset);
+      assert.equal(view.highestRemoteOffset(), -1n);
+      gated.open();
+      await rlm.stop();
+      await waiting.stop();
     } finally {
       await env.cleanup();
     }

@@ -1,6 +1,6 @@
 // What handlers learn from the image through ClusterView: live brokers with the
 // advertised listener's endpoint, the controller, the coordinator, offline
-// replicas, and whether this broker may serve a partition.
+// replicas, whether this broker may serve a partition, and who leads it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ClusterView } from '../../../broker/cluster/cluster-view.js';
@@ -64,6 +64,17 @@ describe('ClusterView', () => {
     view.setLive(false);
     assert.equal(view.notLeader('t', 0)?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
     assert.equal(view.notLeader('__consumer_offsets', 7), null);
+  });
+
+  it("currentLeader (KIP-951's CurrentLeader): the image's leader and epoch, this broker too once live; -1 when unknown; undefined for local topics", () => {
+    const view = new ClusterView(image([1, 2], [led(1, [1], [1], 6), led(2, [2], [2], 3), led(-1, [3], [3], 4)], 1), 1, 'PLAINTEXT');
+    assert.deepEqual(view.currentLeader('t', 0), { leaderId: -1, leaderEpoch: 6 }, 'not registered yet: it does not lead');
+    view.setLive(true);
+    assert.deepEqual(view.currentLeader('t', 0), { leaderId: 1, leaderEpoch: 6 });
+    assert.deepEqual(view.currentLeader('t', 1), { leaderId: 2, leaderEpoch: 3 });
+    assert.deepEqual(view.currentLeader('t', 2), { leaderId: -1, leaderEpoch: 4 }, 'offline');
+    assert.deepEqual(view.currentLeader('t', 9), { leaderId: -1, leaderEpoch: -1 }, 'no such partition');
+    assert.equal(view.currentLeader('__consumer_offsets', 0), undefined);
   });
 
   it('Metadata answers a cluster partition from the image: leader, epoch, replicas, ISR, offline replicas', () => {

@@ -182,7 +182,38 @@ test('append errors map to the coordinator errors Kafka returns', () => {
   assert.equal(code(ErrorCode.NOT_LEADER_OR_FOLLOWER), ErrorCode.NOT_COORDINATOR);
   assert.equal(code(ErrorCode.KAFKA_STORAGE_ERROR), ErrorCode.NOT_COORDINATOR);
   assert.equal(code(ErrorCode.REQUEST_TIMED_OUT), ErrorCode.COORDINATOR_NOT_AVAILABLE);
+  assert.equal(code(ErrorCode.NOT_ENOUGH_REPLICAS), ErrorCode.COORDINATOR_NOT_AVAILABLE);
+  assert.equal(code(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND), ErrorCode.COORDINATOR_NOT_AVAILABLE);
   assert.equal(code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), ErrorCode.COORDINATOR_NOT_AVAILABLE);
   assert.equal(code(ErrorCode.MESSAGE_TOO_LARGE), ErrorCode.UNKNOWN_SERVER_ERROR);
   assert.equal(appendErrorCode(new Error('plain')), ErrorCode.UNKNOWN_SERVER_ERROR);
+});
+
+test('with a committed wait, an append settles only once its partition is replicated, and fails as the wait fails', async () => {
+  const log = new MemoryOffsetsTopicLog();
+  const waits: { partition: number; release: () => void; fail: (err: unknown) => void }[] = [];
+  let notify: (() => void) | null = null;
+  const writer = new OffsetsTopicWriter(log, {}, (partition) =>
+    new Promise<void>((release, fail) => {
+      waits.push({ partition, release, fail });
+      notify?.();
+    }),
+  );
+  const waited = async (n: number): Promise<void> => {
+    while (waits.length < n) await new Promise<void>((r) => (notify = r));
+  };
+  let settled = false;
+  const a = writer.append(3, rec('a')).then(() => (settled = true));
+  await waited(1);
+  // In the log, not yet answered.
+  assert.deepEqual(log.records(3).map((r) => r.key.toString()), ['a']);
+  assert.equal(waits[0]!.partition, 3);
+  assert.equal(settled, false);
+  // The next write queues behind the unreplicated one.
+  const b = writer.appendTransactional(3, rec('b'), { producerId: 7n, producerEpoch: 0 });
+  waits[0]!.release();
+  await a;
+  await waited(2);
+  waits[1]!.fail(new KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, 'isr shrank'));
+  await assert.rejects(b, (err: unknown) => appendErrorCode(err) === ErrorCode.COORDINATOR_NOT_AVAILABLE);
 });

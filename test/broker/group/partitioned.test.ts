@@ -9,6 +9,7 @@ import { ManualScheduler } from '../../../broker/common/scheduler.js';
 import { GroupCoordinator } from '../../../broker/group/group-coordinator.js';
 import { MemoryOffsetsTopicLog, partitionForGroup, type OffsetsTopicLog, type OffsetsTopicRecord } from '../../../broker/group/offsets-topic.js';
 import { ErrorCode, commitParams, joinParams, settle, TEST_CONFIG, track } from './harness.js';
+import { KafkaError } from '../../../broker/protocol/errors.js';
 
 const PARTITIONS = TEST_CONFIG.offsetsTopicNumPartitions!;
 
@@ -147,5 +148,33 @@ test('partitioned: a partition unloaded while it loads ends up not served and em
   assert.equal(c.ownedPartitions().size, 0);
   assert.equal(offsetOf(c, a).errorCode, ErrorCode.NOT_COORDINATOR);
   assert.equal(c.groupState(a), null);
+  await c.close();
+});
+
+test('partitioned with a committed wait: an offset commit is answered once replicated; NOT_ENOUGH_REPLICAS reaches the client as COORDINATOR_NOT_AVAILABLE and the offset is not served', async () => {
+  const { a, pa } = groupsInTwoPartitions();
+  const memory = new MemoryOffsetsTopicLog();
+  const clock = new ManualClock();
+  let replicated: number | null = null;
+  const c = new GroupCoordinator({
+    log: memory,
+    partitioned: true,
+    clock,
+    scheduler: new ManualScheduler(clock),
+    config: TEST_CONFIG,
+    committed: async (p) => {
+      if (replicated === null) throw new KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, 'the ISR is below min.insync.replicas');
+      replicated = p;
+    },
+  });
+  await c.start();
+  await c.loadPartition(pa);
+  const failed = await c.commitOffsets(commitParams(12n, { groupId: a }));
+  assert.equal(failed.topics[0]?.partitions[0]?.errorCode, ErrorCode.COORDINATOR_NOT_AVAILABLE);
+  assert.equal(offsetOf(c, a).offset, -1n, 'an unreplicated commit is not served');
+  replicated = -1;
+  assert.equal((await c.commitOffsets(commitParams(13n, { groupId: a }))).topics[0]?.partitions[0]?.errorCode, ErrorCode.NONE);
+  assert.equal(replicated, pa, 'the wait is for the group\'s partition');
+  assert.deepEqual(offsetOf(c, a), { errorCode: ErrorCode.NONE, offset: 13n });
   await c.close();
 });

@@ -19,7 +19,9 @@ import { RequestMetrics } from '../../../broker/metrics/request-metrics.js';
 import { LocalPartitionView } from '../../../broker/partition-view.js';
 import { PartitionWaiters } from '../../../broker/partition-waiters.js';
 import { ErrorCode } from '../../../broker/protocol/errors.js';
-import type { FetchRequest, FetchResponse, FetchResponsePartitionData } from '../../../broker/protocol/messages/fetch.js';
+import { decodeFetchResponse, encodeFetchResponse, type FetchRequest, type FetchResponse, type FetchResponsePartitionData } from '../../../broker/protocol/messages/fetch.js';
+import { Reader } from '../../../broker/protocol/reader.js';
+import { Writer } from '../../../broker/protocol/writer.js';
 import { recordsBuffer } from '../../../broker/protocol/record-parts.js';
 import { decodeRecordBatches } from '../../../broker/protocol/record-batch.js';
 import type { ConsumerFetchStanding } from '../../../broker/replica/consumer-fetch.js';
@@ -28,6 +30,13 @@ import { batch, openLog, tempDir } from '../log/helpers.js';
 const TOPIC = 'topic';
 const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAA';
 const EPOCH = 3;
+/** This broker, and the one its image shows leading the partition when this one does not. */
+const SELF = 0;
+const LEADER = 1;
+const ENDPOINTS = [
+  { nodeId: SELF, host: 'b0.example', port: 9092, rack: 'a' },
+  { nodeId: LEADER, host: 'b1.example', port: 9093, rack: null },
+];
 /** Offsets 0-9 in the log; the replicated high watermark starts at 5. */
 const LOG_END = 10n;
 const HW = 5n;
@@ -120,17 +129,25 @@ describe('Fetch from the closest replica (KIP-392)', () => {
       },
     };
     const cluster = {
-      notLeader: () => (b.standing === 'leader' && b.live ? null : { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderId: 1, leaderEpoch: EPOCH }),
+      notLeader: () => (b.standing === 'leader' && b.live ? null : { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderId: LEADER, leaderEpoch: EPOCH }),
+      currentLeader: () => ({ leaderId: b.standing === 'leader' && b.live ? SELF : LEADER, leaderEpoch: EPOCH }),
+      endpoint: (nodeId: number) => ENDPOINTS.find((e) => e.nodeId === nodeId),
       get isLive() {
         return b.live;
       },
     };
     const partial = {
+      nodeId: SELF,
+      advertised: { host: 'self.example', port: 9092 },
       clock,
       log: silentLogger(),
       waiters,
       fetchSessions: new FetchSessionCache({ maxSlots: slots, clock }),
-      topics: { partition: (topic: string, partition: number) => (topic === TOPIC && partition === 0 ? view : undefined) },
+      topics: {
+        partition: (topic: string, partition: number) => (topic === TOPIC && partition === 0 ? view : undefined),
+        // v13+ name the topic by id.
+        store: { getById: (id: string) => (id === TOPIC_ID ? { name: TOPIC } : undefined) },
+      },
       cluster,
       replication,
     };
@@ -272,6 +289,95 @@ describe('Fetch from the closest replica (KIP-392)', () => {
       } finally {
         log.setHighWatermark(HW);
       }
+    });
+  });
+
+  describe('refused for leadership: the current leader (KIP-951)', () => {
+    /** What a client of `version` reads: the answer encoded and decoded at that version. */
+    function onWire(res: FetchResponse, version: number): FetchResponse {
+      const w = new Writer(256);
+      encodeFetchResponse(w, version, res);
+      return decodeFetchResponse(new Reader(w.toBuffer()), version);
+    }
+    const leaderEndpoint = [{ nodeId: LEADER, host: 'b1.example', port: 9093, rack: null }];
+
+    it('v16+: NOT_LEADER_OR_FOLLOWER carries CurrentLeader and the leader\'s NodeEndpoints, on the wire too', async () => {
+      const offline = broker('not-replica');
+      for (const version of [16, 17, 18]) {
+        const res = await send(offline, { version });
+        const p = res.responses[0]?.partitions[0];
+        assert.equal(p?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER, `v${version}`);
+        assert.deepEqual(p?.currentLeader, { leaderId: LEADER, leaderEpoch: EPOCH }, `v${version}`);
+        assert.deepEqual(res.nodeEndpoints, leaderEndpoint, `v${version}`);
+        const wire = onWire(res, version);
+        assert.deepEqual(wire.responses[0]?.partitions[0]?.currentLeader, { leaderId: LEADER, leaderEpoch: EPOCH }, `v${version} on the wire`);
+        assert.deepEqual(wire.nodeEndpoints?.map(({ nodeId, host, port, rack }) => ({ nodeId, host, port, rack })), leaderEndpoint, `v${version} on the wire`);
+      }
+    });
+
+    it('v15 and older: NOT_LEADER_OR_FOLLOWER without CurrentLeader or NodeEndpoints (as Kafka answers)', async () => {
+      const offline = broker('not-replica');
+      for (const version of [12, 15]) {
+        const res = await send(offline, { version });
+        const p = res.responses[0]?.partitions[0];
+        assert.equal(p?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER, `v${version}`);
+        assert.equal(p?.currentLeader, undefined, `v${version}`);
+        assert.equal(res.nodeEndpoints, undefined, `v${version}`);
+        // CurrentLeader's tag exists from v12: nothing reaches the wire either (the decoder's default).
+        assert.deepEqual(onWire(res, version).responses[0]?.partitions[0]?.currentLeader, { leaderId: -1, leaderEpoch: -1 }, `v${version} on the wire`);
+      }
+    });
+
+    it('v16: FENCED_LEADER_EPOCH names the leader too: another broker on a follower, this broker on the leader', async () => {
+      const follower = await send(broker('follower'), { version: 16, currentLeaderEpoch: EPOCH - 1 });
+      assert.equal(follower.responses[0]?.partitions[0]?.errorCode, ErrorCode.FENCED_LEADER_EPOCH);
+      assert.deepEqual(follower.responses[0]?.partitions[0]?.currentLeader, { leaderId: LEADER, leaderEpoch: EPOCH });
+      assert.deepEqual(follower.nodeEndpoints, leaderEndpoint);
+      const leader = await send(broker('leader'), { version: 16, currentLeaderEpoch: EPOCH - 1 });
+      assert.equal(leader.responses[0]?.partitions[0]?.errorCode, ErrorCode.FENCED_LEADER_EPOCH);
+      assert.deepEqual(leader.responses[0]?.partitions[0]?.currentLeader, { leaderId: SELF, leaderEpoch: EPOCH });
+      assert.deepEqual(leader.nodeEndpoints, [{ nodeId: SELF, host: 'b0.example', port: 9092, rack: 'a' }]);
+    });
+
+    it('v16, the single broker (no cluster view): a stale epoch names this broker, at its advertised listener', async () => {
+      const b = broker('leader');
+      const single = { ...b.context, cluster: null } as unknown as BrokerContext;
+      const res = (await fetch.handle(single, request({ currentLeaderEpoch: EPOCH - 1 }), requestContext(16))) as FetchResponse;
+      assert.equal(res.responses[0]?.partitions[0]?.errorCode, ErrorCode.FENCED_LEADER_EPOCH);
+      assert.deepEqual(res.responses[0]?.partitions[0]?.currentLeader, { leaderId: SELF, leaderEpoch: EPOCH });
+      assert.deepEqual(res.nodeEndpoints, [{ nodeId: SELF, host: 'self.example', port: 9092, rack: null }]);
+    });
+
+    it('v16: other errors (UNKNOWN_LEADER_EPOCH) and answers without error carry neither', async () => {
+      const follower = broker('follower');
+      const newer = await send(follower, { version: 16, currentLeaderEpoch: EPOCH + 1 });
+      assert.equal(newer.responses[0]?.partitions[0]?.errorCode, ErrorCode.UNKNOWN_LEADER_EPOCH);
+      assert.equal(newer.responses[0]?.partitions[0]?.currentLeader, undefined);
+      assert.equal(newer.nodeEndpoints, undefined);
+      const read = await send(follower, { version: 16 });
+      assert.equal(read.responses[0]?.partitions[0]?.errorCode, ErrorCode.NONE);
+      assert.equal(read.responses[0]?.partitions[0]?.currentLeader, undefined);
+      assert.equal(read.nodeEndpoints, undefined);
+    });
+
+    it('in a fetch session: a partition that lost its leadership is in the next incremental answer, with its current leader', async () => {
+      const b = broker('leader', 4);
+      const full = await send(b, { version: 16, offset: 0n, session: { id: 0, epoch: 0 } });
+      const id = full.sessionId;
+      assert.ok(id > 0, 'a session was created');
+      assert.equal(full.nodeEndpoints, undefined);
+      assert.deepEqual((await send(b, { version: 16, offset: HW, session: { id, epoch: 1 } })).responses, [], 'nothing new');
+      b.standing = 'not-replica';
+      const moved = await send(b, { version: 16, offset: null, session: { id, epoch: 2 } });
+      assert.equal(moved.sessionId, id);
+      const p = moved.responses[0]?.partitions[0];
+      assert.equal(p?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      assert.deepEqual(p?.currentLeader, { leaderId: LEADER, leaderEpoch: EPOCH });
+      assert.deepEqual(moved.nodeEndpoints, leaderEndpoint);
+      // Still refused: the error is in every incremental answer, with the leader each time.
+      const again = await send(b, { version: 16, offset: null, session: { id, epoch: 3 } });
+      assert.deepEqual(again.responses[0]?.partitions[0]?.currentLeader, { leaderId: LEADER, leaderEpoch: EPOCH });
+      assert.deepEqual(again.nodeEndpoints, leaderEndpoint);
     });
   });
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../../../broker/common/clock.js';
 import { ManualScheduler } from '../../../broker/common/scheduler.js';
-import { ErrorCode } from '../../../broker/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
 import { MemoryOffsetsTopicLog, partitionForGroup } from '../../../broker/group/offsets-topic.js';
 import { TxnCoordinator, type TxnMarker } from '../../../broker/txn/txn-coordinator.js';
 import type { TopicPartition } from '../../../broker/txn/txn-state.js';
@@ -96,4 +96,38 @@ test('partitioned: markers carry the leader epoch of the id\'s __transaction_sta
   await c.close();
   assert.deepEqual(markers, ['orders-0:COMMIT']);
   assert.deepEqual(epochs, [7]);
+});
+
+test('partitioned with a committed wait: a state record not replicated answers COORDINATOR_NOT_AVAILABLE (NOT_ENOUGH_REPLICAS) or NOT_COORDINATOR (leadership lost), and is not made current', async () => {
+  const log = new MemoryOffsetsTopicLog();
+  const clock = new ManualClock();
+  let failWith: number | null = ErrorCode.NOT_ENOUGH_REPLICAS;
+  const waited: number[] = [];
+  let nextId = 100n;
+  const c = new TxnCoordinator({
+    log,
+    partitioned: true,
+    committed: async (p) => {
+      waited.push(p);
+      if (failWith !== null) throw new KafkaError(failWith, 'not replicated');
+    },
+    producerIds: { nextProducerId: async () => nextId++ },
+    writeMarker: async () => undefined,
+    config: { numPartitions: PARTITIONS, maxTimeoutMs: 60_000 },
+    clock,
+    scheduler: new ManualScheduler(clock),
+  });
+  await c.start();
+  const id = idIn(2);
+  await c.loadPartition(2);
+  assert.equal((await c.initProducerId(id, 10_000, null)).errorCode, ErrorCode.COORDINATOR_NOT_AVAILABLE);
+  assert.equal(c.describe(id), undefined);
+  failWith = ErrorCode.NOT_LEADER_OR_FOLLOWER;
+  assert.equal((await c.initProducerId(id, 10_000, null)).errorCode, ErrorCode.NOT_COORDINATOR);
+  failWith = null;
+  const r = await c.initProducerId(id, 10_000, null);
+  assert.equal(r.errorCode, ErrorCode.NONE);
+  assert.equal(c.describe(id)?.producerId, r.producerId);
+  assert.deepEqual([...new Set(waited)], [2]);
+  await c.close();
 });
