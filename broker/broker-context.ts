@@ -2,6 +2,7 @@
 // (broker.ts) builds the real ones; tests may build smaller ones.
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config.js';
+import type { BrokerConfigAdmin } from './cluster/cluster-broker-configs.js';
 import type { Clock } from './common/clock.js';
 import type { Records } from './protocol/record-parts.js';
 import type { PartitionWaiters } from './partition-waiters.js';
@@ -118,6 +119,8 @@ export interface DynamicBrokerConfigs {
 
 export interface BrokerContext {
   readonly config: BrokerConfig;
+  /** Dynamic broker configs of the config table (a cluster: AlterConfigs on BROKER resources); absent or null: static only, refused. */
+  readonly dynamicConfig?: BrokerConfigAdmin | null;
   readonly nodeId: number;
   readonly clusterId: string;
   readonly advertised: { readonly host: string; readonly port: number };

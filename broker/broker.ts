@@ -35,6 +35,8 @@ import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
 import type { ClusterMetadataStore } from '../metadata/cluster/store.js';
 import { ClusterServing } from './cluster/cluster-serving.js';
+import { ClusterBrokerConfigs, layersFrom } from './cluster/cluster-broker-configs.js';
+import { DynamicBrokerConfig } from './dynamic-broker-config.js';
 import { SingleBrokerReassignments } from './cluster/cluster-reassignments.js';
 import { cappedSpec, type InternalTopicSpec } from './cluster/coordinators.js';
 import { TxnMarkerRouter } from './cluster/txn-markers.js';
@@ -119,7 +121,16 @@ export class Broker {
     const scheduler = options.scheduler ?? systemScheduler;
     const identity = await ensureMetaProperties(config.logDirs, { nodeId: config.nodeId, clusterId: membership?.clusterId ?? config.clusterId });
     const metaDir = config.logDirs[0]!;
-    const store = await TopicStore.open(metaDir, config);
+    // Dynamic broker configs (a cluster): the image's layers are in force before any log opens.
+    const dynamicConfig = new DynamicBrokerConfig(config);
+    if (membership !== null) {
+      try {
+        dynamicConfig.apply(layersFrom(membership.image, config.nodeId));
+      } catch (err) {
+        log.error({ err: err instanceof Error ? err.message : String(err) }, 'dynamic broker configs in the cluster metadata do not validate; starting with the static configs');
+      }
+    }
+    const store = await TopicStore.open(metaDir, dynamicConfig);
     // Tiered storage is built first (it only needs the config) so the log
     // manager can ask it before deleting a local segment.
     let rlm: RemoteLogManager | null = null;
@@ -148,6 +159,19 @@ export class Broker {
     const first = config.listeners[0]!;
     const advertisedConf = config.advertisedListeners[0] ?? first;
     const cluster = membership === null ? null : await ClusterServing.start({ membership, local: topics, config, scheduler, log, listenerName: advertisedConf.name });
+    const brokerConfigs =
+      membership === null
+        ? null
+        : new ClusterBrokerConfigs({
+            store: membership.store,
+            image: membership.image,
+            dynamic: dynamicConfig,
+            nodeId: config.nodeId,
+            waitForRevision: (revision) => membership.waitForRevision(revision, 3 * config.getInt('etcd.request.timeout.ms')),
+            onApplied: () => topics.reapplyConfigs(),
+            log: log.child({ component: 'broker-configs' }),
+          });
+    if (brokerConfigs !== null) membership?.onImageChange(() => brokerConfigs.imageChanged());
     // In a cluster producer id blocks come from the cluster-wide counter in the metadata store.
     const producerIds =
       membership === null
@@ -346,6 +370,7 @@ export class Broker {
     });
     const context: BrokerContext = {
       config,
+      dynamicConfig: brokerConfigs,
       nodeId: config.nodeId,
       clusterId: identity.clusterId,
       advertised,

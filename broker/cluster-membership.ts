@@ -117,6 +117,17 @@ export class ClusterMembership {
   }
 
   /** The current session: the live one, or the last one lost while this broker registers again. */
+  /** Resolves once the image shows `revision` (a write's), or after `timeoutMs` (the write stands; the watch is late). */
+  waitForRevision(revision: bigint, timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = this.startup.scheduler.setTimeout(resolve, timeoutMs);
+      void this.follower.waitForRevision(revision).then(() => {
+        this.startup.scheduler.clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
   get session(): BrokerSession | undefined {
     return this.sessionHandle;
   }

@@ -97,7 +97,11 @@ export class BrokerConfig implements BrokerDefaults {
   /** The remote store URL, defaulting to file://<first log dir>/remote. */
   readonly remoteLogStorageUrl: string;
 
-  private constructor(props: ReadonlyMap<string, string>, cwd: string) {
+  private constructor(
+    /** The key/value strings this config was built from (server.properties and overrides). */
+    private readonly props: ReadonlyMap<string, string>,
+    private readonly cwd: string,
+  ) {
     const rsm: Record<string, string> = {};
     for (const [rawKey, raw] of props) {
       const key = rawKey.trim();
@@ -152,6 +156,18 @@ export class BrokerConfig implements BrokerDefaults {
   ): BrokerConfig {
     const map = props instanceof Map ? props : new Map(Object.entries(props as Record<string, string>));
     return new BrokerConfig(map, options.cwd ?? process.cwd());
+  }
+
+  /**
+   * This config with `dynamic` laid over its properties (Kafka's dynamic broker
+   * configs, rebuilt as KafkaConfig is): every key parsed and cross-checked
+   * again, so a bad combination throws a ConfigError naming the key. The keys
+   * of `dynamic` count as set (isSet) in the result.
+   */
+  withDynamic(dynamic: ReadonlyMap<string, string>): BrokerConfig {
+    const merged = new Map(this.props);
+    for (const [k, v] of dynamic) merged.set(k, v);
+    return new BrokerConfig(merged, this.cwd);
   }
 
   // ---- generic access ----

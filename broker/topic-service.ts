@@ -158,7 +158,12 @@ export class BrokerTopics implements TopicService {
     return record;
   }
 
-  private applyConfig(record: TopicRecord): void {
+  /** The broker defaults changed (dynamic broker configs): every log takes its topic's config again. */
+  reapplyConfigs(): void {
+    for (const t of this.store.list()) this.applyConfig(t, false);
+  }
+
+  private applyConfig(record: TopicRecord, logIt = true): void {
     const config = this.store.logConfig(record.name);
     for (let i = 0; i < record.partitionCount; i++) {
       const l = this.logs.getLog(record.name, i);
@@ -166,7 +171,7 @@ export class BrokerTopics implements TopicService {
       l.updateConfig(config);
       this.lifecycle?.onConfigChanged(l, record);
     }
-    this.log.info({ topic: record.name, configs: record.configs }, 'topic configs changed');
+    if (logIt) this.log.info({ topic: record.name, configs: record.configs }, 'topic configs changed');
   }
 
   private async openPartitions(record: TopicRecord, from: number): Promise<void> {

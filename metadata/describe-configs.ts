@@ -10,6 +10,7 @@ import {
   isSensitiveKey,
   type ConfigSourceCode,
 } from './config-schema.js';
+import { isDynamicBrokerConfig } from './dynamic-broker-configs.js';
 import { effectiveTopicConfig, type BrokerDefaults, type TopicConfigOptions, type TopicOverrides } from './topic-config.js';
 
 export interface DescribeConfigsSynonym {
@@ -40,10 +41,14 @@ export interface DescribeOptions {
   readonly includeDocumentation?: boolean;
 }
 
-/** A broker's view of its own keys, for synonyms (BrokerConfig implements it). */
+/** A broker's view of its own keys, for synonyms (BrokerConfig implements it; DynamicBrokerConfig adds the dynamic layers). */
 export interface DescribableBroker extends BrokerDefaults {
-  /** Rendered value of a broker key, null when unset and without default. */
+  /** Rendered (effective) value of a broker key, null when unset and without default. */
   valueString(name: string): string | null;
+  /** Dynamic configs of this broker (DYNAMIC_BROKER_CONFIG); absent: none, and nothing can be altered. */
+  dynamicBrokerConfigs?(): ReadonlyMap<string, string>;
+  /** Dynamic cluster-wide defaults (DYNAMIC_DEFAULT_BROKER_CONFIG). */
+  dynamicDefaultConfigs?(): ReadonlyMap<string, string>;
 }
 
 function selected(all: readonly string[], keys: readonly string[] | null | undefined): readonly string[] {
@@ -53,11 +58,24 @@ function selected(all: readonly string[], keys: readonly string[] | null | undef
 }
 
 /**
- * Kafka's configSynonyms: for each name of a broker synonym group, the explicitly
- * set value (STATIC_BROKER_CONFIG), then for each name its default (DEFAULT_CONFIG).
+ * Kafka's configSynonyms: for each name of a broker synonym group, its value
+ * in this broker's dynamic configs (DYNAMIC_BROKER_CONFIG), then for each name
+ * the cluster-wide dynamic default (DYNAMIC_DEFAULT_BROKER_CONFIG), then the
+ * explicitly set value (STATIC_BROKER_CONFIG), then its default (DEFAULT_CONFIG).
  */
 function brokerSynonymEntries(broker: DescribableBroker, names: readonly string[], sensitive: boolean): DescribeConfigsSynonym[] {
   const out: DescribeConfigsSynonym[] = [];
+  const layers: Array<[ReadonlyMap<string, string> | undefined, ConfigSourceCode]> = [
+    [broker.dynamicBrokerConfigs?.(), ConfigSource.DYNAMIC_BROKER_CONFIG],
+    [broker.dynamicDefaultConfigs?.(), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG],
+  ];
+  for (const [layer, source] of layers) {
+    if (layer === undefined) continue;
+    for (const n of names) {
+      const v = layer.get(n);
+      if (v !== undefined) out.push({ name: n, value: sensitive ? null : v, source });
+    }
+  }
   for (const n of names) {
     if (broker.isSet(n)) out.push({ name: n, value: sensitive ? null : broker.valueString(n), source: ConfigSource.STATIC_BROKER_CONFIG });
   }
@@ -101,14 +119,17 @@ export function describeTopicConfigs(
 }
 
 /**
- * DescribeConfigs for a BROKER resource (type 4). Sediment has no dynamic broker
- * configs, so every entry is read-only. `effective` supplies values computed at
- * start-up (the default remote store URL, the cluster id from meta.properties).
+ * DescribeConfigs for a BROKER resource (type 4) named by this broker's id.
+ * A key is read-only unless the broker has dynamic layers and the key is
+ * dynamic (metadata/dynamic-broker-configs.ts). `effective` supplies values
+ * computed at start-up (the default remote store URL, the cluster id from
+ * meta.properties).
  */
 export function describeBrokerConfigs(
   broker: DescribableBroker,
   options: DescribeOptions & { effective?: Readonly<Record<string, string>> } = {},
 ): DescribeConfigsEntry[] {
+  const alterable = broker.dynamicDefaultConfigs !== undefined;
   return selected(BROKER_CONFIG_NAMES, options.keys).map((name) => {
     const def = brokerConfigDef(name);
     if (def === undefined) throw new Error(`unknown broker config ${name}`);
@@ -124,7 +145,7 @@ export function describeBrokerConfigs(
     return {
       name,
       value,
-      readOnly: true,
+      readOnly: !(alterable && isDynamicBrokerConfig(name)),
       isDefault: source === ConfigSource.DEFAULT_CONFIG,
       configSource: source,
       isSensitive: sensitive,
@@ -135,3 +156,32 @@ export function describeBrokerConfigs(
   });
 }
 
+
+/**
+ * DescribeConfigs for the BROKER resource named "" (Kafka's default broker
+ * config): only the keys of the cluster-wide dynamic default, each with
+ * source DYNAMIC_DEFAULT_BROKER_CONFIG and only synonyms of that source (as
+ * Kafka's ConfigHelper with perBrokerConfig = false).
+ */
+export function describeDefaultBrokerConfigs(broker: DescribableBroker, options: DescribeOptions = {}): DescribeConfigsEntry[] {
+  const defaults = broker.dynamicDefaultConfigs?.() ?? new Map<string, string>();
+  const names = [...defaults.keys()].filter((n) => brokerConfigDef(n) !== undefined).sort();
+  return selected(names, options.keys).map((name) => {
+    const def = brokerConfigDef(name)!;
+    const sensitive = isSensitiveKey(name, def.type);
+    const all = brokerSynonymEntries(broker, brokerConfigSynonyms(name), sensitive).filter((s) => s.source === ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
+    const start = all.findIndex((s) => s.name === name);
+    const synonyms = start < 0 ? [] : all.slice(start);
+    return {
+      name,
+      value: sensitive ? null : (defaults.get(name) ?? null),
+      readOnly: !isDynamicBrokerConfig(name),
+      isDefault: false,
+      configSource: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+      isSensitive: sensitive,
+      synonyms: options.includeSynonyms ? synonyms : [],
+      configType: ConfigTypeCode[def.type],
+      documentation: options.includeDocumentation ? def.doc : null,
+    };
+  });
+}

@@ -27,6 +27,8 @@ export interface BrokerDefaults {
   get(name: string): ConfigValue;
   /** True when the key was set in server.properties or with --override. */
   isSet(name: string): boolean;
+  /** Where a key's value comes from, when there are dynamic layers (a cluster); absent: STATIC_BROKER_CONFIG when set, else DEFAULT_CONFIG. */
+  sourceOf?(name: string): ConfigSourceCode;
   readonly remoteLogStorageSystemEnable: boolean;
 }
 
@@ -140,7 +142,7 @@ function inherited(broker: BrokerDefaults, def: TopicConfigDef): ResolvedTopicCo
     let value: ConfigValue = typeof v === 'number' && s.factor !== undefined ? v * s.factor : v;
     // KafkaConfig.logRetentionTimeMillis: any negative retention means unlimited.
     if (def.name === 'retention.ms' && typeof value === 'number' && value < 0) value = -1;
-    const source = broker.isSet(s.name) ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG;
+    const source = broker.sourceOf?.(s.name) ?? (broker.isSet(s.name) ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG);
     return { def, value, source, sourceKey: s.name };
   }
   return { def, value: def.default, source: ConfigSource.DEFAULT_CONFIG, sourceKey: null };

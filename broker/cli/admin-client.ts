@@ -24,6 +24,8 @@ export interface PartitionMetadata {
   readonly leaderEpoch: number;
   readonly replicas: readonly number[];
   readonly isr: readonly number[];
+  /** Replicas whose broker is not live (Metadata v5+'s offline_replicas). */
+  readonly offlineReplicas: readonly number[];
 }
 
 export interface TopicMetadata {
@@ -234,6 +236,7 @@ export class AdminClient {
             leaderEpoch: p.leaderEpoch,
             replicas: p.replicaNodes,
             isr: p.isrNodes,
+            offlineReplicas: p.offlineReplicas,
           }))
           .sort((a, b) => a.partition - b.partition),
       })),

@@ -1,6 +1,8 @@
 // `sediment topics`: create, describe, alter, delete and list topics in the
 // style of kafka-topics.sh, over the Kafka protocol (any broker). --describe
-// adds, per partition, the offsets a tiered log has (log start, local log start,
+// prints, per partition, kafka-topics' Leader (none when offline), Replicas and
+// Isr, with Sediment's LeaderEpoch after Leader and Offline (the replicas whose
+// broker is not live, from Metadata) after Isr; then the offsets a tiered log has (log start, local log start,
 // high watermark, last stable, latest tiered) and local/remote segment counts
 // and bytes: bytes from DescribeLogDirs, the rest from Sediment's HTTP listener
 // when it answers (n/a otherwise).
@@ -129,9 +131,14 @@ export function parseTopicsArgs(argv: readonly string[]): TopicsInvocation {
 /** What --describe knows about one partition; null fields print as n/a. */
 export interface PartitionReport {
   readonly partition: number;
+  /** -1: no leader (offline), printed as Kafka prints it: none. */
   readonly leader: number;
+  /** -1: unknown (a broker answering Metadata below v7). */
+  readonly leaderEpoch: number;
   readonly replicas: readonly number[];
   readonly isr: readonly number[];
+  /** Replicas whose broker is not live. */
+  readonly offlineReplicas: readonly number[];
   readonly logStartOffset: bigint | null;
   readonly localLogStartOffset: bigint | null;
   readonly highWatermark: bigint | null;
@@ -164,8 +171,10 @@ export function formatTopicReport(t: TopicReport): string {
         `Topic: ${t.name}`,
         `Partition: ${p.partition}`,
         `Leader: ${p.leader < 0 ? 'none' : p.leader}`,
+        `LeaderEpoch: ${p.leaderEpoch < 0 ? 'n/a' : p.leaderEpoch}`,
         `Replicas: ${p.replicas.join(',')}`,
         `Isr: ${p.isr.join(',')}`,
+        `Offline: ${p.offlineReplicas.join(',')}`,
         `LogStartOffset: ${na(p.logStartOffset)}`,
         `LocalLogStartOffset: ${na(p.localLogStartOffset)}`,
         `HighWatermark: ${na(p.highWatermark)}`,
@@ -224,8 +233,10 @@ async function describeTopics(client: AdminClient, topics: readonly TopicMetadat
         return {
           partition: p.partition,
           leader: p.leader,
+          leaderEpoch: p.leaderEpoch,
           replicas: p.replicas,
           isr: p.isr,
+          offlineReplicas: p.offlineReplicas,
           logStartOffset: get(0, k),
           localLogStartOffset: get(1, k),
           highWatermark: get(2, k),

@@ -1,15 +1,20 @@
 // DescribeConfigs (key 32), versions 1-4.
 // TOPIC resources: every topic config with its effective value and source
-// (topic override, static broker config, default) and, when asked, synonyms
-// and documentation. BROKER resources: this broker's keys, read-only, and in a
-// cluster the dynamic replication throttle rates (source 2 or 3 when set). Unknown topics get UNKNOWN_TOPIC_OR_PARTITION, a
-// broker id other than this one (or empty) INVALID_REQUEST... except the empty
-// name, which Kafka reads as "the default broker config". GROUP resources:
+// (topic override, dynamic broker config, dynamic default, static broker
+// config, default) and, when asked, synonyms and documentation. BROKER
+// resources: this broker's keys, read-only except the dynamic ones in a
+// cluster, plus, in a cluster, the replication throttle rates (source 2 or 3
+// when set); the empty name is Kafka's "default broker config": in a cluster
+// the cluster-wide dynamic defaults only (source DYNAMIC_DEFAULT_BROKER_CONFIG),
+// on a single broker (no dynamic layers) its keys as for its id. Unknown topics
+// get UNKNOWN_TOPIC_OR_PARTITION, a broker id other than this one
+// INVALID_REQUEST (the admin client sends a broker's resource to that broker).
+// GROUP resources:
 // the share group configs, overrides with source GROUP_CONFIG (8).
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { DescribeConfigsRequest, DescribeConfigsResponse, DescribeConfigsResponseDescribeConfigsResult } from '../protocol/messages/describe-configs.js';
-import { describeBrokerConfigs, describeTopicConfigs, type DescribeConfigsEntry } from '../../metadata/describe-configs.js';
+import { describeBrokerConfigs, describeDefaultBrokerConfigs, describeTopicConfigs, type DescribeConfigsEntry } from '../../metadata/describe-configs.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { ResourceType, toErrorPair } from './admin-errors.js';
 
@@ -39,6 +44,7 @@ export const handler: ApiHandler<DescribeConfigsRequest, DescribeConfigsResponse
   maxVersion: 4,
   handle(broker, req, ctx) {
     const results: DescribeConfigsResponseDescribeConfigsResult[] = [];
+    const brokerView = broker.dynamicConfig?.view ?? broker.config;
     for (const r of req.resources) {
       const base = { resourceType: r.resourceType, resourceName: r.resourceName };
       const options = { keys: r.configurationKeys, includeSynonyms: req.includeSynonyms, includeDocumentation: req.includeDocumentation };
@@ -49,14 +55,16 @@ export const handler: ApiHandler<DescribeConfigsRequest, DescribeConfigsResponse
             results.push({ ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Topic ${r.resourceName} does not exist`, configs: [] });
             continue;
           }
-          const configs = describeTopicConfigs(broker.config, topic.configs, { ...options, topicName: topic.name }).map(toWire);
+          const configs = describeTopicConfigs(brokerView, topic.configs, { ...options, topicName: topic.name }).map(toWire);
           results.push({ ...base, errorCode: 0, errorMessage: null, configs });
         } else if (r.resourceType === ResourceType.BROKER) {
           if (r.resourceName !== '' && r.resourceName !== String(broker.nodeId)) {
             results.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unexpected broker id, expected ${broker.nodeId} but received ${r.resourceName}`, configs: [] });
             continue;
           }
-          const configs: DescribeConfigsResponseDescribeConfigsResult['configs'] = describeBrokerConfigs(broker.config, { ...options, effective: { 'cluster.id': broker.clusterId } }).map(toWire);
+          const configs: DescribeConfigsResponseDescribeConfigsResult['configs'] = r.resourceName === '' && broker.dynamicConfig
+            ? describeDefaultBrokerConfigs(brokerView, options).map(toWire)
+            : describeBrokerConfigs(brokerView, { ...options, effective: { 'cluster.id': broker.clusterId } }).map(toWire);
           const wanted = r.configurationKeys === null ? null : new Set(r.configurationKeys);
           for (const d of broker.brokerConfigs?.describe(r.resourceName) ?? []) {
             if (wanted !== null && !wanted.has(d.name)) continue;

@@ -3,7 +3,7 @@
 //                       every topic, in request order, against this broker's logs
 //                       (in a cluster, NOT_LEADER_OR_FOLLOWER where it does not lead);
 //   alterTopicResources AlterConfigs, IncrementalAlterConfigs: every resource,
-//                       TOPIC ones altered, the rest refused (broker configs are static).
+//                       TOPIC ones altered, BROKER ones too in a cluster (dynamic broker configs), the rest refused.
 import type { Logger } from 'pino';
 import type { BrokerContext, PartitionView } from '../broker-context.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
@@ -64,16 +64,21 @@ export async function alterTopicResources<R extends ConfigResource>(
   resources: readonly R[],
   log: Logger,
   alter: (resource: R) => Promise<unknown>,
+  alterBroker?: (resource: R) => Promise<unknown>,
 ): Promise<AlterConfigsResourceResult[]> {
   const responses: AlterConfigsResourceResult[] = [];
   for (const r of resources) {
     const base = { resourceType: r.resourceType, resourceName: r.resourceName };
-    if (r.resourceType !== ResourceType.TOPIC) {
-      responses.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Sediment has no dynamic broker configs; set them in server.properties' });
+    const isBroker = r.resourceType === ResourceType.BROKER && alterBroker !== undefined;
+    if (r.resourceType !== ResourceType.TOPIC && !isBroker) {
+      const errorMessage = r.resourceType === ResourceType.BROKER
+        ? 'Dynamic broker configs need a cluster (etcd.connect); set them in server.properties'
+        : `Unsupported resource type ${r.resourceType}`;
+      responses.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage });
       continue;
     }
     try {
-      await alter(r);
+      await (isBroker ? alterBroker!(r) : alter(r));
       responses.push({ ...base, errorCode: 0, errorMessage: null });
     } catch (err) {
       responses.push({ ...base, ...toErrorPair(err, log) });

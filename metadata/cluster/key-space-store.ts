@@ -216,7 +216,7 @@ export abstract class KeySpaceStore implements ClusterMetadataStore {
     throw this.tooManyRaces(`alter partition ${ref.topicId}-${ref.partition}`);
   }
 
-  async alterConfigs(resource: ConfigResource, changes: Readonly<Record<string, string | null>>): Promise<void> {
+  async alterConfigs(resource: ConfigResource, changes: Readonly<Record<string, string | null>>): Promise<bigint> {
     const ops: KvOp[] = [];
     for (const [name, value] of Object.entries(changes)) {
       if (name === '' || name.includes('/')) throw new KafkaError(ErrorCode.INVALID_CONFIG, `Invalid config name '${name}'`);
@@ -224,7 +224,8 @@ export abstract class KeySpaceStore implements ClusterMetadataStore {
       ops.push(value === null ? { type: 'delete', key } : { type: 'put', key, value });
     }
     if (ops.length > MAX_OPS_PER_TXN) throw new KafkaError(ErrorCode.INVALID_REQUEST, `At most ${MAX_OPS_PER_TXN} config changes at once`);
-    if (ops.length > 0) await this.keySpace().commitIf([], ops);
+    if (ops.length === 0) return 0n;
+    return (await this.keySpace().commitIf([], ops)) ?? 0n;
   }
 
   async allocateProducerIds(nodeId: number, blockSize: number, atLeast = 0n): Promise<bigint> {

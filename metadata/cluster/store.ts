@@ -141,8 +141,12 @@ export interface ClusterMetadataStore {
    */
   allocateProducerIds(nodeId: number, blockSize: number, atLeast?: bigint): Promise<bigint>;
 
-  /** Sets (string) or removes (null) dynamic configs of a broker or the cluster, in one transaction. */
-  alterConfigs(resource: ConfigResource, changes: Readonly<Record<string, string | null>>): Promise<void>;
+  /**
+   * Sets (string) or removes (null) dynamic configs of a broker or the cluster,
+   * in one transaction. Returns the revision of the commit (for waitForRevision),
+   * 0 when there was nothing to change.
+   */
+  alterConfigs(resource: ConfigResource, changes: Readonly<Record<string, string | null>>): Promise<bigint>;
 
   /**
    * Lease-bound controller election: puts the `controller` key under this

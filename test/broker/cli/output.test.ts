@@ -21,7 +21,7 @@ function captureIo(): CliIo & { stdout: () => string; stderr: () => string } {
 }
 
 const partition = (p: Partial<PartitionReport> & { partition: number }): PartitionReport => ({
-  leader: 1, replicas: [1], isr: [1], logStartOffset: 0n, localLogStartOffset: 0n, highWatermark: 0n, lastStableOffset: 0n,
+  leader: 1, leaderEpoch: 0, replicas: [1], isr: [1], offlineReplicas: [], logStartOffset: 0n, localLogStartOffset: 0n, highWatermark: 0n, lastStableOffset: 0n,
   latestTieredOffset: -1n, localSegments: null, localBytes: null, remoteSegments: null, remoteBytes: null, ...p,
 });
 
@@ -31,14 +31,14 @@ test('formatTopicReport: topic line with overrides, one tab-separated line per p
     configs: [['cleanup.policy', 'compact'], ['retention.ms', '1000']],
     partitions: [
       partition({ partition: 0, logStartOffset: 100n, localLogStartOffset: 250n, highWatermark: 400n, lastStableOffset: 390n, latestTieredOffset: 249n, localSegments: 2n, localBytes: 4096n, remoteSegments: 3n, remoteBytes: 8192n }),
-      partition({ partition: 1, leader: -1, isr: [], localLogStartOffset: null }),
+      partition({ partition: 1, leader: -1, leaderEpoch: -1, isr: [], offlineReplicas: [1], localLogStartOffset: null }),
     ],
   });
   assert.equal(
     text,
     'Topic: orders\tTopicId: AAAAAAAAAAAAAAAAAAAAAQ\tPartitionCount: 2\tReplicationFactor: 1\tConfigs: cleanup.policy=compact,retention.ms=1000\n' +
-      '\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1\tIsr: 1\tLogStartOffset: 100\tLocalLogStartOffset: 250\tHighWatermark: 400\tLastStableOffset: 390\tLatestTieredOffset: 249\tLocalSegments: 2\tLocalBytes: 4096\tRemoteSegments: 3\tRemoteBytes: 8192\n' +
-      '\tTopic: orders\tPartition: 1\tLeader: none\tReplicas: 1\tIsr: \tLogStartOffset: 0\tLocalLogStartOffset: n/a\tHighWatermark: 0\tLastStableOffset: 0\tLatestTieredOffset: -1\tLocalSegments: n/a\tLocalBytes: n/a\tRemoteSegments: n/a\tRemoteBytes: n/a\n',
+      '\tTopic: orders\tPartition: 0\tLeader: 1\tLeaderEpoch: 0\tReplicas: 1\tIsr: 1\tOffline: \tLogStartOffset: 100\tLocalLogStartOffset: 250\tHighWatermark: 400\tLastStableOffset: 390\tLatestTieredOffset: 249\tLocalSegments: 2\tLocalBytes: 4096\tRemoteSegments: 3\tRemoteBytes: 8192\n' +
+      '\tTopic: orders\tPartition: 1\tLeader: none\tLeaderEpoch: n/a\tReplicas: 1\tIsr: \tOffline: 1\tLogStartOffset: 0\tLocalLogStartOffset: n/a\tHighWatermark: 0\tLastStableOffset: 0\tLatestTieredOffset: -1\tLocalSegments: n/a\tLocalBytes: n/a\tRemoteSegments: n/a\tRemoteBytes: n/a\n',
   );
 });
 
@@ -237,4 +237,19 @@ test('exit codes: 2 with usage on bad arguments, 1 with a message when the broke
   const bad = captureIo();
   assert.equal(await runTopics(['--bootstrap-server', 'nohostport', '--list'], bad), 1);
   assert.match(bad.stderr(), /invalid broker address 'nohostport'/);
+});
+
+test('formatTopicReport: a replicated partition shows its leader epoch, replicas, ISR and offline replicas', () => {
+  const text = formatTopicReport({
+    name: 'r', topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', replicationFactor: 3, configs: [],
+    partitions: [
+      partition({ partition: 0, leader: 2, leaderEpoch: 7, replicas: [3, 2, 1], isr: [2, 1], offlineReplicas: [3] }),
+      partition({ partition: 1, leader: -1, leaderEpoch: 8, replicas: [3], isr: [3], offlineReplicas: [3] }),
+    ],
+  });
+  const rows = text.split('\n').slice(1, 3).map((l) => l.split('\t').slice(2, 8));
+  assert.deepEqual(rows, [
+    ['Partition: 0', 'Leader: 2', 'LeaderEpoch: 7', 'Replicas: 3,2,1', 'Isr: 2,1', 'Offline: 3'],
+    ['Partition: 1', 'Leader: none', 'LeaderEpoch: 8', 'Replicas: 3', 'Isr: 3', 'Offline: 3'],
+  ]);
 });

@@ -137,4 +137,18 @@ describe('PartitionLog as a follower', () => {
     assert.equal(log.highWatermark, 0n, 'a batch straddling the offset goes whole');
     await log.close();
   });
+
+  it('truncating to the log end drops an epoch that starts there with nothing in it (a leadership that appended nothing), as Kafka does', async () => {
+    const { log } = await openLog(path.join(dir, 'x'));
+    await log.append(batch({ count: 3 }), { leaderEpoch: 0, isFromClient: true });
+    await log.assignEpochStartOffset(1); // became leader at epoch 1, then lost it before any append
+    assert.equal(log.latestEpoch(), 1);
+    assert.equal(await log.truncateTo(3n), 3n, 'no batch removed');
+    assert.deepEqual(log.leaderEpochEntries(), [{ epoch: 0, startOffset: 0n }]);
+    assert.equal(log.latestEpoch(), 0, 'the next fetch names epoch 0, which the leader agrees with');
+    await log.close();
+    const { log: reopened } = await openLog(path.join(dir, 'x'));
+    assert.deepEqual(reopened.leaderEpochEntries(), [{ epoch: 0, startOffset: 0n }], 'the checkpoint was rewritten');
+    await reopened.close();
+  });
 });

@@ -202,6 +202,31 @@ describe('ReplicaManager (two brokers, in-memory metadata twin, manual clock)', 
     assert.ok(leader.events.some((e) => e.type === 'follower-lag' && e.replicaId === 2));
   });
 
+  it('a lost session leaves every role (waiting acks fail NOT_LEADER_OR_FOLLOWER); registered again, the roles come back from the image and replication goes on', async () => {
+    const { leader, follower } = await twoReplicas();
+    await leaderAppend(leader, 1, 0);
+    await rig.until(() => leader.log.highWatermark === 1n, 5000, 'first record replicated');
+    const end = await leaderAppend(leader, 2, 0);
+    follower.linkUp = false;
+    let answer: number | null = null;
+    void leader.manager.awaitReplication(TOPIC, 0, end, 30_000).then((c) => (answer = c));
+    leader.manager.sessionLost();
+    follower.manager.sessionLost();
+    await rig.until(() => answer !== null, 1000, 'the waiting ack answered');
+    assert.equal(answer, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    assert.equal(leader.manager.replica(TOPIC, 0)?.role.kind, 'offline');
+    assert.equal(follower.manager.replica(TOPIC, 0)?.role.kind, 'offline');
+    leader.manager.reconcile();
+    assert.equal(leader.manager.replica(TOPIC, 0)?.role.kind, 'offline', 'no role while the session is lost, whatever the image says');
+
+    follower.linkUp = true;
+    leader.manager.sessionStarted();
+    follower.manager.sessionStarted();
+    assert.equal(leader.manager.replica(TOPIC, 0)?.role.kind, 'leader');
+    assert.equal(follower.manager.replica(TOPIC, 0)?.role.kind, 'follower');
+    await rig.until(() => leader.log.highWatermark === end && follower.log.logEndOffset === end, 5000, 'replicated again');
+  });
+
   it('KIP-392: the leader sees each replica\'s rack, log start and end and ISR membership; a follower out of the ISR is no longer preferred', async () => {
     const leader = await rig.start(1, 'a');
     const follower = await rig.start(2, 'b');
