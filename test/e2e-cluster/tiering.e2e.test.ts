@@ -91,7 +91,10 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
   for (;;) {
     const v = await probe();
     if (v !== undefined) return v;
-    if (Date.now() >= deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    if (Date.now() >= deadline) {
+      const problems = cluster.brokers.map((b, i) => `broker ${i + 1}:\n${b.logs.problems.slice(-15).map((l) => JSON.stringify(l).slice(0, 400)).join('\n')}`).join('\n');
+      throw new Error(`${what}: not within ${timeoutMs} ms; the brokers' last warnings:\n${problems}`);
+    }
     await new Promise((r) => setTimeout(r, 250));
   }
 }
