@@ -58,6 +58,8 @@ const DELETE = 1;
 
 export class ShareGroupConfigs {
   private overrides = new Map<string, Map<string, string>>();
+  /** The last save, so the next one starts after it (save()). */
+  private saving: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly defaults: ShareBrokerDefaults,
@@ -167,10 +169,21 @@ export class ShareGroupConfigs {
     if (this.overrides.delete(groupId)) await this.save();
   }
 
-  private async save(): Promise<void> {
-    if (this.file === null) return;
-    const obj = Object.fromEntries([...this.overrides].map(([g, c]) => [g, Object.fromEntries(c)]));
-    await writeFileAtomic(this.file, JSON.stringify(obj, null, 1));
+  /**
+   * Writes the overrides as they are when its turn comes. Saves run one after
+   * another: two at once share the file's temporary name, and the second
+   * rename found it gone (ENOENT) when two members set configs together.
+   */
+  private save(): Promise<void> {
+    const file = this.file;
+    if (file === null) return Promise.resolve();
+    const write = async (): Promise<void> => {
+      const obj = Object.fromEntries([...this.overrides].map(([g, c]) => [g, Object.fromEntries(c)]));
+      await writeFileAtomic(file, JSON.stringify(obj, null, 1));
+    };
+    const done = this.saving.then(write, write);
+    this.saving = done.catch(() => undefined);
+    return done;
   }
 
   autoOffsetReset(groupId: string): string {

@@ -3,6 +3,9 @@
 // ManualClock/ManualScheduler and the in-memory offsets-topic log.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { ManualClock } from '../../../broker/common/clock.js';
 import { ManualScheduler } from '../../../broker/common/scheduler.js';
 import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
@@ -200,3 +203,21 @@ test('group configs from a shared source (the cluster metadata): set through one
 async function rejectsAsync(p: Promise<unknown>, code: number): Promise<void> {
   await assert.rejects(p, (e: unknown) => e instanceof KafkaError && e.code === code);
 }
+
+test('group configs in a file: alters at once (members setting configs together) all land, none fails on the shared temporary file', async () => {
+  const d = { recordLockDurationMs: 30_000, minRecordLockDurationMs: 15_000, maxRecordLockDurationMs: 60_000, deliveryCountLimit: 5, maxRecordLocks: 2000, sessionTimeoutMs: 45_000, minSessionTimeoutMs: 45_000, maxSessionTimeoutMs: 60_000, heartbeatIntervalMs: 5_000, minHeartbeatIntervalMs: 5_000, maxHeartbeatIntervalMs: 15_000 };
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'share-configs-'));
+  try {
+    const file = path.join(dir, 'share-group-configs.json');
+    const c = new ShareGroupConfigs(d, file);
+    const groups = Array.from({ length: 12 }, (_, i) => `g${i}`);
+    await Promise.all(groups.map((g) => c.alter(g, [{ name: 'share.auto.offset.reset', op: 0, value: 'earliest' }], false)));
+    const saved = JSON.parse(await readFile(file, 'utf8')) as Record<string, Record<string, string>>;
+    assert.deepEqual(Object.keys(saved).sort(), [...groups].sort());
+    const again = new ShareGroupConfigs(d, file);
+    await again.load();
+    assert.ok(groups.every((g) => again.autoOffsetReset(g) === 'earliest'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
