@@ -245,7 +245,15 @@ export class ClusterMembership {
     const clock = this.startup.clock;
     const since = clock.now();
     const maxBackoffMs = Math.max(REREGISTER_INITIAL_BACKOFF_MS, this.settings.session.sessionTimeoutMs);
-    await lost.close().catch((err: unknown) => this.log.info({ err: message(err) }, 'the lost session could not be revoked (its lease may have expired already)'));
+    const revoke = (): Promise<boolean> =>
+      lost.close().then(
+        () => true,
+        (err: unknown) => {
+          this.log.info({ err: message(err) }, 'the lost session could not be revoked (its lease may have expired already); trying again while it blocks the registration');
+          return false;
+        },
+      );
+    let revoked = await revoke();
     for (let attempt = 1; !this.stopped; attempt++) {
       const backoffMs = Math.min(maxBackoffMs, REREGISTER_INITIAL_BACKOFF_MS * 2 ** Math.min(attempt - 1, 20));
       let session: BrokerSession;
@@ -258,6 +266,8 @@ export class ClusterMembership {
         const detail = { nodeId: registration.nodeId, attempt, retryInMs: backoffMs, error: message(e) };
         if (duplicate && !ours) this.log.error(detail, 'cannot register again: another broker process holds this node.id; retrying');
         else if (ours) this.log.warn(detail, "cannot register again yet: this broker's lost registration has not expired; retrying");
+        // etcd restarted renews every lease's time to live: revoking is then much quicker than waiting it out.
+        if (ours && !revoked) revoked = await revoke();
         else this.log.warn(detail, 'cannot register again yet; retrying');
         await this.imageChangeOrTimeout(backoffMs, this.scheduler, duplicate);
         continue;

@@ -63,13 +63,20 @@ export class LeaseKeeper implements BrokerSession {
    * Revokes the lease. A lost session is revoked too (its state stays
    * 'lost'): its broker has stopped acting on it, and the store then drops
    * its registration (and controller key) without waiting for the expiry.
+   * A lost session's revoke that failed can be tried again.
    */
   async close(): Promise<void> {
     if (this.current === 'closed' || this.revoked) return;
     this.revoked = true;
     if (this.current === 'live') this.current = 'closed';
     this.stopTimers();
-    await this.options.revoke();
+    try {
+      await this.options.revoke();
+    } catch (e) {
+      // A lost session whose revoke did not reach the store (etcd down) may be revoked again later.
+      if (this.current === 'lost') this.revoked = false;
+      throw e;
+    }
   }
 
   /** Stops keepalives without revoking (the store's close()): the lease runs out at the store. */

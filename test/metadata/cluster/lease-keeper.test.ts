@@ -100,6 +100,34 @@ describe('LeaseKeeper', () => {
     assert.equal(t.keeper.state, 'lost');
   });
 
+  it("a lost session's revoke that did not reach the store is tried again by the next close; a done one is not", async () => {
+    const clock = new ManualClock(0);
+    const scheduler = new ManualScheduler(clock);
+    let calls = 0;
+    let storeUp = false;
+    const keeper = new LeaseKeeper(1, 10n, {
+      clock,
+      scheduler,
+      ttlMs: 9000,
+      heartbeatIntervalMs: 2000,
+      grantSentAt: 0,
+      keepAlive: async () => 0,
+      revoke: async () => {
+        calls++;
+        if (!storeUp) throw new Error('etcd unavailable');
+      },
+    });
+    clock.advance(2000);
+    await settle();
+    assert.equal(keeper.state, 'lost');
+    await assert.rejects(keeper.close(), /etcd unavailable/);
+    storeUp = true;
+    await keeper.close();
+    await keeper.close();
+    assert.equal(calls, 2, 'one failed revoke, one that took, none after');
+    assert.equal(keeper.state, 'lost');
+  });
+
   it('a lease past its lifetime reads as lost even before its timer has fired (a resumed process)', () => {
     // The keeper's clock runs on, its scheduler's clock does not: the deadline timer is overdue, as after SIGCONT.
     const clock = new ManualClock(0);
