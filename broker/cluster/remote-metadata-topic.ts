@@ -20,7 +20,7 @@
 import type { Logger } from 'pino';
 import type { MetadataTopicLog, MetadataTopicRecord } from '../../metadata/remote-log-metadata/metadata-topic-log.js';
 import { REMOTE_LOG_METADATA_TOPIC } from '../../metadata/remote-log-metadata/metadata-topic-log.js';
-import { BrokerConnection } from '../cli/broker-connection.js';
+import { InterBrokerConnections } from './inter-broker-connections.js';
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors.js';
 import { apis } from '../protocol/messages/index.js';
 import { recordsBuffer } from '../protocol/record-parts.js';
@@ -48,12 +48,17 @@ export function metadataTopicReplicationFactor(configured: number, registeredBro
 
 export class ClusterMetadataTopicLog implements MetadataTopicLog {
   readonly partitionCount: number;
-  private readonly connections = new Map<number, Promise<BrokerConnection>>();
+  private readonly connections: InterBrokerConnections;
   private creating: Promise<void> | null = null;
-  private closed = false;
 
   constructor(private readonly o: ClusterMetadataTopicOptions) {
     this.partitionCount = o.spec.numPartitions;
+    this.connections = new InterBrokerConnections({
+      endpoint: (nodeId) => o.view.endpoint(nodeId),
+      clientId: `sediment-rlmm-${o.view.nodeId}`,
+      timeoutMs: o.requestTimeoutMs,
+      codes: { stopping: ErrorCode.NOT_LEADER_OR_FOLLOWER, unreachable: ErrorCode.LEADER_NOT_AVAILABLE },
+    });
   }
 
   async append(partition: number, key: Buffer | null, value: Buffer): Promise<bigint> {
@@ -62,7 +67,7 @@ export class ClusterMetadataTopicLog implements MetadataTopicLog {
       throw new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, `${REMOTE_LOG_METADATA_TOPIC} is being created`);
     }
     const leader = this.leaderOf(partition);
-    const conn = await this.connection(leader);
+    const conn = await this.connections.get(leader);
     const records = buildRecordBatch({ records: [{ key, value, timestamp: Date.now() }] });
     let body;
     try {
@@ -72,7 +77,7 @@ export class ClusterMetadataTopicLog implements MetadataTopicLog {
         { min: 3, max: 12 },
       ));
     } catch (err) {
-      this.drop(leader, conn);
+      this.connections.drop(leader, conn);
       throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `Produce to ${REMOTE_LOG_METADATA_TOPIC}-${partition} at node ${leader} failed: ${message(err)}`, { cause: err });
     }
     const answer = body.responses[0]?.partitionResponses[0];
@@ -88,7 +93,7 @@ export class ClusterMetadataTopicLog implements MetadataTopicLog {
     // The end as it is when the iteration starts: the first answer's high watermark.
     let end: bigint | undefined;
     for (;;) {
-      const conn = await this.connection(leader);
+      const conn = await this.connections.get(leader);
       let body;
       try {
         ({ body } = await conn.send(
@@ -108,7 +113,7 @@ export class ClusterMetadataTopicLog implements MetadataTopicLog {
           { min: 4, max: 12 },
         ));
       } catch (err) {
-        this.drop(leader, conn);
+        this.connections.drop(leader, conn);
         throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `Fetch of ${REMOTE_LOG_METADATA_TOPIC}-${partition} from node ${leader} failed: ${message(err)}`, { cause: err });
       }
       const d = body.responses[0]?.partitions[0];
@@ -144,9 +149,7 @@ export class ClusterMetadataTopicLog implements MetadataTopicLog {
   }
 
   close(): void {
-    this.closed = true;
-    for (const c of this.connections.values()) c.then((conn) => conn.close(), () => undefined);
-    this.connections.clear();
+    this.connections.close();
   }
 
   private topicExists(): boolean {
@@ -187,32 +190,6 @@ export class ClusterMetadataTopicLog implements MetadataTopicLog {
     return state.leader;
   }
 
-  private connection(nodeId: number): Promise<BrokerConnection> {
-    if (this.closed) return Promise.reject(new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, 'this broker is stopping'));
-    const existing = this.connections.get(nodeId);
-    if (existing !== undefined) return existing;
-    const endpoint = this.o.view.endpoint(nodeId);
-    if (endpoint === undefined) return Promise.reject(new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, `node ${nodeId} is not registered`));
-    const p = BrokerConnection.connect(endpoint.host, endpoint.port, { clientId: `sediment-rlmm-${this.o.view.nodeId}`, timeoutMs: this.o.requestTimeoutMs });
-    this.connections.set(nodeId, p);
-    p.catch(() => {
-      if (this.connections.get(nodeId) === p) this.connections.delete(nodeId);
-    });
-    return p.catch((err: unknown) => {
-      throw new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, `cannot reach node ${nodeId}: ${message(err)}`, { cause: err });
-    });
-  }
-
-  private drop(nodeId: number, conn: BrokerConnection): void {
-    const current = this.connections.get(nodeId);
-    if (current === undefined) return;
-    void current.then((c) => {
-      if (c === conn && this.connections.get(nodeId) === current) {
-        this.connections.delete(nodeId);
-        c.close();
-      }
-    }, () => undefined);
-  }
 }
 
 function message(err: unknown): string {

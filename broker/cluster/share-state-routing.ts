@@ -7,7 +7,7 @@
 // InitializeShareGroupState / ReadShareGroupState / WriteShareGroupState /
 // DeleteShareGroupState / ReadShareGroupStateSummary.
 import type { Logger } from 'pino';
-import { BrokerConnection } from '../cli/broker-connection.js';
+import { InterBrokerConnections } from './inter-broker-connections.js';
 import { apis, type ApiDescriptor } from '../protocol/messages/index.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { PersisterRouting } from '../share/share-persister.js';
@@ -27,11 +27,18 @@ export interface ShareStateRoutingOptions {
 }
 
 export class ShareStateRouting implements PersisterRouting {
-  private readonly connections = new Map<number, Promise<BrokerConnection>>();
+  private readonly connections: InterBrokerConnections;
   private readonly channels = new Map<number, ShareStateChannel>();
-  private closed = false;
 
-  constructor(private readonly o: ShareStateRoutingOptions) {}
+  constructor(private readonly o: ShareStateRoutingOptions) {
+    this.connections = new InterBrokerConnections({
+      endpoint: (nodeId) => o.endpoint(nodeId),
+      clientId: `sediment-share-persister-${o.nodeId}`,
+      timeoutMs: o.requestTimeoutMs,
+      codes: { stopping: ErrorCode.COORDINATOR_NOT_AVAILABLE, unreachable: ErrorCode.COORDINATOR_NOT_AVAILABLE },
+      onConnectFailed: (nodeId, err) => o.log.warn({ nodeId, err: err instanceof Error ? err.message : String(err) }, 'could not connect to the share coordinator'),
+    });
+  }
 
   coordinatorOf(key: string): number | null {
     return this.o.coordinatorFor(key)?.nodeId ?? null;
@@ -59,47 +66,18 @@ export class ShareStateRouting implements PersisterRouting {
   }
 
   close(): void {
-    this.closed = true;
-    for (const c of this.connections.values()) c.then((conn) => conn.close(), () => undefined);
-    this.connections.clear();
+    this.connections.close();
   }
 
   private async send<Req, Res>(nodeId: number, api: ApiDescriptor<Req, Res>, req: Req): Promise<Res> {
-    const conn = await this.connection(nodeId);
+    const conn = await this.connections.get(nodeId);
     try {
       return (await conn.send(api, () => req)).body;
     } catch (err) {
       if (err instanceof KafkaError && err.code === ErrorCode.UNSUPPORTED_VERSION) throw err;
-      this.drop(nodeId, conn);
+      this.connections.drop(nodeId, conn);
       throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `${api.name} to node ${nodeId} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 
-  private connection(nodeId: number): Promise<BrokerConnection> {
-    if (this.closed) return Promise.reject(new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'this broker is stopping'));
-    const existing = this.connections.get(nodeId);
-    if (existing !== undefined) return existing;
-    const endpoint = this.o.endpoint(nodeId);
-    if (endpoint === undefined) return Promise.reject(new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `node ${nodeId} is not registered`));
-    const p = BrokerConnection.connect(endpoint.host, endpoint.port, { clientId: `sediment-share-persister-${this.o.nodeId}`, timeoutMs: this.o.requestTimeoutMs });
-    this.connections.set(nodeId, p);
-    p.catch((err: unknown) => {
-      if (this.connections.get(nodeId) === p) this.connections.delete(nodeId);
-      this.o.log.warn({ nodeId, err: err instanceof Error ? err.message : String(err) }, 'could not connect to the share coordinator');
-    });
-    return p.catch((err: unknown) => {
-      throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `cannot reach node ${nodeId}: ${err instanceof Error ? err.message : String(err)}`);
-    });
-  }
-
-  private drop(nodeId: number, conn: BrokerConnection): void {
-    const current = this.connections.get(nodeId);
-    if (current === undefined) return;
-    void current.then((c) => {
-      if (c === conn && this.connections.get(nodeId) === current) {
-        this.connections.delete(nodeId);
-        c.close();
-      }
-    }, () => undefined);
-  }
 }

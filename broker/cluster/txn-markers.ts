@@ -12,18 +12,17 @@
 // One connection per destination broker, opened on first use and again after
 // it fails; requests on it are pipelined.
 import type { Logger } from 'pino';
-import { BrokerConnection } from '../cli/broker-connection.js';
 import { apis } from '../protocol/messages/index.js';
 import { ErrorCode, KafkaError, errorName } from '../protocol/errors.js';
 import type { TopicPartition, } from '../txn/txn-state.js';
 import type { TxnMarker } from '../txn/txn-coordinator.js';
 import type { ClusterView } from './cluster-view.js';
+import { InterBrokerConnections } from './inter-broker-connections.js';
 
 export type LocalMarkerWriter = (tp: TopicPartition, marker: TxnMarker) => Promise<void>;
 
 export class TxnMarkerRouter {
-  private readonly connections = new Map<number, Promise<BrokerConnection>>();
-  private closed = false;
+  private readonly connections: InterBrokerConnections;
 
   constructor(
     private readonly o: {
@@ -33,7 +32,15 @@ export class TxnMarkerRouter {
       readonly requestTimeoutMs: number;
       readonly log: Logger;
     },
-  ) {}
+  ) {
+    this.connections = new InterBrokerConnections({
+      endpoint: (nodeId) => o.view?.endpoint(nodeId),
+      clientId: `sediment-txn-markers-${o.view?.nodeId ?? -1}`,
+      timeoutMs: o.requestTimeoutMs,
+      codes: { stopping: ErrorCode.NOT_COORDINATOR, unreachable: ErrorCode.NOT_LEADER_OR_FOLLOWER },
+      onConnectFailed: (nodeId, err) => o.log.warn({ nodeId, err: err instanceof Error ? err.message : String(err) }, 'could not connect to the partition leader for transaction markers'),
+    });
+  }
 
   /** Appends the marker to the partition's log, here or at its leader. */
   async write(tp: TopicPartition, marker: TxnMarker): Promise<void> {
@@ -50,13 +57,11 @@ export class TxnMarkerRouter {
   }
 
   close(): void {
-    this.closed = true;
-    for (const c of this.connections.values()) c.then((conn) => conn.close(), () => undefined);
-    this.connections.clear();
+    this.connections.close();
   }
 
   private async sendTo(nodeId: number, tp: TopicPartition, marker: TxnMarker): Promise<void> {
-    const conn = await this.connection(nodeId);
+    const conn = await this.connections.get(nodeId);
     let body;
     try {
       ({ body } = await conn.send(apis.WriteTxnMarkers, () => ({
@@ -72,7 +77,7 @@ export class TxnMarkerRouter {
         ],
       }), { max: 1 }));
     } catch (err) {
-      this.drop(nodeId, conn);
+      this.connections.drop(nodeId, conn);
       throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `WriteTxnMarkers to node ${nodeId} for ${tp.topic}-${tp.partition} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
     const code = body.markers[0]?.topics[0]?.partitions[0]?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR;
@@ -80,31 +85,4 @@ export class TxnMarkerRouter {
     throw new KafkaError(code, `node ${nodeId} refused the ${marker.type} marker for ${tp.topic}-${tp.partition}: ${errorName(code)}`);
   }
 
-  private connection(nodeId: number): Promise<BrokerConnection> {
-    if (this.closed) return Promise.reject(new KafkaError(ErrorCode.NOT_COORDINATOR, 'this broker is stopping'));
-    const existing = this.connections.get(nodeId);
-    if (existing !== undefined) return existing;
-    const endpoint = this.o.view?.endpoint(nodeId);
-    if (endpoint === undefined) return Promise.reject(new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `node ${nodeId} is not registered`));
-    const p = BrokerConnection.connect(endpoint.host, endpoint.port, { clientId: `sediment-txn-markers-${this.o.view?.nodeId ?? -1}`, timeoutMs: this.o.requestTimeoutMs });
-    this.connections.set(nodeId, p);
-    p.catch((err: unknown) => {
-      if (this.connections.get(nodeId) === p) this.connections.delete(nodeId);
-      this.o.log.warn({ nodeId, err: err instanceof Error ? err.message : String(err) }, 'could not connect to the partition leader for transaction markers');
-    });
-    return p.catch((err: unknown) => {
-      throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `cannot reach node ${nodeId}: ${err instanceof Error ? err.message : String(err)}`);
-    });
-  }
-
-  private drop(nodeId: number, conn: BrokerConnection): void {
-    const current = this.connections.get(nodeId);
-    if (current === undefined) return;
-    void current.then((c) => {
-      if (c === conn && this.connections.get(nodeId) === current) {
-        this.connections.delete(nodeId);
-        c.close();
-      }
-    }, () => undefined);
-  }
 }
