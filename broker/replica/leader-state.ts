@@ -134,11 +134,17 @@ export class LeaderState {
     return hw;
   }
 
-  /** The ISR to propose when `replicaId` may join, or null (Kafka's isFollowerInSync + maybeExpandIsr). */
-  expansion(replicaId: number, highWatermark: bigint, live: (replicaId: number) => boolean): number[] | null {
+  /**
+   * The ISR to propose when `replicaId` may join, or null (Kafka's
+   * isFollowerInSync + maybeExpandIsr). `registeredEpoch` is the broker epoch
+   * of the replica's current registration in the image (undefined when it is
+   * not registered); KIP-903: a follower whose fetch carried another epoch is
+   * a stale incarnation of that broker and does not join.
+   */
+  expansion(replicaId: number, highWatermark: bigint, registeredEpoch: (replicaId: number) => bigint | undefined): number[] | null {
     if (this.pending !== null || this.committed.isr.includes(replicaId)) return null;
     const f = this.followers.get(replicaId);
-    if (f === undefined || !live(replicaId)) return null;
+    if (f === undefined || !brokerEpochIsrEligible(f.brokerEpoch, registeredEpoch(replicaId))) return null;
     if (f.logEndOffset < highWatermark || f.logEndOffset < this.epochStartOffset) return null;
     return [...this.committed.isr, replicaId];
   }
@@ -179,6 +185,15 @@ export class LeaderState {
   proposalFailed(): void {
     this.pending = null;
   }
+}
+
+/**
+ * Kafka's isBrokerEpochIsrEligible (KIP-903): a registered broker whose fetch
+ * sent no epoch (-1, Fetch below v15) or the epoch of its current registration.
+ */
+export function brokerEpochIsrEligible(fetchedEpoch: bigint, registeredEpoch: bigint | undefined): boolean {
+  if (registeredEpoch === undefined) return false;
+  return fetchedEpoch === -1n || fetchedEpoch === registeredEpoch;
 }
 
 function newFollower(replicaId: number, lastCaughtUpTimeMs: number): FollowerState {

@@ -317,7 +317,7 @@ export class ReplicaManager {
     const leo = r.log.logEndOffset;
     if (!state.updateFollowerFetch(replicaId, fetchOffset, leo, brokerEpoch, this.o.clock.now(), followerLogStartOffset)) return false;
     this.emit({ type: 'follower-lag', topic: r.topic, partition: r.partition, replicaId, lag: leo > fetchOffset ? leo - fetchOffset : 0n });
-    const grown = state.expansion(replicaId, r.log.highWatermark, (id) => this.o.image.broker(id) !== undefined);
+    const grown = state.expansion(replicaId, r.log.highWatermark, (id) => this.o.image.broker(id)?.brokerEpoch);
     if (grown !== null) this.alterIsr(r, state, grown, 'expand', [replicaId]);
     this.maybeAdvanceHighWatermark(r);
     return true;

@@ -14,9 +14,9 @@ it('replicas that change within a leader epoch: the added one can join the ISR o
   assert.deepEqual(s.replicas, [2, 3, 1]);
   assert.equal(s.follower(2)?.logEndOffset, 10n, 'an existing follower keeps its state');
   assert.equal(s.follower(3)?.logEndOffset, -1n);
-  assert.equal(s.expansion(3, 10n, () => true), null, 'behind the HW: not yet');
+  assert.equal(s.expansion(3, 10n, () => 7n), null, 'behind the HW: not yet');
   assert.ok(s.updateFollowerFetch(3, 10n, 10n, 7n, 1200));
-  assert.deepEqual(s.expansion(3, 10n, () => true), [1, 2, 3]);
+  assert.deepEqual(s.expansion(3, 10n, () => 7n), [1, 2, 3]);
   s.committedIsr({ isr: [1, 3], partitionEpoch: 6, replicas: [1, 3] });
   assert.equal(s.follower(2), undefined);
   assert.equal(s.updateFollowerFetch(2, 10n, 10n, 5n, 1300), false, 'a removed replica is no longer one');
