@@ -250,6 +250,11 @@ export class ReplicaFetcher {
       const leo = log.logEndOffset;
       const hwBefore = log.highWatermark;
       log.setHighWatermark(d.highWatermark < leo ? d.highWatermark : leo);
+      // Kafka's follower maybeIncrementLogStartOffset: the leader's log start
+      // (moved by DeleteRecords or retention) becomes ours, at most up to our
+      // HW (the rest on a later fetch); segments wholly below it are deleted.
+      const leaderStart = d.logStartOffset < log.highWatermark ? d.logStartOffset : log.highWatermark;
+      if (leaderStart > log.logStartOffset) await log.deleteRecordsBefore(leaderStart);
       this.o.onEvent?.({ type: 'fetched', partition: p, leaderHighWatermark: d.highWatermark, appendedBytes: leo > before ? (records?.length ?? 0) : 0, highWatermarkMoved: log.highWatermark !== hwBefore });
       return;
     }

@@ -185,6 +185,18 @@ describe('ReplicaManager (two brokers, in-memory metadata twin, manual clock)', 
     return { leader, follower };
   }
 
+  it('DeleteRecords on the leader: the follower takes the leader\'s log start offset from its fetches and deletes its segments wholly below it', async () => {
+    const { leader, follower } = await twoReplicas();
+    let end = 0n;
+    for (let i = 0; i < 4; i++) end = await leaderAppend(leader, 5, 0);
+    await rig.until(() => follower.log.highWatermark === end, 5000, 'replicated');
+    assert.equal(follower.log.logStartOffset, 0n);
+    assert.equal(await leader.log.deleteRecordsBefore(12n), 12n);
+    await leaderAppend(leader, 1, 0);
+    await rig.until(() => follower.log.logStartOffset === 12n, 5000, 'the follower\'s log start follows the leader\'s');
+    assert.equal(follower.log.localLogStartOffset, 12n);
+  });
+
   it('the HW is the follower\'s LEO once it fetched; acks=all answers then, and the follower holds the same batches', async () => {
     const { leader, follower } = await twoReplicas();
     const end = await leaderAppend(leader, 5, 0);
