@@ -18,7 +18,7 @@ import { allHandlers } from './handlers/index.js';
 import { InternalTopicLog } from './internal-topic-log.js';
 import { GroupCoordinator } from './group/group-coordinator.js';
 import { TxnCoordinator, type TxnMarker } from './txn/txn-coordinator.js';
-import { buildEndTxnMarkerBatch } from './protocol/record-batch.js';
+import { localMarkerWriter } from './txn/local-marker-writer.js';
 import { ErrorCode, KafkaError, errorName } from './protocol/errors.js';
 import { ChunkCache } from '../remote-log/read/chunk-cache.js';
 import { RemoteLogManager, remoteLogManagerConfig } from '../remote-log/remote-log-manager.js';
@@ -218,15 +218,14 @@ export class Broker {
     await groups.start();
     const replication = cluster === null ? null : await cluster.startReplication(waiters, clock);
     replicationRef.current = replication;
-    const writeLocalTxnMarker = async (tp: { readonly topic: string; readonly partition: number }, marker: TxnMarker): Promise<void> => {
-      const partitionLog = logs.getLog(tp.topic, tp.partition);
-      if (partitionLog === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition} is not on this broker`);
-      const leaderEpoch = cluster?.view.leaderEpoch(tp.topic, tp.partition) ?? 0;
-      const batch = buildEndTxnMarkerBatch({ ...marker, timestamp: clock.now() });
-      await partitionLog.append(batch, { leaderEpoch, isFromClient: false });
-      replication?.appended(tp.topic, tp.partition);
-      waiters.notify(tp.topic, tp.partition);
-    };
+    const writeLocalTxnMarker = localMarkerWriter({
+      log: (topic, partition) => logs.getLog(topic, partition),
+      leaderEpoch: (topic, partition) => cluster?.view.leaderEpoch(topic, partition) ?? 0,
+      replication,
+      notify: (topic, partition) => waiters.notify(topic, partition),
+      now: () => clock.now(),
+      timeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS,
+    });
     // In a cluster a marker for a partition another broker leads goes there (WriteTxnMarkers).
     const markers = new TxnMarkerRouter({ view: cluster?.view ?? null, local: writeLocalTxnMarker, requestTimeoutMs: INTER_BROKER_REQUEST_TIMEOUT_MS, log: log.child({ component: 'txn-markers' }) });
     const txnPartitions = store.get(TRANSACTION_STATE_TOPIC)?.partitionCount ?? config.getInt('transaction.state.log.num.partitions');
