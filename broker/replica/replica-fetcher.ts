@@ -332,7 +332,8 @@ export class ReplicaFetcher {
     const tier = this.o.remoteTier?.() ?? null;
     const log = p.log;
     try {
-      if (conn.listOffset === undefined || !this.lastTieredOffsetApplies(p, -1n, tier) || tier === null) {
+      // The leader's end offset is asked only when the rest holds (-1 here stands for "not asked yet", not 0).
+      if (conn.listOffset === undefined || tier === null || !this.lastTieredOffsetApplies(p, -1n, tier)) {
         this.unplaced.delete(k);
         return true;
       }
@@ -350,10 +351,10 @@ export class ReplicaFetcher {
       this.o.onEvent?.({ type: 'truncated', partition: p, from, to });
       return true;
     } catch (err) {
-      if (err instanceof KafkaError && err.code !== ErrorCode.REPLICA_NOT_AVAILABLE && !err.retriable) {
-        // Not retriable (the leader's answer, a malformed remote state): fetch from the log end as without KIP-1023.
-        this.unplaced.delete(k);
-      }
+      // The connection failed: the loop drops it and backs off; the partition is placed on its next turn.
+      if (!(err instanceof KafkaError)) throw err;
+      // Not retriable (the leader's answer): fetch from the log end as without KIP-1023.
+      if (!err.retriable) this.unplaced.delete(k);
       this.o.log.warn({ topic: p.topic, partition: p.partition, err: err instanceof Error ? err.message : String(err) }, 'could not start the empty follower at the leader\'s last tiered offset yet; backing off');
       this.delayedUntil.set(k, this.o.clock.now() + this.o.config.backoffMs);
       return false;

@@ -76,14 +76,21 @@ describe('ReplicaFetcher with follower.fetch.last.tiered.offset.enable', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** A leader over `leader`: Fetch from its log, ListOffsets -1 (its HW) and -6 (`pending`, -1: unknown), -4 (its log start). */
-  function fakeLeader(pending: bigint, asked: bigint[]): FetchConnection {
+  /**
+   * A leader over `leader`: Fetch from its log (OFFSET_MOVED_TO_TIERED_STORAGE below `localStart`),
+   * ListOffsets -1 (its HW), -4 (`localStart`) and -6 (`pending` in turn, the last repeated; -1: unknown).
+   */
+  function fakeLeader(pendings: readonly bigint[], localStart: bigint, asked: bigint[]): FetchConnection {
     let closed: (() => void) | null = null;
+    let nextPending = 0;
     const listOffset = async (_t: string, _p: number, _e: number, timestamp: bigint): Promise<{ offset: bigint; leaderEpoch: number }> => {
       asked.push(timestamp);
       if (timestamp === -1n) return { offset: leader.highWatermark, leaderEpoch: 3 };
-      if (timestamp === -6n) return pending < 0n ? { offset: -1n, leaderEpoch: -1 } : { offset: pending, leaderEpoch: 3 };
-      if (timestamp === -4n) return { offset: leader.logStartOffset, leaderEpoch: 3 };
+      if (timestamp === -6n) {
+        const pending = pendings[Math.min(nextPending++, pendings.length - 1)]!;
+        return pending < 0n ? { offset: -1n, leaderEpoch: -1 } : { offset: pending, leaderEpoch: 3 };
+      }
+      if (timestamp === -4n) return { offset: localStart, leaderEpoch: 3 };
       throw new KafkaError(ErrorCode.INVALID_REQUEST, `timestamp ${timestamp}`);
     };
     return {
@@ -95,6 +102,15 @@ describe('ReplicaFetcher with follower.fetch.last.tiered.offset.enable', () => {
           // Caught up: a long poll, answered by close.
           await new Promise<void>((resolve) => (closed = resolve));
           return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: 0, responses: [], nodeEndpoints: [] } as FetchResponse;
+        }
+        if (p.fetchOffset < localStart) {
+          return {
+            throttleTimeMs: 0,
+            errorCode: ErrorCode.NONE,
+            sessionId: 0,
+            responses: [{ topic: 't', topicId, partitions: [{ partitionIndex: 0, errorCode: ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE, highWatermark: leader.highWatermark, lastStableOffset: leader.highWatermark, logStartOffset: 0n, abortedTransactions: null, preferredReadReplica: -1, records: null }] }],
+            nodeEndpoints: [],
+          } as FetchResponse;
         }
         const read = await leader.read(p.fetchOffset, 16_384, { maxOffset: leader.logEndOffset, minOneBatch: true });
         return {
@@ -120,8 +136,9 @@ describe('ReplicaFetcher with follower.fetch.last.tiered.offset.enable', () => {
     logStartOffset: () => 0n,
   });
 
-  async function replicate(enabled: boolean, pending: bigint, config: Partial<LogConfig> = TIERED): Promise<{ follower: PartitionLog; bytes: number; asked: bigint[]; built: bigint[] }> {
-    const follower = await PartitionLog.open({ dir: path.join(dir, `follower-${enabled}-${pending}`, 't-0'), topic: 't', partition: 0, topicId, config: logConfig(config), clock });
+  async function replicate(enabled: boolean, pending: bigint | readonly bigint[], config: Partial<LogConfig> = TIERED, localStart = 0n): Promise<{ follower: PartitionLog; bytes: number; asked: bigint[]; built: bigint[] }> {
+    const pendings = typeof pending === 'bigint' ? [pending] : pending;
+    const follower = await PartitionLog.open({ dir: path.join(dir, `follower-${enabled}-${pendings.join('-')}-${localStart}`, 't-0'), topic: 't', partition: 0, topicId, config: logConfig(config), clock });
     const asked: bigint[] = [];
     const built: bigint[] = [];
     let bytes = 0;
@@ -132,7 +149,7 @@ describe('ReplicaFetcher with follower.fetch.last.tiered.offset.enable', () => {
       brokerEpoch: () => 1n,
       leaderId: 1,
       fetcherId: 0,
-      connect: async () => fakeLeader(pending, asked),
+      connect: async () => fakeLeader(pendings, localStart, asked),
       config: { fetchMaxBytes: 16_384, responseMaxBytes: 65_536, waitMaxMs: 500, minBytes: 1, backoffMs: 100 },
       clock,
       scheduler: new ManualScheduler(clock),
@@ -199,6 +216,41 @@ describe('ReplicaFetcher with follower.fetch.last.tiered.offset.enable', () => {
       assert.deepEqual(r.asked, []);
       assert.equal(r.follower.logStartOffset, 0n);
       assert.equal(r.bytes, leader.size);
+    } finally {
+      await r.follower.close();
+    }
+  });
+
+  // Below the leader's local log start (OFFSET_MOVED_TO_TIERED_STORAGE at 80; 120 is the pending offset).
+  it('off, below the leader\'s local start: starts at the local start (-4), as before KIP-1023', async () => {
+    const r = await replicate(false, 120n, TIERED, 80n);
+    try {
+      assert.deepEqual(r.asked, [-4n]);
+      assert.deepEqual(r.built, [80n]);
+      assert.equal(r.bytes * 200, leader.size * 120);
+    } finally {
+      await r.follower.close();
+    }
+  });
+
+  it('on, the pending offset unknown before the first fetch: the OMTS answer goes on to it once the leader knows it', async () => {
+    const r = await replicate(true, [-1n, 120n], TIERED, 80n);
+    try {
+      assert.deepEqual(r.asked, [-1n, -6n, -4n, -6n]);
+      assert.deepEqual(r.built, [120n]);
+      assert.equal(r.follower.logStartOffset, 120n);
+      assert.equal(r.bytes * 200, leader.size * 80);
+    } finally {
+      await r.follower.close();
+    }
+  });
+
+  it('on, the pending offset never known: the OMTS answer falls back to the leader\'s local start', async () => {
+    const r = await replicate(true, [-1n], TIERED, 80n);
+    try {
+      assert.deepEqual(r.asked, [-1n, -6n, -4n, -6n]);
+      assert.deepEqual(r.built, [80n]);
+      assert.equal(r.bytes * 200, leader.size * 120);
     } finally {
       await r.follower.close();
     }
