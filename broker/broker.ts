@@ -49,6 +49,7 @@ import { RoutedStatePersister } from './share/share-persister.js';
 import { ShareStateRouting } from './cluster/share-state-routing.js';
 import type { ShareGroups } from './share/share-groups.js';
 import { consumerTopicsView } from './group/consumer/types.js';
+import { TopicHashCache } from './group/consumer/metadata-hash.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export { REMOTE_LOG_METADATA_TOPIC };
@@ -158,6 +159,9 @@ export class Broker {
     await ensureInternalTopics(config, topics, membership === null);
     const first = config.listeners[0]!;
     const advertisedConf = config.advertisedListeners[0] ?? first;
+    const ownRack = config.getString('broker.rack');
+    const ownRacks: readonly string[] = ownRack === null || ownRack === '' ? [] : [ownRack];
+    const topicHashes = new TopicHashCache();
     const cluster = membership === null ? null : await ClusterServing.start({ membership, local: topics, config, scheduler, log, listenerName: advertisedConf.name });
     const brokerConfigs =
       membership === null
@@ -213,7 +217,8 @@ export class Broker {
         offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
       },
       consumerConfig: config.consumerGroupConfig,
-      topics: () => consumerTopicsView(store, (name) => topics.isInternal(name)),
+      // A local topic's one replica is this broker (as Metadata answers).
+      topics: () => consumerTopicsView(store, (name) => topics.isInternal(name), (name, p) => cluster?.view.replicaRacks(name, p) ?? ownRacks, topicHashes),
     });
     await groups.start();
     const replication = cluster === null ? null : await cluster.startReplication(waiters, clock);
