@@ -127,6 +127,16 @@ export class RoutedStatePersister implements ShareStatePersister {
     this.stateEpochs.delete(key);
   }
 
+  async initialize(groupId: string, topicId: string, partition: number, stateEpoch: number, startOffset: bigint): Promise<void> {
+    const key = shareCoordinatorKey(groupId, topicId, partition);
+    await this.call(key, 'InitializeShareGroupState', async (ch) => {
+      const res = await ch.initialize({ groupId, topics: [{ topicId, partitions: [{ partition, stateEpoch, startOffset }] }] });
+      const p = res.results.find((t) => t.topicId === topicId)?.partitions.find((x) => x.partition === partition);
+      return p === undefined ? { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: 'no answer for the partition' } : p;
+    });
+    this.stateEpochs.set(key, stateEpoch);
+  }
+
   /** The share-partitions of the group that have state: a ReadShareGroupStateSummary of every candidate, one request per coordinator. */
   async partitionsOf(groupId: string): Promise<{ topicId: string; partition: number }[]> {
     const byNode = new Map<number, { topicId: string; partition: number }[]>();

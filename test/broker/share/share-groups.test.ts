@@ -55,6 +55,9 @@ function coordinator(clock: ManualClock, removed: string[] = []): ShareGroupCoor
     config: { maxSize: 2, sessionTimeoutMs: () => 45_000, heartbeatIntervalMs: () => 5_000 },
     otherGroupExists: (g) => g === 'classic',
     onMemberRemoved: (_g, m) => removed.push(m),
+    stateInitializer: { initialize: async (_g, _e, _s, ts) => ts.flatMap((t) => t.partitions.map((partition) => ({ topicId: t.topicId, partition, errorCode: 0, errorMessage: null }))) },
+    initializeRetryIntervalMs: 30_000,
+    onInitializeError: (_g, err) => { throw err; },
   });
 }
 
