@@ -14,7 +14,9 @@
 // Every heartbeat initialises, with the share coordinator, the state of the
 // subscribed partitions the group has not initialised yet (share-state-init.ts:
 // Kafka's ShareGroupStatePartitionMetadata), asynchronously to the heartbeat as
-// Kafka's GroupCoordinatorService.persisterInitialize is.
+// Kafka's GroupCoordinatorService.persisterInitialize is. Only initialised
+// partitions are assigned: a member gets a partition on the heartbeat after its
+// initialisation, so no share-partition loads before its state exists.
 import type { Clock } from '../common/clock.js';
 import type { Scheduler } from '../common/scheduler.js';
 import { KeyedTimers } from '../group/keyed-timers.js';
@@ -59,7 +61,7 @@ export class ShareGroup {
   /** Which share-partitions have state with the share coordinator (Kafka's ShareGroupStatePartitionMetadata). */
   readonly stateMetadata = new ShareStatePartitionMetadata();
   /** The InitializeShareGroupState calls in flight. */
-  readonly initializing = new Set<Promise<void>>();
+  readonly initializations = new Set<Promise<void>>();
 
   constructor(readonly groupId: string) {}
 
@@ -229,7 +231,7 @@ export class ShareGroupCoordinator {
   /** Resolves once the group's initialisations in flight are done (tests, admin operations). */
   async initialized(groupId: string): Promise<void> {
     const g = this.groups.get(groupId);
-    while (g !== undefined && g.initializing.size > 0) await Promise.all([...g.initializing]);
+    while (g !== undefined && g.initializations.size > 0) await Promise.all([...g.initializations]);
   }
 
   /**
@@ -268,8 +270,8 @@ export class ShareGroupCoordinator {
       const errors = outcomes.filter((o) => o.errorCode !== ErrorCode.NONE);
       if (errors.length > 0) this.options.onInitializeError(g.groupId, new KafkaError(errors[0]!.errorCode, `InitializeShareGroupState of ${errors.length} partition(s) failed: ${errors[0]!.errorMessage ?? errors[0]!.errorCode}`));
     })();
-    g.initializing.add(run);
-    void run.finally(() => g.initializing.delete(run));
+    const tracked = run.catch((err: unknown) => this.options.onInitializeError(g.groupId, err)).finally(() => g.initializations.delete(tracked));
+    g.initializations.add(tracked);
   }
 
   private sessionKey(groupId: string, memberId: string): string {
@@ -292,9 +294,12 @@ export class ShareGroupCoordinator {
   /** Recomputes the target assignment when membership or topic metadata changed; returns whether it did. */
   private refreshAssignment(g: ShareGroup, membershipChanged: boolean): boolean {
     const topics = [...g.subscribedTopicNames()].sort();
+    // Only partitions whose state is initialised are assigned (Kafka's initialized topics): their initialisation moves the epoch on.
+    const assignable = (topicId: string, partitionCount: number): number[] =>
+      [...(g.stateMetadata.initialized.get(topicId)?.partitions ?? [])].filter((p) => p < partitionCount).sort((x, y) => x - y);
     const metadataKey = topics.map((t) => {
       const d = this.options.topics.byName(t);
-      return d === undefined ? `${t}:-` : `${t}:${d.topicId}:${d.partitionCount}`;
+      return d === undefined ? `${t}:-` : `${t}:${d.topicId}:${d.partitionCount}:${assignable(d.topicId, d.partitionCount).join(',')}`;
     }).join(';');
     if (!membershipChanged && metadataKey === g.metadataKey) return false;
     g.metadataKey = metadataKey;
@@ -304,12 +309,12 @@ export class ShareGroupCoordinator {
       topicIds: m.subscribedTopicNames.map((n) => this.options.topics.byName(n)?.topicId).filter((id): id is string => id !== undefined),
       current: m.assignment,
     }));
-    const counts = new Map<string, number>();
+    const allowed = new Map<string, number[]>();
     for (const t of topics) {
       const d = this.options.topics.byName(t);
-      if (d !== undefined) counts.set(d.topicId, d.partitionCount);
+      if (d !== undefined) allowed.set(d.topicId, assignable(d.topicId, d.partitionCount));
     }
-    const target = assignSimple(members, (id) => counts.get(id) ?? 0);
+    const target = assignSimple(members, (id) => allowed.get(id) ?? []);
     for (const m of g.members.values()) m.assignment = target.get(m.memberId) ?? new Map();
     g.assignmentEpoch = g.groupEpoch;
     return true;

@@ -232,8 +232,6 @@ export class ShareGroups {
     const groupId = p.groupId;
     const memberId = p.memberId;
     this.watchConnection(p.connectionId, p.signal);
-    // The heartbeat that gave the assignment started the state's initialisation: a share-partition loads after it.
-    await this.coordinator.initialized(groupId);
     const hasAcks = p.topics.some((t) => t.partitions.some((q) => q.acknowledgementBatches.length > 0));
     const named = p.topics.flatMap((t) => t.partitions.map((q) => ({ topicId: t.topicId, partition: q.partitionIndex })));
     const results = new Map<string, SharePartitionResult>();

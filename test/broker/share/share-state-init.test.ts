@@ -85,7 +85,7 @@ test('the group coordinator initialises the subscribed partitions at the group e
   const hb = (memberId: string, memberEpoch: number) => gc.heartbeat({ groupId: 'g', memberId, memberEpoch, rackId: null, subscribedTopicNames: memberEpoch === 0 ? ['a'] : null, clientId: 'c', clientHost: '/h' });
   const r = hb('m1', 0);
   assert.equal(r.memberEpoch, 1);
-  assert.deepEqual(r.assignment, [{ topicId: T1, partitions: [0, 1] }], 'the heartbeat is answered before the initialisation ends');
+  assert.deepEqual(r.assignment, [], 'answered before the initialisation ends: nothing assignable yet');
   assert.deepEqual(twin.calls, [{ groupId: 'g', stateEpoch: 1, startOffset: -1n, topics: [{ topicId: T1, partitions: [0, 1] }] }]);
   hb('m2', 0);
   assert.equal(twin.calls.length, 1, 'in flight: not asked again');
@@ -93,18 +93,24 @@ test('the group coordinator initialises the subscribed partitions at the group e
   await gc.initialized('g');
   assert.equal(errors.length, 1);
   assert.deepEqual(gc.group('g')!.stateMetadata.toRecord().initializingTopics, [], 'a failed initialisation leaves the initializing set');
-  assert.equal(hb('m1', 1).memberEpoch, 2);
+  const retry = hb('m1', 1);
+  assert.equal(retry.memberEpoch, 2);
+  assert.deepEqual(retry.assignment, [], 'still nothing assigned');
   assert.deepEqual(twin.calls[1], { groupId: 'g', stateEpoch: 2, startOffset: -1n, topics: [{ topicId: T1, partitions: [0, 1] }] }, 'retried by the next heartbeat, at the group epoch now');
   twin.answer(ErrorCode.NONE);
   await gc.initialized('g');
   assert.deepEqual(gc.group('g')!.stateMetadata.toRecord().initializedTopics, [{ topicId: T1, topicName: 'a', partitions: [0, 1] }]);
-  hb('m1', 2);
+  const assigned = hb('m1', 2);
+  assert.equal(assigned.memberEpoch, 3, 'the initialisation moved the epoch on');
+  assert.equal(assigned.assignment?.flatMap((t) => t.partitions).length, 1, 'two members share the two initialised partitions');
   assert.equal(twin.calls.length, 2, 'initialised: nothing more to do');
   topics.set('a', { topicId: T1, partitionCount: 3 });
-  hb('m1', 2);
+  hb('m1', 3);
   assert.deepEqual(twin.calls[2]?.topics, [{ topicId: T1, partitions: [2] }], 'a partition added to the topic is initialised');
   twin.answer(ErrorCode.NONE);
   await gc.initialized('g');
+  const all = [hb('m1', 4), hb('m2', 2)].flatMap((x) => x.assignment ?? []).flatMap((t) => t.partitions).sort();
+  assert.deepEqual(all, [0, 1, 2], 'the added partition is assigned once initialised');
   gc.close();
 });
 
