@@ -34,7 +34,7 @@ import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
 import type { ClusterMetadataStore } from '../metadata/cluster/store.js';
-import { ClusterServing } from './cluster/cluster-serving.js';
+import { ClusterServing, coalescedPerTurn, collectedPerTurn } from './cluster/cluster-serving.js';
 import { ClusterBrokerConfigs, layersFrom } from './cluster/cluster-broker-configs.js';
 import { DynamicBrokerConfig } from './dynamic-broker-config.js';
 import { SingleBrokerReassignments } from './cluster/cluster-reassignments.js';
@@ -312,12 +312,19 @@ export class Broker {
       await rlm.start();
       if (cluster !== null) {
         const tiering = rlm;
-        const refresh = (): void => tiering.refreshLeadership();
-        cluster.onTopicsSynced(refresh);
-        replication?.manager.onEvent((e) => {
-          if (e.type === 'role') refresh();
+        // Only the topics whose leadership may have changed: a full walk per event was seconds of a
+        // 10,000-partition broker's start-up (thousands of role events and sync passes).
+        cluster.onTopicsSynced((topics) => {
+          if (topics.size > 0) tiering.refreshLeadership(topics);
         });
-        membership?.onSessionLost(refresh);
+        const roleChanged = collectedPerTurn<string>((topics) => tiering.refreshLeadership(topics));
+        replication?.manager.onEvent((e) => {
+          if (e.type === 'role') roleChanged(e.topic);
+        });
+        // A session's start or loss changes who may lead every partition (the view's liveness), not one topic.
+        const refreshAll = coalescedPerTurn(() => tiering.refreshLeadership());
+        membership?.onSessionLost(refreshAll);
+        membership?.onSessionStarted(refreshAll);
         // Followers below the leader's local log start build their state from the remote tier.
         replication?.attachRemoteTier({
           remoteAuxState: (l, leaderLocalLogStartOffset, leaderEpoch) => tiering.remoteAuxState(l, leaderLocalLogStartOffset, leaderEpoch),
