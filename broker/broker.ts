@@ -34,7 +34,7 @@ import { TopicStore } from '../metadata/topic-store.js';
 import { ensureMetaProperties } from '../metadata/meta-properties.js';
 import { ClusterMembership } from './cluster-membership.js';
 import type { ClusterMetadataStore } from '../metadata/cluster/store.js';
-import { ClusterServing } from './cluster/cluster-serving.js';
+import { ClusterServing, coalescedPerTurn, collectedPerTurn } from './cluster/cluster-serving.js';
 import { ClusterBrokerConfigs, layersFrom } from './cluster/cluster-broker-configs.js';
 import { DynamicBrokerConfig } from './dynamic-broker-config.js';
 import { SingleBrokerReassignments } from './cluster/cluster-reassignments.js';
@@ -49,6 +49,7 @@ import { RoutedStatePersister } from './share/share-persister.js';
 import { ShareStateRouting } from './cluster/share-state-routing.js';
 import type { ShareGroups } from './share/share-groups.js';
 import { consumerTopicsView } from './group/consumer/types.js';
+import { TopicHashCache } from './group/consumer/metadata-hash.js';
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets';
 export { REMOTE_LOG_METADATA_TOPIC };
@@ -158,6 +159,9 @@ export class Broker {
     await ensureInternalTopics(config, topics, membership === null);
     const first = config.listeners[0]!;
     const advertisedConf = config.advertisedListeners[0] ?? first;
+    const ownRack = config.getString('broker.rack');
+    const ownRacks: readonly string[] = ownRack === null || ownRack === '' ? [] : [ownRack];
+    const topicHashes = new TopicHashCache();
     const cluster = membership === null ? null : await ClusterServing.start({ membership, local: topics, config, scheduler, log, listenerName: advertisedConf.name });
     const brokerConfigs =
       membership === null
@@ -213,7 +217,8 @@ export class Broker {
         offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
       },
       consumerConfig: config.consumerGroupConfig,
-      topics: () => consumerTopicsView(store, (name) => topics.isInternal(name)),
+      // A local topic's one replica is this broker (as Metadata answers).
+      topics: () => consumerTopicsView(store, (name) => topics.isInternal(name), (name, p) => cluster?.view.replicaRacks(name, p) ?? ownRacks, topicHashes),
     });
     await groups.start();
     const replication = cluster === null ? null : await cluster.startReplication(waiters, clock);
@@ -306,12 +311,19 @@ export class Broker {
       await rlm.start();
       if (cluster !== null) {
         const tiering = rlm;
-        const refresh = (): void => tiering.refreshLeadership();
-        cluster.onTopicsSynced(refresh);
-        replication?.manager.onEvent((e) => {
-          if (e.type === 'role') refresh();
+        // Only the topics whose leadership may have changed: a full walk per event was seconds of a
+        // 10,000-partition broker's start-up (thousands of role events and sync passes).
+        cluster.onTopicsSynced((topics) => {
+          if (topics.size > 0) tiering.refreshLeadership(topics);
         });
-        membership?.onSessionLost(refresh);
+        const roleChanged = collectedPerTurn<string>((topics) => tiering.refreshLeadership(topics));
+        replication?.manager.onEvent((e) => {
+          if (e.type === 'role') roleChanged(e.topic);
+        });
+        // A session's start or loss changes who may lead every partition (the view's liveness), not one topic.
+        const refreshAll = coalescedPerTurn(() => tiering.refreshLeadership());
+        membership?.onSessionLost(refreshAll);
+        membership?.onSessionStarted(refreshAll);
         // Followers below the leader's local log start build their state from the remote tier.
         replication?.attachRemoteTier({
           remoteAuxState: (l, leaderLocalLogStartOffset, leaderEpoch) => tiering.remoteAuxState(l, leaderLocalLogStartOffset, leaderEpoch),

@@ -11,7 +11,8 @@
 // and three thread counts that have no effect in Sediment at all. Kafka's other
 // dynamic keys that Sediment has (listeners, the log cleaner's threads and
 // buffers, num.replica.fetchers, the remote log manager's quotas and caches,
-// remote.fetch.max.wait.ms, unclean.leader.election.enable) are read once at
+// remote.fetch.max.wait.ms, unclean.leader.election.enable,
+// follower.fetch.last.tiered.offset.enable) are read once at
 // start-up here, so they are read-only: refused rather than accepted and ignored.
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
 import { AlterConfigOpType, type AlterConfigOp, type AlterConfigOpName } from './config-alter.js';

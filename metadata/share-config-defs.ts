@@ -23,6 +23,7 @@ export const SHARE_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   share('group.share.max.record.lock.duration.ms', 'int', 60000, 'The record acquisition lock maximum duration in milliseconds for share groups.', between(30000, 3600000)),
   share('group.share.delivery.count.limit', 'int', 5, 'The maximum number of delivery attempts for a record delivered to a share group.', between(2, 10)),
   share('group.share.partition.max.record.locks', 'int', 2000, 'Share-group record lock limit per share-partition.', between(100, 10000)),
+  share('group.share.initialize.retry.interval.ms', 'int', 30000, 'Time elapsed before retrying initialize share group state request.', atLeast(1)),
   share('group.share.max.share.sessions', 'int', 2000, 'The maximum number of share sessions per broker.', atLeast(1)),
   share('share.coordinator.state.topic.num.partitions', 'int', 50, 'The number of partitions for the share-group state topic __share_group_state (should not change after the first start).', atLeast(1)),
   share('share.coordinator.state.topic.replication.factor', 'short', 3, 'Replication factor of the share-group state topic in a cluster; Sediment creates it with at most as many replicas as there are registered brokers (Kafka refuses to create it with fewer brokers). A single broker keeps one copy.', atLeast(1)),

@@ -386,9 +386,13 @@ export class RemoteLogManager {
     return this.runState(state);
   }
 
-  /** onLeadershipChanged for every partition (after role events and cluster metadata changes); what changed runs in the background. */
-  refreshLeadership(): void {
+  /**
+   * onLeadershipChanged for every partition, or those of `topics` (after role events and cluster
+   * metadata changes); what changed runs in the background.
+   */
+  refreshLeadership(topics?: ReadonlySet<string>): void {
     for (const state of this.partitions.values()) {
+      if (topics !== undefined && !topics.has(state.tp.topic)) continue;
       this.onLeadershipChanged(state.log).catch((err: unknown) => this.ctx.logger.warn({ topic: state.tp.topic, partition: state.tp.partition, err }, 'remote log run after a leadership change failed'));
     }
   }

@@ -86,8 +86,8 @@ export class ClusterServing {
     return replication;
   }
 
-  /** Called after every topic sync pass (the logs of the image's partitions are open). */
-  onTopicsSynced(listener: () => void): void {
+  /** Called after every topic sync pass (the logs of the image's partitions are open), with the topics it brought in step. */
+  onTopicsSynced(listener: (topics: ReadonlySet<string>) => void): void {
     this.sync.onPass(listener);
   }
 
@@ -291,6 +291,23 @@ export function coalescedPerTurn(run: () => void): () => void {
     setImmediate(() => {
       pending = false;
       run();
+    });
+  };
+}
+
+/** `run` once in the next event loop turn with every key added before it (a Set), however many were. */
+export function collectedPerTurn<K>(run: (keys: ReadonlySet<K>) => void): (key: K) => void {
+  let pending: Set<K> | null = null;
+  return (key) => {
+    if (pending !== null) {
+      pending.add(key);
+      return;
+    }
+    const keys = new Set<K>([key]);
+    pending = keys;
+    setImmediate(() => {
+      pending = null;
+      run(keys);
     });
   };
 }

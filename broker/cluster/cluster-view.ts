@@ -84,6 +84,18 @@ export class ClusterView {
     return t === undefined ? undefined : this.image.partition(t.topicId, partition);
   }
 
+  /** The racks of a cluster partition's registered replicas that have one (the group metadata hash's), undefined for a local topic. */
+  replicaRacks(topic: string, partition: number): string[] | undefined {
+    const state = this.partition(topic, partition);
+    if (state === undefined) return undefined;
+    const racks: string[] = [];
+    for (const r of state.replicas) {
+      const rack = this.image.broker(r)?.rack ?? null;
+      if (rack !== null) racks.push(rack);
+    }
+    return racks;
+  }
+
   isClusterTopic(topic: string): boolean {
     return this.image.topic(topic) !== undefined;
   }

@@ -19,8 +19,19 @@ export interface OffsetCommitHandlerContext extends GroupHandlerContext {
    */
   readonly topics: {
     partition(topic: string, partition: number): unknown;
-    readonly store?: { get(name: string): { readonly partitionCount: number } | undefined };
+    readonly store?: TopicIdStore;
   };
+}
+
+/** The topic store as OffsetCommit/OffsetFetch v10 use it: topics named by id (KIP-848). */
+export interface TopicIdStore {
+  get(name: string): { readonly partitionCount: number; readonly topicId: string } | undefined;
+  getById(topicId: string): { readonly name: string } | undefined;
+}
+
+/** v10 names topics by id: the name of a known id, undefined for an unknown (or zero) one. */
+export function topicNameOfId(store: TopicIdStore | undefined, topicId: string): string | undefined {
+  return store?.getById(topicId)?.name;
 }
 
 /** Kafka reports a member's host as InetAddress.toString() of the connection: "/127.0.0.1". */

@@ -1,4 +1,4 @@
-// OffsetFetch (key 9), versions 1-9.
+// OffsetFetch (key 9), versions 1-10.
 // Committed offsets of a group (v8+: of several groups); topics null (v2+)
 // means every committed offset of the group. A group or partition without a
 // commit answers offset -1, leader epoch -1, metadata "" and no error (kcat,
@@ -8,17 +8,25 @@
 // transaction (TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT, which clients
 // retry. v9+: a KIP-848 consumer group checks the member id and epoch
 // (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH); classic groups ignore them.
+// v10 names topics by id (KIP-848), as Kafka's KafkaApis does: requested ids
+// are resolved to names, an unknown (or zero) id answers UNKNOWN_TOPIC_ID on
+// each of its partitions (offset -1) when the group itself has no error, and
+// every answered topic carries the id its name has now (the zero id for a
+// committed topic that no longer exists).
 import type { ApiHandler } from './api-handler.js';
-import type { GroupHandlerContext } from '../group/handler-context.js';
-import type { OffsetFetchGroupResult } from '../group/types.js';
+import { topicNameOfId, type OffsetCommitHandlerContext, type TopicIdStore } from '../group/handler-context.js';
+import type { OffsetFetchGroupParams, OffsetFetchGroupResult } from '../group/types.js';
 import type { OffsetFetchRequest, OffsetFetchResponse } from '../protocol/messages/offset-fetch.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { ZERO_UUID } from '../protocol/reader.js';
 
-function topicsOf(g: OffsetFetchGroupResult): OffsetFetchResponse['groups'][number]['topics'] {
+/** The first version that names topics by id. */
+const TOPIC_IDS_VERSION = 10;
+
+function topicsOf(g: OffsetFetchGroupResult, store?: TopicIdStore): OffsetFetchResponse['groups'][number]['topics'] {
   return g.topics.map((t) => ({
     name: t.name,
-    topicId: ZERO_UUID,
+    topicId: store?.get(t.name)?.topicId ?? ZERO_UUID,
     partitions: t.partitions.map((p) => ({
       partitionIndex: p.partitionIndex,
       committedOffset: p.committedOffset,
@@ -52,7 +60,7 @@ function singleGroupResponse(req: OffsetFetchRequest, g: OffsetFetchGroupResult,
 }
 
 /** requireStable: partitions whose offset an open transaction holds get UNSTABLE_OFFSET_COMMIT. */
-function markUnstable(broker: GroupHandlerContext, results: OffsetFetchGroupResult[]): OffsetFetchGroupResult[] {
+function markUnstable(broker: OffsetCommitHandlerContext, results: OffsetFetchGroupResult[]): OffsetFetchGroupResult[] {
   return results.map((g) => ({
     ...g,
     topics: g.topics.map((t) => ({
@@ -66,20 +74,51 @@ function markUnstable(broker: GroupHandlerContext, results: OffsetFetchGroupResu
   }));
 }
 
-export const handler: ApiHandler<OffsetFetchRequest, OffsetFetchResponse, GroupHandlerContext> = {
+type RequestGroup = OffsetFetchRequest['groups'][number];
+type ResponseTopic = OffsetFetchResponse['groups'][number]['topics'][number];
+
+/** A v8+ group's topics by name; at v10 its ids resolved, the unknown ones apart. */
+function resolveTopics(g: RequestGroup, v: number, store: TopicIdStore | undefined): { topics: OffsetFetchGroupParams['topics']; unknownIds: ResponseTopic[] } {
+  if (g.topics === null || v < TOPIC_IDS_VERSION) return { topics: g.topics, unknownIds: [] };
+  const topics: { name: string; partitionIndexes: number[] }[] = [];
+  const unknownIds: ResponseTopic[] = [];
+  for (const t of g.topics) {
+    const name = topicNameOfId(store, t.topicId);
+    if (name !== undefined) {
+      topics.push({ name, partitionIndexes: t.partitionIndexes });
+      continue;
+    }
+    unknownIds.push({
+      name: '',
+      topicId: t.topicId,
+      partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNKNOWN_TOPIC_ID })),
+    });
+  }
+  return { topics, unknownIds };
+}
+
+export const handler: ApiHandler<OffsetFetchRequest, OffsetFetchResponse, OffsetCommitHandlerContext> = {
   apiKey: 9,
   minVersion: 1,
-  maxVersion: 9,
+  maxVersion: 10,
   handle(broker, req, ctx) {
     const v = ctx.apiVersion;
     if (v >= 8) {
-      const fetched = broker.groups.fetchOffsets(req.groups.map((g) => ({ groupId: g.groupId, topics: g.topics, memberId: v >= 9 ? g.memberId : null, memberEpoch: v >= 9 ? g.memberEpoch : -1 })));
+      const store = v >= TOPIC_IDS_VERSION ? broker.topics.store : undefined;
+      const resolved = req.groups.map((g) => resolveTopics(g, v, store));
+      const fetched = broker.groups.fetchOffsets(
+        req.groups.map((g, i) => ({ groupId: g.groupId, topics: resolved[i]?.topics ?? g.topics, memberId: v >= 9 ? g.memberId : null, memberEpoch: v >= 9 ? g.memberEpoch : -1 })),
+      );
       const results = req.requireStable ? markUnstable(broker, fetched) : fetched;
       return {
         throttleTimeMs: 0,
         errorCode: ErrorCode.NONE,
         topics: [],
-        groups: results.map((g) => ({ groupId: g.groupId, errorCode: g.errorCode, topics: topicsOf(g) })),
+        groups: results.map((g, i) => ({
+          groupId: g.groupId,
+          errorCode: g.errorCode,
+          topics: g.errorCode === ErrorCode.NONE ? [...topicsOf(g, store), ...(resolved[i]?.unknownIds ?? [])] : topicsOf(g, store),
+        })),
       };
     }
     const fetched = broker.groups.fetchOffsets([{ groupId: req.groupId, topics: v >= 2 ? req.topics : (req.topics ?? []) }]);

@@ -37,7 +37,7 @@
 //   sediment_offline_partitions (controller), sediment_leader_partitions,
 //   sediment_isr_shrinks_total, sediment_isr_expands_total (Kafka IsrShrinksPerSec / IsrExpandsPerSec),
 //   sediment_replica_follower_lag{topic,partition,replica} (leader side: LEO minus the follower's fetch offset),
-//   sediment_replica_truncations_total
+//   sediment_replica_truncations_total, sediment_replica_fetch_bytes_total{topic} (record bytes appended as a follower)
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { ApiHandler } from '../handlers/api-handler.js';
 import type { RequestObserver } from '../server/dispatcher.js';
@@ -238,6 +238,9 @@ export class BrokerMetrics {
     count('sediment_leader_partitions', 'Partitions this broker leads (Kafka LeaderCount)', (c) => c.leaderCount);
     this.counter('sediment_isr_shrinks_total', 'ISR shrinks of partitions this broker leads (Kafka IsrShrinksPerSec)', [], (_r, c) => c.observe('', {}, stats.isrShrinks));
     this.counter('sediment_isr_expands_total', 'ISR expansions of partitions this broker leads (Kafka IsrExpandsPerSec)', [], (_r, c) => c.observe('', {}, stats.isrExpands));
+    this.counter('sediment_replica_fetch_bytes_total', 'Record bytes this broker appended as a follower, per topic (Kafka FetcherStats BytesPerSec)', ['topic'], (_r, c) => {
+      for (const [topic, n] of stats.fetchedBytes) c.observe(topic, { topic }, n);
+    });
     this.counter('sediment_replica_truncations_total', 'Follower log truncations to the leader\'s epoch history (KIP-101/279)', [], (_r, c) => c.observe('', {}, stats.truncations));
     this.gauge('sediment_replica_follower_lag', "Leader side: the leader's log end offset minus the follower's last fetch offset", ['topic', 'partition', 'replica'], (_r, set) => {
       for (const l of stats.followerLags()) set({ topic: l.topic, partition: l.partition, replica: l.replica }, Number(l.lag));

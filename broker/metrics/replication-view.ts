@@ -71,6 +71,8 @@ export class ReplicationEventStats {
   isrExpands = 0;
   /** Truncations of this broker's logs as a follower (KIP-101/279). */
   truncations = 0;
+  /** Record bytes this broker appended as a follower, per topic (Kafka's FetcherStats BytesPerSec). */
+  readonly fetchedBytes = new Map<string, number>();
   private readonly lags = new Map<string, { topic: string; partition: number; replica: number; lag: bigint }>();
 
   observe(e: ReplicationEvent): void {
@@ -92,8 +94,10 @@ export class ReplicationEventStats {
       case 'truncated':
         this.truncations++;
         return;
-      case 'high-watermark':
       case 'follower-fetched':
+        if (e.appendedBytes > 0) this.fetchedBytes.set(e.topic, (this.fetchedBytes.get(e.topic) ?? 0) + e.appendedBytes);
+        return;
+      case 'high-watermark':
         return;
     }
   }

@@ -11,6 +11,10 @@
 // Follower replication throttle (replication-quota.ts): while the quota is
 // exceeded, throttled partitions this broker is not in the ISR of are left out
 // of the fetch; bytes appended for throttled partitions count toward it.
+// Tiered partitions: a fetch answered OFFSET_MOVED_TO_TIERED_STORAGE builds the
+// follower's state from the remote tier (tier-state.ts); with
+// follower.fetch.last.tiered.offset.enable (KIP-1023, last-tiered-offset.ts) an
+// empty follower starts at the leader's earliest offset not yet uploaded.
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
 import type { Scheduler, TimerHandle } from '../common/scheduler.js';
@@ -20,6 +24,7 @@ import { recordsBuffer } from '../protocol/record-parts.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import { truncationOffset } from './follower-truncation.js';
 import { buildRemoteLogAuxState, type LeaderLocalStart, type ReplicaRemoteTier } from './tier-state.js';
+import { lastTieredStart, shouldFetchFromLastTieredOffset } from './last-tiered-offset.js';
 import type { ReplicationQuota } from './replication-quota.js';
 
 export interface ReplicaFetchConfig {
@@ -40,6 +45,8 @@ export interface FetchConnection {
   fetch(build: (version: number) => FetchRequest): Promise<FetchResponse>;
   /** ListOffsets -4 at the leader: its local log start (for OFFSET_MOVED_TO_TIERED_STORAGE); absent, the follower only backs off. */
   earliestLocalOffset?(topic: string, partition: number, currentLeaderEpoch: number): Promise<LeaderLocalStart>;
+  /** ListOffsets at the leader for a special timestamp (-1 latest, -6 earliest pending upload); absent, KIP-1023 is not used. */
+  listOffset?(topic: string, partition: number, currentLeaderEpoch: number, timestamp: bigint): Promise<LeaderLocalStart>;
   close(): void;
 }
 
@@ -74,13 +81,20 @@ export interface ReplicaFetcherOptions {
   readonly quota?: Pick<ReplicationQuota, 'isThrottled' | 'isQuotaExceeded' | 'record'>;
   /** Whether this broker is in the partition's ISR (the image's): in-sync replicas are never throttled. */
   readonly inSync?: (topic: string, partition: number) => boolean;
+  /** follower.fetch.last.tiered.offset.enable (KIP-1023); absent: false. */
+  readonly fetchFromLastTieredOffset?: boolean;
 }
+
+const LATEST_TIMESTAMP = -1n;
+const EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6n;
 
 const key = (topicId: string, partition: number): string => `${topicId}:${partition}`;
 
 export class ReplicaFetcher {
   private readonly partitions = new Map<string, FollowedPartition>();
   private readonly delayedUntil = new Map<string, number>();
+  /** Partitions added with an empty log whose start (KIP-1023) is not decided yet. */
+  private readonly unplaced = new Set<string>();
   private conn: FetchConnection | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
@@ -103,6 +117,7 @@ export class ReplicaFetcher {
       had.leaderEpoch = p.leaderEpoch;
     } else {
       this.partitions.set(k, p);
+      if (this.o.fetchFromLastTieredOffset === true && p.log.logEndOffset === 0n) this.unplaced.add(k);
     }
     this.delayedUntil.delete(k);
     this.ensureRunning();
@@ -125,6 +140,7 @@ export class ReplicaFetcher {
     const k = key(topicId, partition);
     this.partitions.delete(k);
     this.delayedUntil.delete(k);
+    this.unplaced.delete(k);
   }
 
   async stop(): Promise<void> {
@@ -168,8 +184,12 @@ export class ReplicaFetcher {
         continue;
       }
       try {
-        this.conn ??= await this.o.connect();
-        const sent = ready.map((p) => ({ p, epoch: p.leaderEpoch, fetchOffset: p.log.logEndOffset }));
+        const conn = (this.conn ??= await this.o.connect());
+        const placed: FollowedPartition[] = [];
+        for (const p of ready) if (await this.placeEmptyFollower(p, conn)) placed.push(p);
+        if (this.stopped) return;
+        if (placed.length === 0) continue;
+        const sent = placed.map((p) => ({ p, epoch: p.leaderEpoch, fetchOffset: p.log.logEndOffset }));
         const res = await this.conn.fetch((version) => this.request(version, sent));
         if (this.stopped) return;
         if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode, `fetch from leader ${this.o.leaderId} failed: ${errorName(res.errorCode)}`);
@@ -268,7 +288,10 @@ export class ReplicaFetcher {
     const conn = this.conn;
     if (d.errorCode === ErrorCode.OFFSET_MOVED_TO_TIERED_STORAGE && tier !== null && conn?.earliestLocalOffset !== undefined) {
       try {
-        const leader = await conn.earliestLocalOffset(p.topic, p.partition, p.leaderEpoch);
+        const local = await conn.earliestLocalOffset(p.topic, p.partition, p.leaderEpoch);
+        // KIP-1023: an empty follower goes on to the leader's earliest pending upload offset when that is further.
+        const pending = this.lastTieredOffsetApplies(p, d.highWatermark, tier) ? await this.pendingUploadOffset(p, conn) : null;
+        const leader = (pending === null ? null : lastTieredStart(log.logEndOffset, pending, local)) ?? local;
         const from = log.logEndOffset;
         const to = await buildRemoteLogAuxState(log, leader, tier);
         this.o.log.info({ topic: p.topic, partition: p.partition, from: String(from), to: String(to), leaderLocalLogStartOffset: String(leader.offset) }, 'follower below the leader\'s local log start: built its state from the remote tier');
@@ -281,5 +304,65 @@ export class ReplicaFetcher {
     this.o.onEvent?.({ type: 'partition-error', partition: p, errorCode: d.errorCode });
     this.o.log.debug({ topic: p.topic, partition: p.partition, leader: this.o.leaderId, error: errorName(d.errorCode) }, 'replica fetch of a partition failed; backing off');
     this.delayedUntil.set(k, this.o.clock.now() + this.o.config.backoffMs);
+  }
+
+  /** Kafka's shouldFetchFromLastTieredOffset over this partition's state. */
+  private lastTieredOffsetApplies(p: FollowedPartition, leaderEndOffset: bigint, tier: ReplicaRemoteTier | null): boolean {
+    const config = p.log.currentConfig;
+    return shouldFetchFromLastTieredOffset({
+      enabled: this.o.fetchFromLastTieredOffset === true,
+      remoteStorageEnabled: tier !== null && config.remoteStorageEnable === true,
+      compacted: config.cleanupPolicy?.compact === true,
+      replicaEndOffset: p.log.logEndOffset,
+      leaderEndOffset,
+    });
+  }
+
+  /** ListOffsets -6 at the leader; null when the connection cannot ask it. */
+  private async pendingUploadOffset(p: FollowedPartition, conn: FetchConnection): Promise<LeaderLocalStart | null> {
+    if (conn.listOffset === undefined) return null;
+    return conn.listOffset(p.topic, p.partition, p.leaderEpoch, EARLIEST_PENDING_UPLOAD_TIMESTAMP);
+  }
+
+  /**
+   * KIP-1023, before an empty follower's first fetch: when it applies, starts
+   * the log at the leader's earliest pending upload offset from the remote
+   * tier. True: fetch the partition now; false: it backs off (the remote
+   * state could not be built yet, e.g. this broker's remote log metadata is
+   * behind) and is placed again on its next turn.
+   */
+  private async placeEmptyFollower(p: FollowedPartition, conn: FetchConnection): Promise<boolean> {
+    const k = key(p.topicId, p.partition);
+    if (!this.unplaced.has(k)) return true;
+    const tier = this.o.remoteTier?.() ?? null;
+    const log = p.log;
+    try {
+      // The leader's end offset is asked only when the rest holds (-1 here stands for "not asked yet", not 0).
+      if (conn.listOffset === undefined || tier === null || !this.lastTieredOffsetApplies(p, -1n, tier)) {
+        this.unplaced.delete(k);
+        return true;
+      }
+      const leaderEnd = await conn.listOffset(p.topic, p.partition, p.leaderEpoch, LATEST_TIMESTAMP);
+      const pending = this.lastTieredOffsetApplies(p, leaderEnd.offset, tier) ? await this.pendingUploadOffset(p, conn) : null;
+      const start = pending === null ? null : lastTieredStart(log.logEndOffset, pending, null);
+      if (start === null) {
+        this.unplaced.delete(k);
+        return true;
+      }
+      const from = log.logEndOffset;
+      const to = await buildRemoteLogAuxState(log, start, tier);
+      this.unplaced.delete(k);
+      this.o.log.info({ topic: p.topic, partition: p.partition, from: String(from), to: String(to), leaderPendingUploadOffset: String(start.offset) }, 'empty follower starts at the leader\'s last tiered offset (KIP-1023): built its state from the remote tier');
+      this.o.onEvent?.({ type: 'truncated', partition: p, from, to });
+      return true;
+    } catch (err) {
+      // The connection failed: the loop drops it and backs off; the partition is placed on its next turn.
+      if (!(err instanceof KafkaError)) throw err;
+      // Not retriable (the leader's answer): fetch from the log end as without KIP-1023.
+      if (!err.retriable) this.unplaced.delete(k);
+      this.o.log.warn({ topic: p.topic, partition: p.partition, err: err instanceof Error ? err.message : String(err) }, 'could not start the empty follower at the leader\'s last tiered offset yet; backing off');
+      this.delayedUntil.set(k, this.o.clock.now() + this.o.config.backoffMs);
+      return false;
+    }
   }
 }

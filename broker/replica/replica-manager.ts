@@ -35,6 +35,8 @@ export interface ReplicaManagerConfig {
   readonly numReplicaFetchers: number;
   /** replica.lag.time.max.ms */
   readonly replicaLagTimeMaxMs: number;
+  /** follower.fetch.last.tiered.offset.enable (KIP-1023); absent: false. */
+  readonly fetchFromLastTieredOffset?: boolean;
 }
 
 export interface ReplicaManagerOptions {
@@ -241,6 +243,7 @@ export class ReplicaManager {
         onEvent: (ev) => this.onFetcherEvent(ev),
         ...(this.o.remoteTier === undefined ? {} : { remoteTier: this.o.remoteTier }),
         ...(this.o.followerQuota === undefined ? {} : { quota: this.o.followerQuota }),
+        fetchFromLastTieredOffset: this.o.config.fetchFromLastTieredOffset === true,
         inSync: (topic, partition) => {
           const t = this.o.image.topic(topic);
           return t !== undefined && (this.o.image.partition(t.topicId, partition)?.isr.includes(this.o.nodeId) ?? false);
@@ -255,7 +258,7 @@ export class ReplicaManager {
     const p = e.partition;
     switch (e.type) {
       case 'fetched':
-        this.emit({ type: 'follower-fetched', topic: p.topic, partition: p.partition, logEndOffset: p.log.logEndOffset, highWatermark: p.log.highWatermark });
+        this.emit({ type: 'follower-fetched', topic: p.topic, partition: p.partition, logEndOffset: p.log.logEndOffset, highWatermark: p.log.highWatermark, appendedBytes: e.appendedBytes });
         // Consumers fetching from this follower (KIP-392) wait for its HW, as Kafka's fetcher completes delayed fetches.
         if (e.highWatermarkMoved) this.o.notify(p.topic, p.partition);
         return;

@@ -18,7 +18,7 @@ import { HighWatermarkCheckpoints } from './high-watermark-checkpoint.js';
 import { answerReplicaFetch } from './leader-fetch.js';
 import type { FetchConnection } from './replica-fetcher.js';
 import { ReplicaManager, type ReplicaManagerConfig } from './replica-manager.js';
-import { logStartOverTiers, type ReplicaRemoteTier } from './tier-state.js';
+import { logStartOverTiers, type LeaderLocalStart, type ReplicaRemoteTier } from './tier-state.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS, ReplicationQuota, parseRate, throttledOn } from './replication-quota.js';
 import type { ConsumerFetchStanding } from './consumer-fetch.js';
@@ -29,6 +29,7 @@ export function replicaManagerConfig(config: BrokerConfig): ReplicaManagerConfig
   return {
     numReplicaFetchers: config.getInt('num.replica.fetchers'),
     replicaLagTimeMaxMs: config.getLong('replica.lag.time.max.ms'),
+    fetchFromLastTieredOffset: config.getBoolean('follower.fetch.last.tiered.offset.enable'),
     socketTimeoutMs: config.getInt('replica.socket.timeout.ms'),
     fetch: {
       fetchMaxBytes: config.getInt('replica.fetch.max.bytes'),
@@ -43,18 +44,21 @@ export function replicaManagerConfig(config: BrokerConfig): ReplicaManagerConfig
 /** A Fetch connection to another broker (Fetch v12+: LastFetchedEpoch and DivergingEpoch are needed). */
 export async function connectForReplicaFetch(host: string, port: number, clientId: string, timeoutMs: number): Promise<FetchConnection> {
   const conn = await BrokerConnection.connect(host, port, { clientId, timeoutMs });
+  // -4 needs ListOffsets v8, -6 (KIP-1023) v11; Sediment's leaders serve both.
+  const listOffset = async (topic: string, partition: number, currentLeaderEpoch: number, timestamp: bigint): Promise<LeaderLocalStart> => {
+    const { body } = await conn.send(
+      apis.ListOffsets,
+      () => ({ replicaId: -1, isolationLevel: 0, topics: [{ name: topic, partitions: [{ partitionIndex: partition, currentLeaderEpoch, timestamp, maxNumOffsets: 1 }] }], timeoutMs: timeoutMs }),
+      { min: timestamp === -6n ? 11 : timestamp === -4n ? 8 : 4 },
+    );
+    const p = body.topics[0]?.partitions[0];
+    if (p === undefined || p.errorCode !== ErrorCode.NONE) throw new KafkaError(p?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, `ListOffsets ${timestamp} of ${topic}-${partition} at the leader failed`);
+    return { offset: p.offset, leaderEpoch: p.leaderEpoch };
+  };
   return {
     fetch: async (build: (version: number) => FetchRequest): Promise<FetchResponse> => (await conn.send(apis.Fetch, build, { min: 12 })).body,
-    earliestLocalOffset: async (topic, partition, currentLeaderEpoch) => {
-      const { body } = await conn.send(
-        apis.ListOffsets,
-        () => ({ replicaId: -1, isolationLevel: 0, topics: [{ name: topic, partitions: [{ partitionIndex: partition, currentLeaderEpoch, timestamp: -4n, maxNumOffsets: 1 }] }], timeoutMs: timeoutMs }),
-        { min: 4 },
-      );
-      const p = body.topics[0]?.partitions[0];
-      if (p === undefined || p.errorCode !== ErrorCode.NONE) throw new KafkaError(p?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR, `ListOffsets -4 of ${topic}-${partition} at the leader failed`);
-      return { offset: p.offset, leaderEpoch: p.leaderEpoch };
-    },
+    earliestLocalOffset: (topic, partition, currentLeaderEpoch) => listOffset(topic, partition, currentLeaderEpoch, -4n),
+    listOffset,
     close: () => conn.close(),
   };
 }

@@ -52,10 +52,18 @@ export class ShareAdmin {
     const g = this.share.coordinator.group(groupId);
     if (g === undefined) return ErrorCode.GROUP_ID_NOT_FOUND;
     if (g.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
-    for (const p of await this.share.persister.partitionsOf(groupId)) await this.share.partitions.forget(groupId, p.topicId, p.partition);
+    // Kafka deletes the initialized and initializing partitions of ShareGroupStatePartitionMetadata; what the persister finds goes too.
+    await this.share.coordinator.initialized(groupId);
+    for (const p of this.withState(g.stateMetadata.partitionsWithState(), await this.share.persister.partitionsOf(groupId))) await this.share.partitions.forget(groupId, p.topicId, p.partition);
     this.share.coordinator.deleteGroup(groupId);
     await this.share.configs.forget(groupId);
     return ErrorCode.NONE;
+  }
+
+  private withState(...lists: { topicId: string; partition: number }[][]): { topicId: string; partition: number }[] {
+    const out = new Map<string, { topicId: string; partition: number }>();
+    for (const l of lists) for (const p of l) out.set(`${p.topicId}:${p.partition}`, p);
+    return [...out.values()];
   }
 
   private async answer(groupId: string, topicId: string, partition: number): Promise<ShareOffsetAnswer> {
@@ -109,7 +117,8 @@ export class ShareAdmin {
   /** AlterShareGroupOffsets: new start offsets for an empty (or new) share group. */
   async alterOffsets(groupId: string, topics: readonly { topicName: string; partitions: readonly { partitionIndex: number; startOffset: bigint }[] }[]): Promise<{ topicName: string; topicId: string; partitions: { partitionIndex: number; errorCode: number; errorMessage: string | null }[] }[]> {
     this.requireEmpty(groupId);
-    this.share.coordinator.getOrCreate(groupId);
+    const group = this.share.coordinator.getOrCreate(groupId);
+    await this.share.coordinator.initialized(groupId);
     const out = [];
     for (const t of topics) {
       const d = this.broker.topicByName(t.topicName);
@@ -125,6 +134,8 @@ export class ShareAdmin {
         const start = p.startOffset < logStart ? logStart : p.startOffset;
         try {
           await this.share.partitions.resetStart(groupId, d.topicId, p.partitionIndex, start);
+          // The state is there now: a heartbeat does not initialise it again (Kafka records it initialized).
+          this.share.coordinator.markInitialized(group, d.topicId, t.topicName, [p.partitionIndex]);
           partitions.push({ partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null });
         } catch (err) {
           const e = err instanceof KafkaError ? err : new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, (err as Error).message);
@@ -140,7 +151,9 @@ export class ShareAdmin {
   async deleteOffsets(groupId: string, topicNames: readonly string[]): Promise<{ topicName: string; topicId: string; errorCode: number; errorMessage: string | null }[]> {
     if (!this.isShareGroup(groupId)) throw new KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} not found.`);
     this.requireEmpty(groupId);
-    const have = await this.share.persister.partitionsOf(groupId);
+    const g = this.share.coordinator.group(groupId)!;
+    await this.share.coordinator.initialized(groupId);
+    const have = this.withState(g.stateMetadata.partitionsWithState(), await this.share.persister.partitionsOf(groupId));
     const out = [];
     for (const topicName of topicNames) {
       const d = this.broker.topicByName(topicName);
@@ -149,6 +162,7 @@ export class ShareAdmin {
         continue;
       }
       for (const p of have.filter((x) => x.topicId === d.topicId)) await this.share.partitions.forget(groupId, p.topicId, p.partition);
+      g.stateMetadata.forgetTopic(d.topicId);
       out.push({ topicName, topicId: d.topicId, errorCode: 0, errorMessage: null });
     }
     return out;

@@ -466,6 +466,10 @@ export class ShareCoordinator implements ShareStatePersister {
     await this.deleteState({ groupId, topicId, partition });
   }
 
+  async initialize(groupId: string, topicId: string, partition: number, stateEpoch: number, startOffset: bigint): Promise<void> {
+    await this.initializeState({ groupId, topicId, partition }, stateEpoch, startOffset);
+  }
+
   async partitionsOf(groupId: string): Promise<{ topicId: string; partition: number }[]> {
     const out: { topicId: string; partition: number }[] = [];
     for (const k of this.stored.keys()) {

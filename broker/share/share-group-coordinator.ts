@@ -11,11 +11,18 @@
 // Group metadata is kept in memory and rebuilt from the heartbeats after a
 // restart: a member unknown after a restart gets UNKNOWN_MEMBER_ID and rejoins
 // (the client does this by itself). The share-partition state is what persists.
+// Every heartbeat initialises, with the share coordinator, the state of the
+// subscribed partitions the group has not initialised yet (share-state-init.ts:
+// Kafka's ShareGroupStatePartitionMetadata), asynchronously to the heartbeat as
+// Kafka's GroupCoordinatorService.persisterInitialize is. Only initialised
+// partitions are assigned: a member gets a partition on the heartbeat after its
+// initialisation, so no share-partition loads before its state exists.
 import type { Clock } from '../common/clock.js';
 import type { Scheduler } from '../common/scheduler.js';
 import { KeyedTimers } from '../group/keyed-timers.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { assignSimple } from './simple-assignor.js';
+import { ShareStatePartitionMetadata, UNINITIALIZED_START_OFFSET } from './share-state-init.js';
 
 export interface ShareTopicsPort {
   byName(name: string): { topicId: string; partitionCount: number } | undefined;
@@ -51,6 +58,10 @@ export class ShareGroup {
   readonly members = new Map<string, ShareMember>();
   /** What the last assignment was computed from: subscribed topics and their partition counts. */
   metadataKey = '';
+  /** Which share-partitions have state with the share coordinator (Kafka's ShareGroupStatePartitionMetadata). */
+  readonly stateMetadata = new ShareStatePartitionMetadata();
+  /** The InitializeShareGroupState calls in flight. */
+  readonly initializations = new Set<Promise<void>>();
 
   constructor(readonly groupId: string) {}
 
@@ -82,6 +93,19 @@ export interface HeartbeatResult {
   readonly assignment: { topicId: string; partitions: number[] }[] | null;
 }
 
+/** One partition's answer to an initialisation. */
+export interface InitializeOutcome {
+  readonly topicId: string;
+  readonly partition: number;
+  readonly errorCode: number;
+  readonly errorMessage: string | null;
+}
+
+/** The share coordinator as the group coordinator reaches it: InitializeShareGroupState of a group's partitions. */
+export interface ShareStateInitializer {
+  initialize(groupId: string, stateEpoch: number, startOffset: bigint, topics: readonly { topicId: string; partitions: readonly number[] }[]): Promise<InitializeOutcome[]>;
+}
+
 export interface ShareGroupCoordinatorOptions {
   readonly clock: Clock;
   readonly scheduler: Scheduler;
@@ -91,6 +115,10 @@ export interface ShareGroupCoordinatorOptions {
   readonly otherGroupExists: (groupId: string) => boolean;
   /** Called when a member leaves or is removed: its acquired records go back. */
   readonly onMemberRemoved: (groupId: string, memberId: string) => void;
+  readonly stateInitializer: ShareStateInitializer;
+  /** group.share.initialize.retry.interval.ms: an initialisation older than this is started again. */
+  readonly initializeRetryIntervalMs: number;
+  readonly onInitializeError: (groupId: string, err: unknown) => void;
 }
 
 const LEAVE_EPOCH = -1;
@@ -166,6 +194,7 @@ export class ShareGroupCoordinator {
       }
     }
     if (this.refreshAssignment(g, changed)) changed = true;
+    this.maybeInitializeState(g);
     if (member.memberEpoch !== g.assignmentEpoch) {
       member.previousMemberEpoch = member.memberEpoch;
       member.memberEpoch = g.assignmentEpoch;
@@ -194,6 +223,57 @@ export class ShareGroupCoordinator {
     this.timers.cancelAll();
   }
 
+  /** State initialised outside a heartbeat (AlterShareGroupOffsets). */
+  markInitialized(g: ShareGroup, topicId: string, topicName: string, partitions: readonly number[]): void {
+    g.stateMetadata.markInitialized(topicId, topicName, partitions, this.options.clock.now());
+  }
+
+  /** Resolves once the group's initialisations in flight are done (tests, admin operations). */
+  async initialized(groupId: string): Promise<void> {
+    const g = this.groups.get(groupId);
+    while (g !== undefined && g.initializations.size > 0) await Promise.all([...g.initializations]);
+  }
+
+  /**
+   * Kafka's maybeCreateInitializeShareGroupStateRequest and persisterInitialize:
+   * the subscribed partitions not initialised yet become initializing, and the
+   * share coordinator initialises them at the group epoch and start offset -1;
+   * those it answered without error become initialized, the others leave the
+   * initializing set (a later heartbeat tries again).
+   */
+  private maybeInitializeState(g: ShareGroup): void {
+    const subscribed = new Map<string, { name: string; partitionCount: number }>();
+    for (const name of g.subscribedTopicNames()) {
+      const d = this.options.topics.byName(name);
+      if (d !== undefined) subscribed.set(d.topicId, { name, partitionCount: d.partitionCount });
+    }
+    const now = this.options.clock.now();
+    const plan = g.stateMetadata.plan(subscribed, (id) => this.options.topics.nameOf(id) !== undefined, now, this.options.initializeRetryIntervalMs);
+    if (plan.length === 0) return;
+    const stateEpoch = g.groupEpoch;
+    const run = (async () => {
+      let outcomes: InitializeOutcome[];
+      try {
+        outcomes = await this.options.stateInitializer.initialize(g.groupId, stateEpoch, UNINITIALIZED_START_OFFSET, plan.map((t) => ({ topicId: t.topicId, partitions: t.partitions })));
+      } catch (err) {
+        for (const t of plan) g.stateMetadata.markUninitialized(t.topicId, t.partitions);
+        this.options.onInitializeError(g.groupId, err);
+        return;
+      }
+      const at = this.options.clock.now();
+      for (const t of plan) {
+        const ok = t.partitions.filter((p) => outcomes.some((o) => o.topicId === t.topicId && o.partition === p && o.errorCode === ErrorCode.NONE));
+        const failed = t.partitions.filter((p) => !ok.includes(p));
+        if (ok.length > 0) g.stateMetadata.markInitialized(t.topicId, t.name, ok, at);
+        if (failed.length > 0) g.stateMetadata.markUninitialized(t.topicId, failed);
+      }
+      const errors = outcomes.filter((o) => o.errorCode !== ErrorCode.NONE);
+      if (errors.length > 0) this.options.onInitializeError(g.groupId, new KafkaError(errors[0]!.errorCode, `InitializeShareGroupState of ${errors.length} partition(s) failed: ${errors[0]!.errorMessage ?? errors[0]!.errorCode}`));
+    })();
+    const tracked = run.catch((err: unknown) => this.options.onInitializeError(g.groupId, err)).finally(() => g.initializations.delete(tracked));
+    g.initializations.add(tracked);
+  }
+
   private sessionKey(groupId: string, memberId: string): string {
     return `share-session\u0000${groupId}\u0000${memberId}`;
   }
@@ -214,9 +294,12 @@ export class ShareGroupCoordinator {
   /** Recomputes the target assignment when membership or topic metadata changed; returns whether it did. */
   private refreshAssignment(g: ShareGroup, membershipChanged: boolean): boolean {
     const topics = [...g.subscribedTopicNames()].sort();
+    // Only partitions whose state is initialised are assigned (Kafka's initialized topics): their initialisation moves the epoch on.
+    const assignable = (topicId: string, partitionCount: number): number[] =>
+      [...(g.stateMetadata.initialized.get(topicId)?.partitions ?? [])].filter((p) => p < partitionCount).sort((x, y) => x - y);
     const metadataKey = topics.map((t) => {
       const d = this.options.topics.byName(t);
-      return d === undefined ? `${t}:-` : `${t}:${d.topicId}:${d.partitionCount}`;
+      return d === undefined ? `${t}:-` : `${t}:${d.topicId}:${d.partitionCount}:${assignable(d.topicId, d.partitionCount).join(',')}`;
     }).join(';');
     if (!membershipChanged && metadataKey === g.metadataKey) return false;
     g.metadataKey = metadataKey;
@@ -226,12 +309,12 @@ export class ShareGroupCoordinator {
       topicIds: m.subscribedTopicNames.map((n) => this.options.topics.byName(n)?.topicId).filter((id): id is string => id !== undefined),
       current: m.assignment,
     }));
-    const counts = new Map<string, number>();
+    const allowed = new Map<string, number[]>();
     for (const t of topics) {
       const d = this.options.topics.byName(t);
-      if (d !== undefined) counts.set(d.topicId, d.partitionCount);
+      if (d !== undefined) allowed.set(d.topicId, assignable(d.topicId, d.partitionCount));
     }
-    const target = assignSimple(members, (id) => counts.get(id) ?? 0);
+    const target = assignSimple(members, (id) => allowed.get(id) ?? []);
     for (const m of g.members.values()) m.assignment = target.get(m.memberId) ?? new Map();
     g.assignmentEpoch = g.groupEpoch;
     return true;

@@ -10,7 +10,7 @@ import type { Scheduler } from '../common/scheduler.js';
 import type { ShareBrokerPort, ShareLogView } from './share-ports.js';
 import { PartitionWaiters } from '../partition-waiters.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
-import { ShareGroupCoordinator } from './share-group-coordinator.js';
+import { ShareGroupCoordinator, type InitializeOutcome } from './share-group-coordinator.js';
 import { ShareGroupConfigs } from './share-group-configs.js';
 import { SharePartitionManager, type ShareStatePersister } from './share-partition-manager.js';
 import { FINAL_SHARE_EPOCH, INITIAL_SHARE_EPOCH, partitionKeyString, ShareSessionCache, type SharePartitionKey, type ShareSession } from './share-session-cache.js';
@@ -27,6 +27,8 @@ export interface ShareGroupsOptions {
   readonly configs: ShareGroupConfigs;
   readonly maxSize: number;
   readonly maxShareSessions: number;
+  /** group.share.initialize.retry.interval.ms */
+  readonly initializeRetryIntervalMs: number;
 }
 
 export interface ShareTopicRequest {
@@ -117,8 +119,33 @@ export class ShareGroups {
         for (const s of this.sessions.ofMember(g, m)) this.sessions.remove(s);
         void this.partitions.releaseMember(g, m).catch((err: unknown) => o.log.warn({ err, groupId: g, memberId: m }, 'releasing a departed member\'s records failed'));
       },
+      stateInitializer: { initialize: (g, epoch, start, topics) => this.initializeStates(g, epoch, start, topics) },
+      initializeRetryIntervalMs: o.initializeRetryIntervalMs,
+      onInitializeError: (g, err) => o.log.warn({ err, groupId: g }, 'initializing share-partition state failed; a later heartbeat retries'),
     });
     this.admin = new ShareAdmin({ coordinator: this.coordinator, partitions: this.partitions, persister: o.persister, configs: o.configs }, o.broker);
+  }
+
+  /**
+   * InitializeShareGroupState of the group coordinator's plan. The group
+   * metadata is not persisted here, so after a restart (or on a new
+   * coordinator) the coordinator does not know what was initialised before:
+   * a partition that already has state (read: a start offset, or loaded here)
+   * counts as initialised and keeps it, and FENCED_STATE_EPOCH (state
+   * initialised at a later epoch than this coordinator's) does too.
+   */
+  private async initializeStates(groupId: string, stateEpoch: number, startOffset: bigint, topics: readonly { topicId: string; partitions: readonly number[] }[]): Promise<InitializeOutcome[]> {
+    return Promise.all(topics.flatMap((t) => t.partitions.map(async (partition): Promise<InitializeOutcome> => {
+      try {
+        const has = this.partitions.loaded(groupId, t.topicId, partition) !== undefined || (await this.o.persister.read(groupId, t.topicId, partition)) !== null;
+        if (!has) await this.o.persister.initialize(groupId, t.topicId, partition, stateEpoch, startOffset);
+        return { topicId: t.topicId, partition, errorCode: ErrorCode.NONE, errorMessage: null };
+      } catch (err) {
+        const e = errorOf(err);
+        if (e.code === ErrorCode.FENCED_STATE_EPOCH) return { topicId: t.topicId, partition, errorCode: ErrorCode.NONE, errorMessage: null };
+        return { topicId: t.topicId, partition, errorCode: e.code, errorMessage: e.message };
+      }
+    })));
   }
 
   get persister(): ShareStatePersister {

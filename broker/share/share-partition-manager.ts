@@ -25,12 +25,22 @@ export interface ShareStatePersister {
   read(groupId: string, topicId: string, partition: number, leaderEpoch?: number): Promise<PersistedShareState | null>;
   write(groupId: string, topicId: string, partition: number, state: PersistedShareState, leaderEpoch?: number): Promise<void>;
   delete(groupId: string, topicId: string, partition: number): Promise<void>;
+  /**
+   * InitializeShareGroupState: a state with no in-flight batches at `startOffset`
+   * (-1: resolved by share.auto.offset.reset when the share-partition loads) and
+   * `stateEpoch` (the group epoch); FENCED_STATE_EPOCH below the stored one.
+   */
+  initialize(groupId: string, topicId: string, partition: number, stateEpoch: number, startOffset: bigint): Promise<void>;
   /** The share-partitions that have state for a group. */
   partitionsOf(groupId: string): Promise<{ topicId: string; partition: number }[]>;
 }
 
 export class MemoryShareStatePersister implements ShareStatePersister {
   readonly states = new Map<string, PersistedShareState>();
+  /** Every InitializeShareGroupState, in order. */
+  readonly initializations: { groupId: string; topicId: string; partition: number; stateEpoch: number; startOffset: bigint }[] = [];
+  /** Initialised at start offset -1: no state to read yet, but the key exists. */
+  private readonly uninitialized = new Set<string>();
   private static key(g: string, t: string, p: number): string {
     return `${g}\u0000${t}\u0000${p}`;
   }
@@ -39,12 +49,21 @@ export class MemoryShareStatePersister implements ShareStatePersister {
   }
   async write(g: string, t: string, p: number, state: PersistedShareState): Promise<void> {
     this.states.set(MemoryShareStatePersister.key(g, t, p), state);
+    this.uninitialized.delete(MemoryShareStatePersister.key(g, t, p));
   }
   async delete(g: string, t: string, p: number): Promise<void> {
     this.states.delete(MemoryShareStatePersister.key(g, t, p));
+    this.uninitialized.delete(MemoryShareStatePersister.key(g, t, p));
+  }
+  async initialize(g: string, t: string, p: number, stateEpoch: number, startOffset: bigint): Promise<void> {
+    this.initializations.push({ groupId: g, topicId: t, partition: p, stateEpoch, startOffset });
+    const k = MemoryShareStatePersister.key(g, t, p);
+    if (startOffset >= 0n) this.states.set(k, { startOffset, stateBatches: [] });
+    else if (this.states.has(k)) this.states.set(k, { startOffset: this.states.get(k)!.startOffset, stateBatches: [] });
+    else this.uninitialized.add(k);
   }
   async partitionsOf(g: string): Promise<{ topicId: string; partition: number }[]> {
-    return [...this.states.keys()].map((k) => k.split('\u0000')).filter((k) => k[0] === g).map((k) => ({ topicId: k[1]!, partition: Number(k[2]) }));
+    return [...this.states.keys(), ...this.uninitialized].map((k) => k.split('\u0000')).filter((k) => k[0] === g).map((k) => ({ topicId: k[1]!, partition: Number(k[2]) }));
   }
 }
 

@@ -44,6 +44,11 @@ export interface RoutedPersisterOptions {
 
 const RETRIABLE = new Set<number>([ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS]);
 
+/** A summary of a key with state: a start offset, or initialised by the group coordinator (at start offset -1 and its group epoch, never 0). */
+function hasState(p: { readonly startOffset: bigint; readonly stateEpoch: number }): boolean {
+  return p.startOffset >= 0n || p.stateEpoch > 0;
+}
+
 export function shareCoordinatorKey(groupId: string, topicId: string, partition: number): string {
   return `${groupId}:${topicId}:${partition}`;
 }
@@ -127,6 +132,16 @@ export class RoutedStatePersister implements ShareStatePersister {
     this.stateEpochs.delete(key);
   }
 
+  async initialize(groupId: string, topicId: string, partition: number, stateEpoch: number, startOffset: bigint): Promise<void> {
+    const key = shareCoordinatorKey(groupId, topicId, partition);
+    await this.call(key, 'InitializeShareGroupState', async (ch) => {
+      const res = await ch.initialize({ groupId, topics: [{ topicId, partitions: [{ partition, stateEpoch, startOffset }] }] });
+      const p = res.results.find((t) => t.topicId === topicId)?.partitions.find((x) => x.partition === partition);
+      return p === undefined ? { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: 'no answer for the partition' } : p;
+    });
+    this.stateEpochs.set(key, stateEpoch);
+  }
+
   /** The share-partitions of the group that have state: a ReadShareGroupStateSummary of every candidate, one request per coordinator. */
   async partitionsOf(groupId: string): Promise<{ topicId: string; partition: number }[]> {
     const byNode = new Map<number, { topicId: string; partition: number }[]>();
@@ -148,7 +163,7 @@ export class RoutedStatePersister implements ShareStatePersister {
         for (const t of res.results) {
           for (const p of t.partitions) {
             if (p.errorCode === ErrorCode.NONE) {
-              if (p.startOffset >= 0n) out.push({ topicId: t.topicId, partition: p.partition });
+              if (hasState(p)) out.push({ topicId: t.topicId, partition: p.partition });
             } else if (RETRIABLE.has(p.errorCode)) retry.push({ topicId: t.topicId, partition: p.partition });
           }
         }
@@ -163,7 +178,7 @@ export class RoutedStatePersister implements ShareStatePersister {
         const x = res.results[0]?.partitions[0];
         return x === undefined ? { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: 'no answer for the partition' } : { errorCode: x.errorCode, errorMessage: x.errorMessage, value: x };
       });
-      if (p !== undefined && p.startOffset >= 0n) out.push(k);
+      if (p !== undefined && hasState(p)) out.push(k);
     }
     return out;
   }

@@ -94,6 +94,7 @@ export async function startShareGroups(w: ShareWiring): Promise<{ shareGroups: S
     configs,
     maxSize: c.getInt('group.share.max.size'),
     maxShareSessions: c.getInt('group.share.max.share.sessions'),
+    initializeRetryIntervalMs: c.getInt('group.share.initialize.retry.interval.ms'),
     broker: {
       topicName: (id) => w.store.getById(id)?.name,
       topicByName: (name) => {

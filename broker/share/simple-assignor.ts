@@ -67,8 +67,8 @@ function balance(memberIds: readonly string[], partitions: readonly { topicId: s
   });
 }
 
-/** The target assignment of every member (members with no subscribed topic get an empty one). */
-export function assignSimple(members: readonly AssignorMember[], partitionCount: (topicId: string) => number): Assignment {
+/** The target assignment of every member (members with no subscribed topic get an empty one); a topic's partitions by count, or the assignable ones. */
+export function assignSimple(members: readonly AssignorMember[], partitionCount: (topicId: string) => number | readonly number[]): Assignment {
   const out: Assignment = new Map(members.map((mm) => [mm.memberId, new Map<string, number[]>()]));
   const sorted = [...members].sort((a, b) => (a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0));
   const heldOf = (mm: AssignorMember | undefined, topics?: ReadonlySet<string>): string[] =>
@@ -77,7 +77,11 @@ export function assignSimple(members: readonly AssignorMember[], partitionCount:
   const signature = (mm: AssignorMember): string => [...new Set(mm.topicIds)].sort().join(',');
   const homogeneous = new Set(sorted.map(signature)).size <= 1;
   const partitionsOf = (topicIds: Iterable<string>): { topicId: string; partition: number }[] =>
-    [...topicIds].sort().flatMap((t) => Array.from({ length: Math.max(0, partitionCount(t)) }, (_, partition) => ({ topicId: t, partition })));
+    [...topicIds].sort().flatMap((t) => {
+      const c = partitionCount(t);
+      const ps = typeof c === 'number' ? Array.from({ length: Math.max(0, c) }, (_, p) => p) : [...c].sort((x, y) => x - y);
+      return ps.map((partition) => ({ topicId: t, partition }));
+    });
   if (homogeneous) {
     const topics = new Set(sorted[0]?.topicIds ?? []);
     balance(sorted.map((mm) => mm.memberId), partitionsOf(topics), (id) => heldOf(byId.get(id), topics), out);

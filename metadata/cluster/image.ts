@@ -31,6 +31,9 @@ export class MetadataImage {
   private readonly topicsById = new Map<string, TopicRecord>();
   private readonly partitionMap = new Map<string, Map<number, PartitionState>>();
   private readonly configMap = new Map<string, Map<string, string>>();
+  /** Per topic id, a number that grows whenever its record or one of its partitions changes (never reused, also across reset). */
+  private readonly topicChanges = new Map<string, number>();
+  private changeCount = 0;
 
   static fromSnapshot(snapshot: MetadataSnapshot): MetadataImage {
     const image = new MetadataImage();
@@ -66,6 +69,7 @@ export class MetadataImage {
     this.topicsById.clear();
     this.partitionMap.clear();
     this.configMap.clear();
+    this.topicChanges.clear();
     for (const r of snapshot.records) this.applyOne(r);
     this.rev = snapshot.revision;
   }
@@ -102,6 +106,15 @@ export class MetadataImage {
 
   topics(): TopicRecord[] {
     return [...this.topicsByName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /**
+   * Changes whenever the topic's record or any of its partition states changes
+   * (undefined for an unknown id): a reader that handled one value of it has
+   * nothing new to handle for that topic until it differs.
+   */
+  topicGeneration(topicId: string): number | undefined {
+    return this.topicChanges.get(topicId);
   }
 
   partition(topicId: string, partition: number): PartitionState | undefined {
@@ -151,7 +164,11 @@ export class MetadataImage {
         return;
       case 'topic': {
         const old = this.topicsByName.get(c.name);
-        if (old !== undefined) this.topicsById.delete(old.topicId);
+        if (old !== undefined) {
+          this.topicsById.delete(old.topicId);
+          this.topicChanges.set(old.topicId, ++this.changeCount);
+        }
+        if (c.topic !== null) this.topicChanges.set(c.topic.topicId, ++this.changeCount);
         if (c.topic === null) {
           this.topicsByName.delete(c.name);
         } else {
@@ -161,6 +178,7 @@ export class MetadataImage {
         return;
       }
       case 'partition': {
+        this.topicChanges.set(c.topicId, ++this.changeCount);
         let states = this.partitionMap.get(c.topicId);
         if (c.state === null) {
           states?.delete(c.partition);

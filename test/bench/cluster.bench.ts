@@ -2,6 +2,7 @@
 //
 //   npm run build && node dist/test/bench/cluster.bench.js [--part processes|metadata|startup|all]
 //       [--rounds N] [--records N] [--metadata-topics N] [--startup-partitions N] [--no-kafka]
+//       [--cpu-profile DIR]  (every broker runs under node --cpu-prof, profiles written to DIR at exit)
 //
 // processes: the same total load (Kafka's ProducerPerformance, then ConsumerPerformance) against
 //   a cluster of 1 and of 2 Sediment broker processes over etcd, RF=1 partitions spread over them:
@@ -31,6 +32,7 @@ interface Args {
   readonly metadataTopics: number;
   readonly startupPartitions: number;
   readonly kafka: boolean;
+  readonly cpuProfileDir: string | null;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -47,6 +49,7 @@ function parseArgs(argv: readonly string[]): Args {
     metadataTopics: Number(get('metadata-topics', '100')),
     startupPartitions: Number(get('startup-partitions', '10000')),
     kafka: !argv.includes('--no-kafka'),
+    cpuProfileDir: argv.includes('--cpu-profile') ? path.resolve(get('cpu-profile', '.')) : null,
   };
 }
 
@@ -62,11 +65,12 @@ export function fmt(s: Spread, digits = 1): string {
 }
 
 const clusterBase = { 'group.initial.rebalance.delay.ms': '0', 'log.segment.bytes': String(64 * 1024 * 1024) };
+let cpuProfileDir: string | null = null;
 let prefixes = 0;
 const nextPrefix = (what: string): string => `/bench-${what}-${process.pid}-${++prefixes}`;
 
 async function withCluster<T>(etcd: EtcdServer, brokers: number, overrides: Record<string, string>, body: (c: SedimentCluster) => Promise<T>): Promise<T> {
-  const c = await startSedimentCluster({ etcd, brokers, prefix: nextPrefix(`b${brokers}`), overrides: { ...clusterBase, ...overrides } });
+  const c = await startSedimentCluster({ etcd, brokers, prefix: nextPrefix(`b${brokers}`), overrides: { ...clusterBase, ...overrides }, brokerNodeArgs: () => (cpuProfileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`]) });
   try {
     return await body(c);
   } finally {
@@ -302,6 +306,7 @@ async function startupPart(etcd: EtcdServer, a: Args): Promise<void> {
 
 async function main(): Promise<void> {
   const a = parseArgs(process.argv.slice(2));
+  cpuProfileDir = a.cpuProfileDir;
   const etcd = await startEtcd();
   console.log(`cluster bench: ${JSON.stringify(a)}, etcd ${etcd.endpoint}`);
   try {

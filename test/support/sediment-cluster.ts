@@ -14,6 +14,8 @@ export interface ClusterOptions {
   readonly overrides?: Readonly<Record<string, string>>;
   /** Overrides of one broker on top of `overrides` (e.g. its broker.rack). */
   readonly brokerOverrides?: (nodeId: number) => Readonly<Record<string, string>>;
+  /** Node flags of one broker's process (e.g. `--cpu-prof`). */
+  readonly brokerNodeArgs?: (nodeId: number) => readonly string[];
 }
 
 export class SedimentCluster {
@@ -83,6 +85,7 @@ export async function startSedimentCluster(options: ClusterOptions): Promise<Sed
             ...options.overrides,
             ...options.brokerOverrides?.(id),
           },
+          nodeArgs: options.brokerNodeArgs?.(id) ?? [],
         }),
       );
     }

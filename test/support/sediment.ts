@@ -133,6 +133,8 @@ export interface SedimentOptions {
   readonly host?: string;
   /** Command prefix the broker runs under, e.g. `ip netns exec <ns>` (it must exec the program, keeping its pid). */
   readonly wrap?: readonly string[];
+  /** Node flags before the CLI script, e.g. `--cpu-prof` (NODE_OPTIONS refuses those). */
+  readonly nodeArgs?: readonly string[];
 }
 
 /** Overrides every test broker gets unless it says otherwise: no rebalance delay. */
@@ -218,7 +220,7 @@ export class SedimentProcess {
     for (const [k, v] of Object.entries(overridesFor(this.dataDir, this.port, this.options.overrides, this.options.host))) args.push('--override', `${k}=${v}`);
     const env = { ...process.env, SEDIMENT_LOG_LEVEL: this.options.logLevel ?? process.env['SEDIMENT_LOG_LEVEL'] ?? 'info' };
     const [command, ...prefix] = [...(this.options.wrap ?? []), process.execPath];
-    const child = spawn(command ?? process.execPath, [...prefix, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const child = spawn(command ?? process.execPath, [...prefix, ...(this.options.nodeArgs ?? []), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
     this.child = child;
     this.starts++;
     const logs = this.logs;

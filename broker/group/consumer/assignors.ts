@@ -14,6 +14,11 @@
 // by member id take contiguous ranges, the first `partitions % members` one
 // partition more. Kafka's version also keeps ranges sticky; ours recomputes
 // them from the sorted members (the same answer whenever membership is stable).
+//
+// Racks: neither assignor uses the members' RackId nor the partitions' replica
+// racks, as in Kafka 4.3.1, whose UniformAssignor and RangeAssignor lost their
+// rack awareness in 3.8 (KAFKA-16694); `rackId` is here for the input's
+// completeness (Kafka's MemberSubscription carries it for custom assignors).
 
 /** topic id -> partitions. */
 export type TargetPartitions = ReadonlyMap<string, ReadonlySet<number>>;

@@ -4,6 +4,7 @@
 import type { Assignor, AssignorMember } from './assignors.js';
 import type { ConsumerGroup, ConsumerMember, Target } from './consumer-group.js';
 import type { ConsumerTopicsView } from './types.js';
+import { groupHash, topicHash } from './metadata-hash.js';
 
 /** The topic names a member subscribes to: its names and what its regex resolved to. */
 export function memberTopicNames(group: ConsumerGroup, m: ConsumerMember): string[] {
@@ -28,27 +29,20 @@ export function subscribedTopicIdsOf(group: ConsumerGroup, m: ConsumerMember, to
 }
 
 /**
- * FNV-1a (64 bit) over the subscribed topics' names, ids and partition
- * counts. Kafka hashes more (racks) with another function: the value is
- * only compared with itself, so a group loaded from Kafka's records is
- * simply re-assigned once.
+ * The group's metadata hash as Kafka 4.1+ computes it (KIP-1101, see
+ * metadata-hash.ts): over the subscribed topics that exist, their ids,
+ * partition counts and partition racks. A group loaded from Kafka's records
+ * keeps its epoch when nothing changed.
  */
 export function metadataHashOf(names: readonly string[], topics: ConsumerTopicsView): bigint {
-  const mask = (1n << 64n) - 1n;
-  let h = 0xcbf29ce484222325n;
-  const feed = (s: string): void => {
-    for (const b of Buffer.from(s, 'utf8')) {
-      h ^= BigInt(b);
-      h = (h * 0x100000001b3n) & mask;
-    }
-  };
-  for (const n of names) {
-    const t = topics.byName(n);
+  const hashes = new Map<string, bigint>();
+  for (const name of names) {
+    const t = topics.byName(name);
     if (t === undefined) continue;
-    feed(`${n}\u0000${t.topicId}\u0000${t.partitionCount}\u0001`);
+    const topic = { name, topicId: t.topicId, partitionCount: t.partitionCount, partitionRacks: (p: number) => topics.partitionRacks?.(name, p) ?? [] };
+    hashes.set(name, topics.topicHashes?.hash(topic) ?? topicHash(topic));
   }
-  // As a signed int64, the record's type.
-  return BigInt.asIntN(64, h);
+  return groupHash(hashes);
 }
 
 export function computeTargetAssignment(group: ConsumerGroup, topics: ConsumerTopicsView, assignor: Assignor): Map<string, Target> {

@@ -1,5 +1,6 @@
 // The KIP-848 consumer group API in plain data, independent of wire versions.
 import type { MigrationPolicy } from './config.js';
+import type { TopicHashCache } from './metadata-hash.js';
 
 export interface TopicPartitionsParam {
   readonly topicId: string;
@@ -71,6 +72,10 @@ export interface ConsumerTopicsView {
   byId(topicId: string): { readonly name: string; readonly partitionCount: number } | undefined;
   /** Every topic a subscription regex may match (internal topics are not offered). */
   names(): Iterable<string>;
+  /** The racks of a partition's replicas (brokers without a rack left out), for the metadata hash; none when absent. */
+  partitionRacks?(name: string, partition: number): readonly string[];
+  /** Topic hashes kept across views (the broker's one cache); each is computed afresh without. */
+  readonly topicHashes?: TopicHashCache;
 }
 
 export const noTopics: ConsumerTopicsView = {
@@ -91,8 +96,12 @@ interface TopicRecordLike {
 export function consumerTopicsView(
   store: { get(name: string): TopicRecordLike | undefined; getById(topicId: string): TopicRecordLike | undefined; list(): readonly TopicRecordLike[] },
   isInternal: (name: string) => boolean,
+  partitionRacks?: (name: string, partition: number) => readonly string[],
+  topicHashes?: TopicHashCache,
 ): ConsumerTopicsView {
   return {
+    ...(partitionRacks === undefined ? {} : { partitionRacks }),
+    ...(topicHashes === undefined ? {} : { topicHashes }),
     byName: (name) => {
       const t = store.get(name);
       return t === undefined ? undefined : { topicId: t.topicId, partitionCount: t.partitionCount };

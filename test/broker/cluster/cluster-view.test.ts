@@ -87,4 +87,11 @@ describe('ClusterView', () => {
       errorCode: ErrorCode.LEADER_NOT_AVAILABLE, partitionIndex: 1, leaderId: -1, leaderEpoch: 1, replicaNodes: [3], isrNodes: [3], offlineReplicas: [3],
     });
   });
+
+  it('replicaRacks (the group metadata hash\'s partition racks): racks of registered replicas that have one; undefined for local topics', () => {
+    const view = new ClusterView(image([1, 2, 3], [led(1, [1, 3, 3]), led(2, [2, 4])], 1), 1, 'PLAINTEXT');
+    assert.deepEqual(view.replicaRacks('t', 0), ['r3', 'r3']);
+    assert.deepEqual(view.replicaRacks('t', 1), [], 'broker 2 has no rack, 4 is not registered');
+    assert.equal(view.replicaRacks('local', 0), undefined);
+  });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { coalescedPerTurn } from '../../../broker/cluster/cluster-serving.js';
+import { coalescedPerTurn, collectedPerTurn } from '../../../broker/cluster/cluster-serving.js';
 
 const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
@@ -18,5 +18,23 @@ describe('coalescedPerTurn', () => {
     assert.equal(runs, 2);
     await nextTurn();
     assert.equal(runs, 2, 'nothing without a call');
+  });
+});
+
+describe('collectedPerTurn', () => {
+  it('runs once in the next turn with every key added in this one', async () => {
+    const runs: string[][] = [];
+    const add = collectedPerTurn<string>((keys) => runs.push([...keys].sort()));
+    add('b');
+    add('a');
+    add('b');
+    assert.deepEqual(runs, [], 'not synchronously');
+    await nextTurn();
+    assert.deepEqual(runs, [['a', 'b']]);
+    add('c');
+    await nextTurn();
+    assert.deepEqual(runs, [['a', 'b'], ['c']]);
+    await nextTurn();
+    assert.equal(runs.length, 2, 'nothing without a key');
   });
 });

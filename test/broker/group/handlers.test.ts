@@ -40,11 +40,19 @@ function requestContext(apiKey: number, apiVersion: number): RequestContext {
   };
 }
 
+/** Topic 't' (3 partitions) has this id; no other topic exists. */
+const T_ID = 'dGVzdC10b3BpYy1pZC0wMA';
+const UNKNOWN_ID = 'bm8tc3VjaC10b3BpYy1pZA';
+
 function broker(h: Harness): OffsetCommitHandlerContext {
+  const t = { name: 't', topicId: T_ID, partitionCount: 3 };
   return {
     groups: h.coordinator,
     coordinatorNode: () => ({ nodeId: 7, host: 'localhost', port: 19092 }),
-    topics: { partition: (topic: string, partition: number) => (topic === 't' && partition < 3 ? {} : undefined) },
+    topics: {
+      partition: (topic: string, partition: number) => (topic === 't' && partition < 3 ? {} : undefined),
+      store: { get: (name: string) => (name === 't' ? t : undefined), getById: (id: string) => (id === T_ID ? t : undefined) },
+    },
   };
 }
 
@@ -95,8 +103,8 @@ test('every handler advertises the ranges of PROTOCOL-COMPAT.md and the 4.3 addi
     (x) => [x.apiKey, x.minVersion, x.maxVersion],
   );
   assert.deepEqual(ranges, [
-    [8, 2, 9],
-    [9, 1, 9],
+    [8, 2, 10],
+    [9, 1, 10],
     [10, 0, 6],
     [11, 0, 9],
     [12, 0, 4],
@@ -264,6 +272,54 @@ test('OffsetCommit v2 retention and OffsetFetch v1/v2/v7 shapes', async () => {
   assert.deepEqual(invalidV1.topics[0]?.partitions.map((p) => p.errorCode), [ErrorCode.INVALID_GROUP_ID, ErrorCode.INVALID_GROUP_ID]);
 });
 
+test('OffsetCommit v10 / OffsetFetch v10 name topics by id; unknown ids are UNKNOWN_TOPIC_ID', async () => {
+  const h = await startHarness();
+  const partition = (partitionIndex: number, committedOffset: bigint) => ({ partitionIndex, committedOffset, committedLeaderEpoch: 2, committedMetadata: 'm' });
+  const commit = await call(h, apis.OffsetCommit, offsetCommit, 10, {
+    groupId: 'simple',
+    generationIdOrMemberEpoch: -1,
+    memberId: '',
+    groupInstanceId: null,
+    retentionTimeMs: -1n,
+    topics: [
+      { name: '', topicId: T_ID, partitions: [partition(0, 5n), partition(7, 1n)] },
+      { name: '', topicId: UNKNOWN_ID, partitions: [partition(0, 1n), partition(1, 1n)] },
+      { name: '', topicId: ZERO_UUID, partitions: [partition(0, 1n)] },
+    ],
+  });
+  assert.deepEqual(
+    commit.topics.map((t) => [t.topicId, t.partitions.map((p) => [p.partitionIndex, p.errorCode])]),
+    [
+      [T_ID, [[0, ErrorCode.NONE], [7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]],
+      [UNKNOWN_ID, [[0, ErrorCode.UNKNOWN_TOPIC_ID], [1, ErrorCode.UNKNOWN_TOPIC_ID]]],
+      [ZERO_UUID, [[0, ErrorCode.UNKNOWN_TOPIC_ID]]],
+    ],
+  );
+  // The commit by id is the commit by name: v9 reads it back under 't'.
+  const byName = await call(h, apis.OffsetFetch, offsetFetch, 9, { groupId: '', topics: [], requireStable: false, groups: [{ groupId: 'simple', memberId: null, memberEpoch: -1, topics: [{ name: 't', topicId: ZERO_UUID, partitionIndexes: [0] }] }] });
+  assert.deepEqual(byName.groups[0]?.topics.map((t) => [t.name, t.partitions.map((p) => p.committedOffset)]), [['t', [5n]]]);
+
+  const fetch = (topics: OffsetFetchRequest['groups'][number]['topics'], groupId = 'simple') =>
+    call(h, apis.OffsetFetch, offsetFetch, 10, { groupId: '', topics: [], requireStable: false, groups: [{ groupId, memberId: null, memberEpoch: -1, topics }] });
+  const some = await fetch([
+    { name: '', topicId: T_ID, partitionIndexes: [0, 1] },
+    { name: '', topicId: UNKNOWN_ID, partitionIndexes: [2] },
+  ]);
+  assert.equal(some.groups[0]?.errorCode, ErrorCode.NONE);
+  assert.deepEqual(
+    some.groups[0]?.topics.map((t) => [t.topicId, t.partitions.map((p) => [p.partitionIndex, p.committedOffset, p.committedLeaderEpoch, p.metadata, p.errorCode])]),
+    [
+      [T_ID, [[0, 5n, 2, 'm', ErrorCode.NONE], [1, -1n, -1, '', ErrorCode.NONE]]],
+      [UNKNOWN_ID, [[2, -1n, -1, '', ErrorCode.UNKNOWN_TOPIC_ID]]],
+    ],
+  );
+  const all = await fetch(null);
+  assert.deepEqual(all.groups[0]?.topics.map((t) => [t.topicId, t.partitions.map((p) => p.committedOffset)]), [[T_ID, [5n]]]);
+  // A group-level error is the whole answer: no per-topic UNKNOWN_TOPIC_ID beside it.
+  const invalid = await fetch([{ name: '', topicId: UNKNOWN_ID, partitionIndexes: [0] }], '');
+  assert.deepEqual([invalid.groups[0]?.errorCode, invalid.groups[0]?.topics.length], [ErrorCode.INVALID_GROUP_ID, 0]);
+});
+
 test('DescribeGroups, ListGroups, DeleteGroups and OffsetDelete at their versions', async () => {
   const h = await startHarness();
   const join = track(call(h, apis.JoinGroup, joinGroup, 5, joinRequest({ groupInstanceId: 'i-1' })));
@@ -312,8 +368,8 @@ test('DescribeGroups, ListGroups, DeleteGroups and OffsetDelete at their version
 
 test('error responses encode at every advertised version', async () => {
   const samples: [ApiDescriptor<unknown, unknown>, ApiHandler<unknown, unknown, never>, unknown][] = [
-    [apis.OffsetCommit, offsetCommit, { groupId: 'g', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }] }],
-    [apis.OffsetFetch, offsetFetch, { groupId: 'g', topics: [{ name: 't', partitionIndexes: [0] }], groups: [{ groupId: 'g', memberId: null, memberEpoch: -1, topics: null }], requireStable: false }],
+    [apis.OffsetCommit, offsetCommit, { groupId: 'g', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, topics: [{ name: 't', topicId: T_ID, partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }] }],
+    [apis.OffsetFetch, offsetFetch, { groupId: 'g', topics: [{ name: 't', partitionIndexes: [0] }], groups: [{ groupId: 'g', memberId: null, memberEpoch: -1, topics: [{ name: 't', topicId: T_ID, partitionIndexes: [0] }] }], requireStable: false }],
     [apis.FindCoordinator, findCoordinator, { key: 'g', keyType: 0, coordinatorKeys: ['g'] }],
     [apis.JoinGroup, joinGroup, joinRequest()],
     [apis.Heartbeat, heartbeat, { groupId: 'g', generationId: 1, memberId: 'm', groupInstanceId: null }],

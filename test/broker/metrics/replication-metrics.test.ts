@@ -116,6 +116,18 @@ describe('replication metrics', () => {
     assert.equal(value(text, 'sediment_isr_shrinks_total'), 2, 'counters keep their totals across scrapes');
   });
 
+  it('count the record bytes this broker appended as a follower, per topic', async () => {
+    const c = await setUp();
+    const metrics = metricsFor(c.part(1));
+    c.emit({ type: 'follower-fetched', topic: 'orders', partition: 0, logEndOffset: 10n, highWatermark: 5n, appendedBytes: 700 });
+    c.emit({ type: 'follower-fetched', topic: 'orders', partition: 1, logEndOffset: 10n, highWatermark: 10n, appendedBytes: 300 });
+    c.emit({ type: 'follower-fetched', topic: 'orders', partition: 1, logEndOffset: 10n, highWatermark: 10n, appendedBytes: 0 });
+    c.emit({ type: 'follower-fetched', topic: 'other', partition: 0, logEndOffset: 2n, highWatermark: 2n, appendedBytes: 64 });
+    const text = await metrics.scrape();
+    assert.equal(value(text, 'sediment_replica_fetch_bytes_total', 'topic="orders"'), 1000);
+    assert.equal(value(text, 'sediment_replica_fetch_bytes_total', 'topic="other"'), 64);
+  });
+
   it('are absent on a single broker', async () => {
     const text = await metricsFor(undefined).scrape();
     assert.equal(value(text, 'sediment_under_replicated_partitions'), undefined);

@@ -58,6 +58,7 @@ function setup(): { share: ShareGroups; log: MemoryLog; clock: ManualClock; wait
     configs,
     maxSize: 10,
     maxShareSessions: 10,
+    initializeRetryIntervalMs: 30_000,
     broker: {
       topicName: (id) => (id === TOPIC_ID ? 't' : undefined),
       topicByName: (n) => (n === 't' ? { topicId: TOPIC_ID, partitionCount: 1 } : undefined),

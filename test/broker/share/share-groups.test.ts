@@ -48,14 +48,20 @@ test('simple assignor keeps what a member had when it still fits (stickiness)', 
 
 function coordinator(clock: ManualClock, removed: string[] = []): ShareGroupCoordinator {
   const topics = new Map([['t', { topicId: 'TID', partitionCount: 3 }]]);
-  return new ShareGroupCoordinator({
+  const c = new ShareGroupCoordinator({
     clock,
     scheduler: new ManualScheduler(clock),
     topics: { byName: (n) => topics.get(n), nameOf: () => 't' },
     config: { maxSize: 2, sessionTimeoutMs: () => 45_000, heartbeatIntervalMs: () => 5_000 },
     otherGroupExists: (g) => g === 'classic',
     onMemberRemoved: (_g, m) => removed.push(m),
+    stateInitializer: { initialize: async (_g, _e, _s, ts) => ts.flatMap((t) => t.partitions.map((partition) => ({ topicId: t.topicId, partition, errorCode: 0, errorMessage: null }))) },
+    initializeRetryIntervalMs: 30_000,
+    onInitializeError: (_g, err) => assert.fail(`initialisation failed: ${String(err)}`),
   });
+  // The share-partitions' state exists already (share-state-init.test.ts tests its initialisation): they are assignable at once.
+  c.markInitialized(c.getOrCreate('g'), 'TID', 't', [0, 1, 2]);
+  return c;
 }
 
 const hb = (memberId: string, memberEpoch: number, subscribed: string[] | null = null, groupId = 'g'): HeartbeatParams => ({ groupId, memberId, memberEpoch, rackId: null, subscribedTopicNames: subscribed, clientId: 'c', clientHost: '/127.0.0.1' });

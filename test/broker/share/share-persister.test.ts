@@ -226,3 +226,17 @@ test('share-state service: each partition of a request is answered on its own, e
   const after = await service.read({ groupId: 'g', topics: [{ topicId: T, partitions: [{ partition: served, leaderEpoch: 3 }] }] });
   assert.deepEqual(after.results[0]!.partitions[0], { partition: served, errorCode: 0, errorMessage: null, stateEpoch: 1, startOffset: 3n, stateBatches: [] });
 });
+
+test('routed persister: InitializeShareGroupState at start offset -1 reaches the key\'s coordinator; the key then counts as having state, a lower state epoch is fenced', async () => {
+  const { coordinators, persister, lead } = twoBrokers();
+  for (let q = 0; q < N; q++) await lead(q, 2);
+  assert.deepEqual(await persister.partitionsOf('g'), []);
+  await persister.initialize('g', T, 1, 3, -1n);
+  assert.deepEqual(await coordinators.get(2)!.readState({ groupId: 'g', topicId: T, partition: 1 }, -1), { stateEpoch: 3, startOffset: -1n, stateBatches: [] });
+  assert.equal(await persister.read('g', T, 1, 0), null, 'no start offset yet: the share-partition resolves share.auto.offset.reset');
+  assert.deepEqual(await persister.partitionsOf('g'), [{ topicId: T, partition: 1 }], 'initialised by the group coordinator');
+  await rejectsWith(persister.initialize('g', T, 1, 2, -1n), ErrorCode.FENCED_STATE_EPOCH);
+  // The share-partition's first write carries the state epoch it read.
+  await persister.write('g', T, 1, stateOf(5n, [0]), 0);
+  assert.deepEqual(await persister.read('g', T, 1, 0), stateOf(5n, [0]));
+});

@@ -36,6 +36,32 @@ describe('MetadataImage', () => {
     assert.equal(image.configs({ type: 'broker', nodeId: 1 }).size, 0);
   });
 
+  it("moves a topic's generation when its record or one of its partitions changes, and only that topic's; a reset moves every one", () => {
+    const image = new MetadataImage();
+    image.apply(1n, [
+      { kind: 'topic', name: 'a', topic: topic('a', 2) },
+      { kind: 'topic', name: 'b', topic: topic('b', 1) },
+      { kind: 'partition', topicId: 'id-a', partition: 0, state: state(1) },
+      { kind: 'partition', topicId: 'id-b', partition: 0, state: state(1) },
+    ]);
+    const a1 = image.topicGeneration('id-a');
+    const b1 = image.topicGeneration('id-b');
+    assert.notEqual(a1, undefined);
+    assert.equal(image.topicGeneration('id-nope'), undefined);
+    image.apply(2n, [{ kind: 'partition', topicId: 'id-a', partition: 1, state: state(2) }]);
+    const a2 = image.topicGeneration('id-a');
+    assert.notEqual(a2, a1, 'a partition of a changed');
+    assert.equal(image.topicGeneration('id-b'), b1, 'b did not change');
+    image.apply(3n, [{ kind: 'broker', nodeId: 1, broker: broker(1, 7n) }, { kind: 'config', resource: { type: 'cluster' }, name: 'x', value: '1' }]);
+    assert.equal(image.topicGeneration('id-a'), a2, 'broker and config records are no topic change');
+    image.apply(4n, [{ kind: 'topic', name: 'b', topic: { ...topic('b', 1), configs: { 'retention.ms': '1' } } }]);
+    assert.notEqual(image.topicGeneration('id-b'), b1, "b's record changed");
+    const before = [image.topicGeneration('id-a'), image.topicGeneration('id-b')];
+    image.reset({ revision: 9n, problems: [], records: [{ kind: 'topic', name: 'a', topic: topic('a', 2) }, { kind: 'topic', name: 'b', topic: topic('b', 1) }] });
+    assert.notEqual(image.topicGeneration('id-a'), before[0]);
+    assert.notEqual(image.topicGeneration('id-b'), before[1]);
+  });
+
   it('applies revisions in order and ignores ones it already has', () => {
     const image = new MetadataImage();
     const create: MetadataChange[] = [

@@ -66,3 +66,16 @@ test('range: contiguous ranges by sorted member id, the first ones one more', ()
   assert.deepEqual([...(result.get('b')?.get('t') ?? [])], [3, 4]);
   assert.deepEqual([...(result.get('c')?.get('t') ?? [])], [5, 6]);
 });
+
+// Kafka 4.3.1's server-side assignors have no rack logic (removed in 3.8, KAFKA-16694):
+// members' racks must not change what uniform or range assign.
+test('uniform and range: member racks do not change the assignment, as in Kafka 4.3.1', () => {
+  const partitionCounts = new Map([['a', 5], ['b', 4]]);
+  const plain = [member('m1', ['a', 'b'], { a: [0, 1] }), member('m2', ['a', 'b']), member('m3', ['a'])];
+  const racked = plain.map((m, i) => ({ ...m, rackId: `rack-${i % 2}` }));
+  for (const assign of [uniformAssign, rangeAssign]) {
+    const withRacks = assign({ members: racked, partitionCounts });
+    everyPartitionOnce(withRacks, partitionCounts);
+    assert.deepEqual(withRacks, assign({ members: plain, partitionCounts }), assign.name);
+  }
+});
