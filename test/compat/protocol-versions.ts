@@ -85,6 +85,17 @@ function notServedSection(): string[] {
     '',
     'Not advertised by Kafka 4.3.1 in its default configuration either, and not served: GetTelemetrySubscriptions (71) and PushTelemetry (72) (client telemetry, KIP-714: Kafka advertises them only with a metrics reporter that receives telemetry), InitProducerId v6 (two-phase commit, KIP-939: unstable in 4.3.1), and the inter-broker and controller APIs a KRaft broker answers only on its controller listener.',
     '',
+    '### Answers compared with Kafka 4.3.1',
+    '',
+    "`test/broker/protocol/golden/kafka-parity.test.ts` sends the requests captured from real clients talking to Kafka 4.3.1 (`test/golden/kafka-responses/`: kcat, confluent-kafka-python, kafkajs, the Java 4.3.1 client and CLI tools) to Sediment, holding the same topics, records and groups, and compares the answers field by field, but for what legitimately differs (cluster id, hosts, ports, topic and member ids, producer ids, throttle time, list order). Compared: ApiVersions 2-4, CreateTopics 3/4/7, Produce 7/13, ListOffsets 2/3/11, Metadata 4/6/13, DescribeTopicPartitions 0, ListPartitionReassignments 0, DescribeCluster 2, FindCoordinator 2/6, InitProducerId 1/4/5, IncrementalAlterConfigs 1 (a group), DeleteRecords 2, JoinGroup 5/9, SyncGroup 3/5, Heartbeat 3, LeaveGroup 1/3/5, OffsetCommit 5/7/9/10, OffsetFetch 4/7/9/10, DescribeGroups 6, ListGroups 5, ConsumerGroupHeartbeat 1, ConsumerGroupDescribe 1, ShareGroupHeartbeat 1, ShareGroupDescribe 1. Not compared, as their answers hold the capture run's history (the records of several producers, a share member's session and in-flight records): Fetch 11/18, ShareFetch 2, ShareAcknowledge 2, DescribeShareGroupOffsets 1, and DescribeConfigs 4 of a broker (Sediment's broker configs are its own, configuration.md). The differences that remain:",
+    '',
+    '- A new consumer or share group: Kafka 4.3.1 gives its first member epoch 2, Sediment 1; every later change adds one on both (seen on the real broker with two console consumers: 2, then 3). Clients only echo epochs.',
+    '- CreateTopics v5+ (and DescribeConfigs of a topic) also list `message.downconversion.enable`, which Kafka 4.0 removed and Sediment accepts for old configuration files (configuration.md).',
+    "- A topic's `min.insync.replicas` is reported from DYNAMIC_DEFAULT_BROKER_CONFIG (3) by Kafka 4.3.1, whose storage format writes a cluster-wide value for ELR (KIP-966), from DEFAULT_CONFIG (5) by Sediment.",
+    '- `remote.storage.enable` defaults to true on Sediment while tiered storage is on (its default, configuration.md); compared with it off, as Kafka runs by default.',
+    '',
+    "Found by the comparison and fixed: FindCoordinator's error message for a found coordinator (`NONE` in v1-3, empty per key in v4+, was null); OffsetForLeaderEpoch v2, which librdkafka sends, was not advertised; ShareGroupDescribe's assignment epoch after a member left (Kafka computes the target assignment at the next heartbeat, Sediment computed it at the leave).",
+    '',
   ];
 }
 
