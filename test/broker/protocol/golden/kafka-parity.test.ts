@@ -35,7 +35,11 @@ import type { MetadataResponse } from '../../../../broker/protocol/messages/meta
 import type { JoinGroupRequest } from '../../../../broker/protocol/messages/join-group.js';
 import type { ListOffsetsRequest } from '../../../../broker/protocol/messages/list-offsets.js';
 import { ErrorCode } from '../../../../broker/protocol/errors.js';
-import { buildRecordBatch } from '../../../../broker/protocol/record-batch.js';
+import { assignBaseOffset, buildRecordBatch, readBatchHeader } from '../../../../broker/protocol/record-batch.js';
+import { recordsBuffer, type Records } from '../../../../broker/protocol/record-parts.js';
+import type { ShareFetchResponse } from '../../../../broker/protocol/messages/share-fetch.js';
+import type { ShareAcknowledgeRequest } from '../../../../broker/protocol/messages/share-acknowledge.js';
+import type { FetchResponse } from '../../../../broker/protocol/messages/fetch.js';
 import { kafka43Differences, kafka43NotAdvertised } from '../../../compat/protocol-versions.js';
 
 const dir = path.join(repoRoot(), 'test', 'golden', 'kafka-responses');
@@ -74,10 +78,6 @@ function golden(file: string): Golden {
 
 /** Captures whose answer depends on the capture run's history, with why. */
 const historyBound: Readonly<Record<string, string>> = {
-  'fetch-v11.bin': 'the records every produce of the run left (client timestamps, several producers)',
-  'fetch-v18.bin': 'the records every produce of the run left, and a fetch session id',
-  'share-fetch-v2.bin': "a live share member's session and the records the run produced",
-  'share-acknowledge-v2.bin': "a live share member's session and acquired records",
   'describe-share-group-offsets-v1.bin': 'the share-partition state the run left',
   'describe-configs-v4.bin': "every broker config and its value: Sediment's broker configs are not Kafka's (docs/configuration.md)",
 };
@@ -126,6 +126,7 @@ function normalise(v: unknown): unknown {
     else if (k === 'throttleTimeMs') out[k] = 0;
     else if (k === 'topicId' && typeof x === 'string' && x !== ZERO_UUID) out[k] = idNames.get(x) ?? `<unknown topic id ${x}>`;
     else if (k === 'producerId' && typeof x === 'bigint' && x >= 0n) out[k] = '<producer id>';
+    else if (k === 'sessionId' && typeof x === 'number' && x !== 0) out[k] = '<fetch session id>';
     else if ((k === 'memberId' || k === 'leader') && typeof x === 'string' && memberNames.has(x)) out[k] = memberNames.get(x);
     else out[k] = normalise(x);
   }
@@ -369,7 +370,25 @@ describe('cluster, coordinators, producer ids, group configs', () => {
   parity('incremental-alter-configs-v1.bin', () => expectSame('incremental-alter-configs-v1.bin'));
 });
 
-describe('records: offsets by time and at the end, DeleteRecords', () => {
+/** Appends the batches of a Kafka answer that the partition does not hold yet (by offset), as a producer sends them. */
+async function appendAsKafkaHas(topic: string, partition: number, records: Records | null): Promise<void> {
+  const log = broker.broker.context.topics.partition(topic, partition);
+  assert.ok(log !== undefined, `${topic}-${partition}`);
+  const bytes = records === null ? Buffer.alloc(0) : recordsBuffer(records);
+  for (let pos = 0; pos < bytes.length; ) {
+    const h = readBatchHeader(bytes, pos);
+    const size = h.batchLength + 12;
+    if (h.baseOffset >= log.logEndOffset) {
+      // Base offset 0 (outside the CRC), as a producer sends it: the broker assigns it.
+      const batch = Buffer.from(bytes.subarray(pos, pos + size));
+      assignBaseOffset(batch, 0, 0n);
+      assert.equal((await log.append(batch)).baseOffset, h.baseOffset);
+    }
+    pos += size;
+  }
+}
+
+describe('records: fetches, offsets by time and at the end', () => {
   // What the run's producers left, rebuilt: confluent-kafka-python's 40 records in
   // golden-python-group (record i in partition i % 3, CreateTime base + i, the base being
   // the time ListOffsets v2 asks for), and the console producer's 18 records in golden-cli
@@ -383,13 +402,25 @@ describe('records: offsets by time and at the end, DeleteRecords', () => {
       for (let i = p; i < 40; i += 3) records.push({ key: Buffer.from(`k-${i}`), value: Buffer.from(`v-${i}`), timestamp: base + i });
       await log.append(buildRecordBatch({ records }));
     }
-    const cli = broker.broker.context.topics.partition('golden-cli', 0);
-    assert.ok(cli !== undefined);
-    await cli.append(buildRecordBatch({ records: Array.from({ length: 18 }, (_, i) => ({ key: Buffer.from(`k-${i}`), value: Buffer.from(`cli-${i}`), timestamp: base + i })) }));
+    // golden-cli partition 0: the console producer's batches, as the share consumer received them.
+    const shareFetch = golden('share-fetch-v2.bin').response as unknown as ShareFetchResponse;
+    await appendAsKafkaHas('golden-cli', 0, shareFetch.responses[0]?.partitions.find((p) => p.partitionIndex === 0)?.records ?? null);
   });
+  // A fetch from offset 0 returns every batch the run's producers wrote: the batches Kafka
+  // returned are appended as they are (the first of each partition is there already, from
+  // the replayed Produce), so Sediment holds the same bytes at the same offsets.
+  for (const file of ['fetch-v11.bin', 'fetch-v18.bin']) {
+    parity(file, async () => {
+      const kafka = golden(file).response as unknown as FetchResponse;
+      for (const t of kafka.responses) {
+        const name = t.topic !== '' ? t.topic : (idNames.get(t.topicId) ?? '').replace(/^id\((.*)\)$/, '$1');
+        for (const p of t.partitions) await appendAsKafkaHas(name, p.partitionIndex, p.records);
+      }
+      await expectSame(file);
+    });
+  }
   parity('list-offsets-v2.bin', () => expectSame('list-offsets-v2.bin'));
   parity('list-offsets-v11.bin', () => expectSame('list-offsets-v11.bin'));
-  parity('delete-records-v2.bin', () => expectSame('delete-records-v2.bin'));
 });
 
 /**
@@ -523,6 +554,35 @@ describe('a share group', () => {
       },
     );
   });
+  // Its first fetch, in a new share session: partition 0's records, acquired.
+  parity('share-fetch-v2.bin', () => expectSame('share-fetch-v2.bin'));
+  // The consumer's last acknowledgement, closing its session (epoch -1): partition 1's
+  // 12 records, which a later fetch (not in the capture) acquired; made so here.
+  parity('share-acknowledge-v2.bin', async () => {
+    const ack = golden('share-acknowledge-v2.bin').request as unknown as ShareAcknowledgeRequest;
+    const batch = ack.topics[0]?.partitions[0]?.acknowledgementBatches[0];
+    assert.ok(batch !== undefined && ack.topics[0]?.partitions[0]?.partitionIndex === 1);
+    const p1 = broker.broker.context.topics.partition('golden-cli', 1);
+    assert.ok(p1 !== undefined);
+    const count = Number(batch.lastOffset - batch.firstOffset) + 1;
+    await p1.append(buildRecordBatch({ records: Array.from({ length: count }, (_, i) => ({ key: Buffer.from(`k-${i}`), value: Buffer.from(`cli-${i}`), timestamp: 1_700_000_000_000 + i })) }));
+    const fetched = await call(apis.ShareFetch, 2, {
+      groupId,
+      memberId: ack.memberId,
+      shareSessionEpoch: 1,
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      maxRecords: 500,
+      batchSize: 500,
+      shareAcquireMode: 0,
+      isRenewAck: false,
+      topics: [{ topicId: kafkaToSediment.get(ack.topics[0]?.topicId ?? '') ?? '', partitions: [{ partitionIndex: 1, partitionMaxBytes: 0, acknowledgementBatches: [] }] }],
+      forgottenTopicsData: [],
+    });
+    assert.deepEqual(fetched.responses[0]?.partitions.map((q) => [q.partitionIndex, q.acquiredRecords]), [[1, [{ firstOffset: batch.firstOffset, lastOffset: batch.lastOffset, deliveryCount: 1 }]]]);
+    await expectSame('share-acknowledge-v2.bin');
+  });
   parity('share-group-describe-v1.bin', async () => {
     const memberId = golden('share-group-heartbeat-v1.bin').request['memberId'] as string;
     const left = await call(apis.ShareGroupHeartbeat, 1, { groupId, memberId, memberEpoch: -1, rackId: null, subscribedTopicNames: null });
@@ -534,6 +594,11 @@ describe('a share group', () => {
       }
     });
   });
+});
+
+describe('records deleted', () => {
+  // kafka-delete-records, after the share consumer, as in the capture.
+  parity('delete-records-v2.bin', () => expectSame('delete-records-v2.bin'));
 });
 
 test('every captured answer is compared here or named as bound to the run', () => {
