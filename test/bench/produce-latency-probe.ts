@@ -47,7 +47,14 @@ async function main(): Promise<void> {
   samples.length = 0;
   process.stdout.write('ready\n');
   let owed = 0;
+  // How late each tick ran: the probe's own scheduling delay, reported with the samples so a
+  // slow send can be told from a probe that was not running.
+  const ticks: LatencySample[] = [];
+  let expected = now() + TICK_MS;
   const timer = setInterval(() => {
+    const t = now();
+    ticks.push({ at: expected, ms: Math.max(0, t - expected) });
+    expected = t + TICK_MS;
     owed += (rate * TICK_MS) / 1000;
     for (; owed >= 1; owed--) sendOne();
   }, TICK_MS);
@@ -59,7 +66,7 @@ async function main(): Promise<void> {
   clearInterval(timer);
   await Promise.all(inFlight);
   await producer.disconnect();
-  process.stdout.write(`${JSON.stringify({ samples, errors })}\n`);
+  process.stdout.write(`${JSON.stringify({ samples, errors, ticks })}\n`);
 }
 
 main().catch((e: unknown) => {

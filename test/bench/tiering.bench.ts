@@ -228,7 +228,7 @@ async function consume(bootstrap: string, topic: string, counts: readonly bigint
 /** A running produce latency probe (test/bench/produce-latency-probe.ts) in its own process. */
 interface LatencyProbe {
   /** Closes the probe's stdin; resolves with every acknowledged send once it has exited. */
-  stop(): Promise<{ samples: LatencySample[]; errors: number }>;
+  stop(): Promise<{ samples: LatencySample[]; errors: number; ticks: LatencySample[] }>;
 }
 
 async function startProbe(bootstrap: string, topic: string, rate: number): Promise<LatencyProbe> {
@@ -255,7 +255,7 @@ async function startProbe(bootstrap: string, topic: string, rate: number): Promi
       const code = await exited;
       const last = out.trimEnd().split('\n').at(-1) ?? '';
       if (code !== 0 || !last.startsWith('{')) throw new Error(`latency probe exited ${code}: ${err.slice(-2000)}`);
-      return JSON.parse(last) as { samples: LatencySample[]; errors: number };
+      return JSON.parse(last) as { samples: LatencySample[]; errors: number; ticks: LatencySample[] };
     },
   };
 }
@@ -412,6 +412,10 @@ interface LatencyRound {
   readonly cold: WindowStats | null;
   readonly coldMs: number;
   readonly errors: number;
+  /** The broker's event loop delay p99 during the copy and during the cold read. */
+  readonly loopP99Ms: { copy: number; cold: number };
+  /** How late the probe's own timer ran (p99): its scheduling delay on the shared cores. */
+  readonly probeLateP99Ms: { copy: number; cold: number };
 }
 
 interface Results {
@@ -623,7 +627,10 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       await pause(o.latencyIdleMs);
       const copyFrom = epochNow();
       const rlmNow = broker.broker.remoteLogManager!;
+      const copyLoop = monitorEventLoopDelay({ resolution: 1 });
+      copyLoop.enable();
       await Promise.all(logsOf(topic).map((l) => rlmNow.runPartition(l)));
+      copyLoop.disable();
       const copyTo = epochNow();
       const up = await probe.stop();
       await setLocalRetention(broker.bootstrap, topic, 1000);
@@ -635,7 +642,10 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       const idle2 = epochNow();
       await pause(o.latencyIdleMs);
       const coldFrom = epochNow();
+      const coldLoop = monitorEventLoopDelay({ resolution: 1 });
+      coldLoop.enable();
       await consume(broker.bootstrap, topic, ends);
+      coldLoop.disable();
       const coldTo = epochNow();
       const down = await probe.stop();
       const round: LatencyRound = {
@@ -646,11 +656,13 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
         cold: windowStats(down.samples, coldFrom, coldTo),
         coldMs: coldTo - coldFrom,
         errors: up.errors + down.errors,
+        loopP99Ms: { copy: copyLoop.percentile(99) / 1e6, cold: coldLoop.percentile(99) / 1e6 },
+        probeLateP99Ms: { copy: windowStats(up.ticks, copyFrom, copyTo)?.p99 ?? 0, cold: windowStats(down.ticks, coldFrom, coldTo)?.p99 ?? 0 },
       };
       latency.push(round);
       console.log(
         `latency round ${r}: idle ${formatWindow(round.idleBeforeCopy)}; copy (${(round.copyMs / 1000).toFixed(1)} s) ${formatWindow(round.copy)}; ` +
-          `idle ${formatWindow(round.idleBeforeCold)}; cold read (${(round.coldMs / 1000).toFixed(1)} s) ${formatWindow(round.cold)}; ${round.errors} failed sends`,
+          `idle ${formatWindow(round.idleBeforeCold)}; cold read (${(round.coldMs / 1000).toFixed(1)} s) ${formatWindow(round.cold)}; ${round.errors} failed sends; broker event loop delay p99 ${round.loopP99Ms.copy.toFixed(1)} ms (copy) / ${round.loopP99Ms.cold.toFixed(1)} ms (cold read); probe timer lateness p99 ${round.probeLateP99Ms.copy.toFixed(1)} / ${round.probeLateP99Ms.cold.toFixed(1)} ms`,
       );
     }
     return { rounds, latency, profiles };
