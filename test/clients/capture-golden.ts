@@ -6,6 +6,7 @@
 // highest versions (Produce 13, Fetch 18, ListOffsets 11, Metadata 13...), the
 // librdkafka and kafkajs clients the older ones they know; the Java runs also
 // reach the KIP-848 consumer group, share group and DescribeTopicPartitions APIs.
+// The Java client is test/compat/java/CompatClient.java, compiled with javac (a JDK).
 //   npm run build && node dist/test/clients/capture-golden.js [outDir]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
