@@ -378,6 +378,7 @@ export class Broker {
       waiters,
       otherGroupExists: (groupId) => groups.groupState(groupId) !== null || groups.consumer.groups.has(groupId),
       groupConfigSource: cluster?.groupConfigs() ?? null,
+      groups,
     });
     const context: BrokerContext = {
       config,

@@ -60,7 +60,7 @@ function coordinator(clock: ManualClock, removed: string[] = []): ShareGroupCoor
     onInitializeError: (_g, err) => assert.fail(`initialisation failed: ${String(err)}`),
   });
   // The share-partitions' state exists already (share-state-init.test.ts tests its initialisation): they are assignable at once.
-  c.markInitialized(c.getOrCreate('g'), 'TID', 't', [0, 1, 2]);
+  c.getOrCreate('g').stateMetadata.markInitialized('TID', 't', [0, 1, 2], clock.now());
   return c;
 }
 
@@ -92,7 +92,7 @@ test('heartbeat: join, epochs, assignment only when it changes, fencing and leav
   assert.deepEqual(after.assignment, [{ topicId: 'TID', partitions: [0, 1, 2] }]);
 });
 
-test('a member that stops heartbeating is removed after the session timeout and its records released', () => {
+test('a member that stops heartbeating is removed after the session timeout and its records released', async () => {
   const clock = new ManualClock();
   const removed: string[] = [];
   const c = coordinator(clock, removed);
@@ -106,7 +106,7 @@ test('a member that stops heartbeating is removed after the session timeout and 
   clock.advance(45_000);
   assert.deepEqual(removed, ['m2', 'm1']);
   assert.equal(c.group('g')!.state, 'Empty');
-  c.deleteGroup('g');
+  await c.deleteGroup('g');
   assert.equal(c.group('g'), undefined);
 });
 
