@@ -3,6 +3,9 @@
 // as kafka-share-groups.sh uses them. Offsets here are share-partition start
 // offsets (SPSO) from the persisted state; lag counts the records at or above
 // the start that are not yet acknowledged or archived, up to the high watermark.
+// Deletion, alteration and deletion of offsets go through the group's
+// ShareGroupStatePartitionMetadata record as Kafka's do (share-group-coordinator.ts);
+// each operation needs the group's __consumer_offsets partition served here.
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { ShareBrokerPort } from './share-ports.js';
 import type { ShareGroupCoordinator } from './share-group-coordinator.js';
