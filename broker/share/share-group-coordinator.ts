@@ -359,6 +359,17 @@ export class ShareGroupCoordinator {
     if (g.stateMetadata.removeDeletedTopics((id) => this.options.topics.nameOf(id) !== undefined)) await this.recordStateMetadata(g);
   }
 
+  /** A topic was deleted: the groups that recorded it drop it (Kafka's maybeCleanupShareGroupState on a metadata update). */
+  topicDeleted(topicId: string): void {
+    for (const g of this.groups.values()) {
+      const m = g.stateMetadata;
+      if (!m.initialized.has(topicId) && !m.initializing.has(topicId) && !m.deleting.has(topicId)) continue;
+      const run = this.removeDeletedTopics(g);
+      const tracked = run.catch((err: unknown) => this.options.onInitializeError(g.groupId, err)).finally(() => g.initializations.delete(tracked));
+      g.initializations.add(tracked);
+    }
+  }
+
   get now(): number {
     return this.options.clock.now();
   }

@@ -42,6 +42,8 @@ export interface ShareWiring {
   readonly groupConfigSource?: GroupConfigSource | null;
   /** The group coordinator: share groups keep their records in its __consumer_offsets partitions. */
   readonly groups: Pick<GroupCoordinator, 'attachShareGroups' | 'appendShareRecords' | 'shareGroupAvailability'>;
+  /** Registers a listener of topic deletions (by topic id). */
+  readonly onTopicDeleted?: (listener: (topicId: string) => void) => void;
 }
 
 export interface ShareCoordinatorWiring {
@@ -124,6 +126,7 @@ export async function startShareGroups(w: ShareWiring): Promise<{ shareGroups: S
     },
     unload: (owns) => shareGroups.coordinator.unload(owns),
   });
+  w.onTopicDeleted?.((topicId) => shareGroups.coordinator.topicDeleted(topicId));
   // Groups with share-partition state but no records (kept by a Sediment before the records) come back empty; members rejoin by heartbeat.
   for (const groupId of coordinator.groupIds()) if (w.groups.shareGroupAvailability(groupId) === 0) shareGroups.coordinator.getOrCreate(groupId);
   return { shareGroups, coordinator };

@@ -264,15 +264,22 @@ test('DeleteGroups: the share state is deleted before the group\'s tombstones; a
   await stop(again);
 });
 
-test('a deleted topic leaves the group\'s metadata (and the record)', async () => {
+test('a deleted topic leaves the group\'s metadata (and the record): on the deletion, or at the next admin operation', async () => {
   const w = world();
+  w.topics.set('u', { topicId: T2, partitionCount: 1 });
   const b = await start(w);
-  join(b);
+  join(b, 'm', ['t', 'u']);
   await b.share.coordinator.initialized('g');
   leave(b);
+  await b.share.coordinator.initialized('g');
+  assert.deepEqual(lastStateMetadata(w)?.initialized.map(([id]) => id), [T1, T2]);
   w.topics.delete('t');
+  b.share.coordinator.topicDeleted(T1);
+  await b.share.coordinator.initialized('g');
+  assert.deepEqual(lastStateMetadata(w), { initializing: [], initialized: [[T2, [0]]], deleting: [] }, 'the deletion was heard');
+  w.topics.delete('u');
   await b.share.admin.deleteOffsets('g', []);
-  assert.deepEqual(lastStateMetadata(w), { initializing: [], initialized: [], deleting: [] });
+  assert.deepEqual(lastStateMetadata(w), { initializing: [], initialized: [], deleting: [] }, 'a deletion not heard is swept by the next operation');
   await stop(b);
 });
 
