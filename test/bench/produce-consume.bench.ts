@@ -26,7 +26,7 @@ import { cpuKey, emptyResults, figureRows, markdownTable, record, spliceGenerate
 import { startKafka, startSediment, type BenchBroker, type BrokerName } from './broker-processes.js';
 import { formatSummary, summarizeProfile, type CpuProfile } from './cpu-profile-summary.js';
 import { BATCH_SIZE, consume, createTopics, LINGER_MS, PARTITIONS, produce, producerArgs, RECORD_SIZE, type Compression } from './load.js';
-import { spread } from './perf-output.js';
+import { spread, sumPromSamples } from './perf-output.js';
 
 interface Options {
   runs: number;
@@ -153,15 +153,36 @@ async function throughputPhase(broker: BenchBroker, o: Options, res: BrokerResul
       log(`${broker.name} run ${run}/${o.runs} produce ${workloadLabel(w)}: ${s.mbPerSec.toFixed(1)} MB/s, ${s.recordsPerSec.toFixed(0)} records/s, broker CPU ${cpuMs.toFixed(1)} ms/MiB`);
     }
     for (const c of COMPRESSIONS) {
+      const metricsBefore = await broker.metricsText();
+      const splitBefore = broker.cpuUserSystemSeconds();
+      const started = performance.now();
       const cpuBefore = broker.cpuSeconds();
       const s = await consume(broker.bootstrap, topicName('peak', { compression: c, acks: '1' }, run), o.records);
       record(res.consume, c, s);
       const cpuMs = cpuMsPerMiB(broker.cpuSeconds() - cpuBefore, o.records);
       record(res.cpuMsPerMiB, cpuKey('consume', c), cpuMs);
-      log(`${broker.name} run ${run}/${o.runs} consume ${c}: ${s.fetchMbPerSec.toFixed(1)} MB/s, ${s.fetchRecordsPerSec.toFixed(0)} records/s (group join ${s.rebalanceMs} ms, excluded), broker CPU ${cpuMs.toFixed(1)} ms/MiB`);
+      const detail = consumeDetail(metricsBefore, await broker.metricsText(), splitBefore, broker.cpuUserSystemSeconds(), performance.now() - started);
+      log(`${broker.name} run ${run}/${o.runs} consume ${c}: ${s.fetchMbPerSec.toFixed(1)} MB/s, ${s.fetchRecordsPerSec.toFixed(0)} records/s (group join ${s.rebalanceMs} ms, excluded), broker CPU ${cpuMs.toFixed(1)} ms/MiB${detail}`);
     }
     res.peakRssBytes = Math.max(res.peakRssBytes, broker.peakRssBytes());
   }
+}
+
+/**
+ * What a consume cost the broker beyond its CPU total, for telling the fast and
+ * the slow consume runs apart: user and system CPU, garbage collection, Fetch
+ * requests and the bytes they carried (Sediment's metrics; Kafka gives CPU only).
+ */
+function consumeDetail(before: string | null, after: string | null, cpu0: { user: number; system: number }, cpu1: { user: number; system: number }, wallMs: number): string {
+  const cpu = `; window ${(wallMs / 1000).toFixed(1)} s, user ${((cpu1.user - cpu0.user) * 1000).toFixed(0)} ms, system ${((cpu1.system - cpu0.system) * 1000).toFixed(0)} ms`;
+  if (before === null || after === null) return cpu;
+  const delta = (name: string, match?: Record<string, string>): number => sumPromSamples(after, name, match) - sumPromSamples(before, name, match);
+  const fetches = delta('sediment_requests_total', { api: 'Fetch' });
+  const bytesOut = delta('sediment_fetch_consumer_bytes_total');
+  const gcMs = delta('nodejs_gc_duration_seconds_sum') * 1000;
+  const majorMs = delta('nodejs_gc_duration_seconds_sum', { kind: 'major' }) * 1000;
+  const perFetch = fetches > 0 ? `${(bytesOut / fetches / 1024).toFixed(0)} KiB per fetch` : 'no fetches';
+  return `${cpu}, GC ${gcMs.toFixed(0)} ms (major ${majorMs.toFixed(0)}), ${fetches} fetches, ${perFetch}`;
 }
 
 /** Produce at a fixed rate well below saturation; latency percentiles per workload. */
