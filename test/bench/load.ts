@@ -44,7 +44,9 @@ export async function createTopics(bootstrap: string, topics: readonly string[],
   try {
     const created = await admin.createTopics({
       topics: topics.map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor, configEntries })),
-      waitForLeaders: true,
+      // kafkajs's own wait fails on UNKNOWN_TOPIC_OR_PARTITION from a broker the new topic has not
+      // reached yet (Kafka's metadata propagation in a cluster); the loops below retry it.
+      waitForLeaders: replicationFactor === 1,
     });
     if (!created) throw new Error(`topics already existed on ${bootstrap}: ${topics.join(', ')}`);
     // Metadata may name a leader before that broker serves the partition (Kafka answers
@@ -68,8 +70,14 @@ export async function createTopics(bootstrap: string, topics: readonly string[],
     // would measure the catching up (or, below min.insync.replicas, retries).
     if (replicationFactor > 1) {
       for (;;) {
-        const md = await admin.fetchTopicMetadata({ topics: [...topics] });
-        const short = md.topics.flatMap((t) => t.partitions.filter((p) => p.isr.length < replicationFactor).map((p) => `${t.name}-${p.partitionId} isr ${JSON.stringify(p.isr)}`));
+        let short: string[];
+        try {
+          const md = await admin.fetchTopicMetadata({ topics: [...topics] });
+          short = md.topics.flatMap((t) => t.partitions.filter((p) => p.isr.length < replicationFactor).map((p) => `${t.name}-${p.partitionId} isr ${JSON.stringify(p.isr)}`));
+        } catch (err) {
+          if ((err as { retriable?: boolean }).retriable !== true || Date.now() > deadline) throw err;
+          short = [String(err)];
+        }
         if (short.length === 0) break;
         if (Date.now() > deadline) throw new Error(`ISR not full after 30 s: ${short.slice(0, 5).join(', ')}`);
         // Polling: the ISR change is not announced to clients.

@@ -22,6 +22,7 @@ function results(scale: number, withEtcd: boolean): Rf3Results {
     if (withEtcd) record(r.etcdCpuMsPerMiB, cpuKey('produce', 'none, acks=all'), 0.5);
     r.load1.push(scale * 2);
   }
+  r.idleCpuMsPerSec.push(40 * scale);
   return r;
 }
 
@@ -43,6 +44,8 @@ describe('RF 3 bench report', () => {
     const etcd = row('etcd CPU (Sediment only), produce', 'none, acks=all', 'ms/MiB');
     assert.equal(etcd?.sediment?.median, 0.5);
     assert.equal(etcd?.kafka, undefined);
+    const idle = row('broker CPU at idle (3 processes)', '5 s after the warm-up', 'ms/s');
+    assert.deepEqual([idle?.sediment?.median, idle?.kafka?.median], [40, 80]);
     const load = row('load average (1 min) at run start', 'all runs', '');
     assert.equal(load?.noRatio, true);
 

@@ -14,6 +14,8 @@ export const RF3_WORKLOADS: readonly Workload[] = [
 export const RF3_COMPRESSIONS: readonly Compression[] = ['none', 'lz4'];
 export const RF3_REPLICATION_FACTOR = 3;
 export const RF3_MIN_INSYNC_REPLICAS = 2;
+/** Seconds of the idle CPU window (no client running) after the warm-up. */
+export const IDLE_WINDOW_S = 5;
 
 /** Everything measured on one three-broker cluster; arrays hold one entry per round. */
 export interface Rf3Results {
@@ -25,10 +27,12 @@ export interface Rf3Results {
   readonly etcdCpuMsPerMiB: Map<string, number[]>;
   /** 1-minute load average at the start of each measured run. */
   readonly load1: number[];
+  /** CPU ms per second of the three broker processes while no client runs (after the warm-up). */
+  readonly idleCpuMsPerSec: number[];
 }
 
 export function emptyRf3Results(): Rf3Results {
-  return { produce: new Map(), consume: new Map(), brokerCpuMsPerMiB: new Map(), etcdCpuMsPerMiB: new Map(), load1: [] };
+  return { produce: new Map(), consume: new Map(), brokerCpuMsPerMiB: new Map(), etcdCpuMsPerMiB: new Map(), load1: [], idleCpuMsPerSec: [] };
 }
 
 /** CPU milliseconds per MiB (2^20 bytes) of record payload. */
@@ -66,6 +70,7 @@ export function rf3FigureRows(sediment: Rf3Results | undefined, kafka: Rf3Result
   };
   cpuRows('broker CPU (3 processes)', (r) => r.brokerCpuMsPerMiB, true);
   cpuRows('etcd CPU (Sediment only)', (r) => r.etcdCpuMsPerMiB, false);
+  row(`broker CPU at idle (3 processes)`, `${IDLE_WINDOW_S} s after the warm-up`, 'ms/s', false, 1, spreadOf(sediment?.idleCpuMsPerSec, (x) => x), spreadOf(kafka?.idleCpuMsPerSec, (x) => x));
   row('load average (1 min) at run start', 'all runs', '', false, 1, spreadOf(sediment?.load1, (x) => x), spreadOf(kafka?.load1, (x) => x), true);
   return rows;
 }
@@ -104,7 +109,8 @@ export function rf3Report(r: Rf3ReportInput): string {
       `per codec into a fresh topic of ${r.partitions} partitions, replication.factor=${RF3_REPLICATION_FACTOR}, min.insync.replicas=${RF3_MIN_INSYNC_REPLICAS} ` +
       `(created with the ISR full before the run), batch.size=${r.batchSize}, linger.ms=${r.lingerMs}; then a consume of that round's topic per codec with a fresh group. ` +
       'The clients bootstrap from all three brokers. An unmeasured warm-up (a third of a run per codec, consumed back) precedes the rounds on each cluster. ' +
-      'Broker CPU: user + system time of the three broker processes, summed, per MiB of record payload (each MiB is written three times and fetched twice by followers).',
+      'Broker CPU: user + system time of the three broker processes, summed, per MiB of record payload (each MiB is written three times and fetched twice by followers); ' +
+      `it includes what the brokers spend when idle (replica fetch polling, heartbeats, controllers), measured on its own over ${IDLE_WINDOW_S} s with no client after the warm-up.`,
     '',
     `Load average (1/5/15 min): ${r.loadStart} at the start, ${r.loadEnd} at the end; the 1-minute figure at each run's start is in the last row. ` +
       `Three brokers (each with its own event loop or JVM threads), etcd for Sediment, and the producer or consumer JVM share ${r.cpus} cores: ` +

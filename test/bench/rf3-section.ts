@@ -10,7 +10,7 @@ import { cpuKey, record, workloadLabel, type Workload } from './bench-report.js'
 import { processCpuSeconds } from './broker-processes.js';
 import { startKafkaCluster } from './kafka-cluster.js';
 import { BATCH_SIZE, consume, createTopics, LINGER_MS, produce, RECORD_SIZE, type Compression, type ProduceSpec } from './load.js';
-import { cpuMsPerMiB, emptyRf3Results, RF3_COMPRESSIONS, RF3_MIN_INSYNC_REPLICAS, RF3_REPLICATION_FACTOR, RF3_WORKLOADS, type Rf3Results } from './rf3-report.js';
+import { cpuMsPerMiB, emptyRf3Results, IDLE_WINDOW_S, RF3_COMPRESSIONS, RF3_MIN_INSYNC_REPLICAS, RF3_REPLICATION_FACTOR, RF3_WORKLOADS, type Rf3Results } from './rf3-report.js';
 
 export interface Rf3Options {
   readonly rounds: number;
@@ -70,6 +70,13 @@ async function measure(c: Rf3Cluster, o: Rf3Options, res: Rf3Results): Promise<v
   for (const w of RF3_WORKLOADS) await produce(c.bootstrap, spec(topicName('warmup', w.compression, 0), warm, w));
   for (const codec of RF3_COMPRESSIONS) await consume(c.bootstrap, topicName('warmup', codec, 0), warm);
   o.log(`${c.name} warm-up done (${RF3_WORKLOADS.length} x ${warm} records, consumed back; not measured)`);
+  // A measurement window, not a wait for an event: what the brokers burn with no client.
+  const idle0 = brokerCpu();
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, IDLE_WINDOW_S * 1000));
+  const idle = ((brokerCpu() - idle0) * 1000) / ((performance.now() - t0) / 1000);
+  res.idleCpuMsPerSec.push(idle);
+  o.log(`${c.name} idle for ${IDLE_WINDOW_S} s: brokers' CPU ${idle.toFixed(1)} ms/s`);
 
   const timed = async <T>(key: string, body: () => Promise<T>): Promise<{ value: T; cpuMs: number; etcdMs: number; load: number }> => {
     const load = os.loadavg()[0] ?? 0;
