@@ -3,9 +3,10 @@
 // A member joins with epoch 0 and its subscribed topic names, then heartbeats
 // with the epoch it was given; epoch -1 leaves. The group epoch moves on every
 // change of membership, subscriptions or subscribed topics' partition counts,
-// and the simple assignor then computes the target assignment, which members
-// take at once (share-partitions need no revocation: several members may
-// share one). A member that misses group.share.session.timeout.ms is removed
+// and at the next heartbeat of a member (as Kafka, which computes it only in a
+// heartbeat: after a leave it waits for one) the simple assignor computes the
+// target assignment, which members take at once (share-partitions need no
+// revocation: several members may share one). A member that misses group.share.session.timeout.ms is removed
 // and the records it holds are released. States: Empty, Stable (Dead once
 // deleted).
 // Group metadata is kept in memory and rebuilt from the heartbeats after a
@@ -284,26 +285,45 @@ export class ShareGroupCoordinator {
     this.removeMember(g, memberId);
   }
 
+  /**
+   * A leave or an expired session moves the group epoch on; the target assignment
+   * follows at the next heartbeat of a member, as Kafka computes it only in a
+   * heartbeat (so an emptied group keeps its last assignment epoch, one behind).
+   */
   private removeMember(g: ShareGroup, memberId: string): void {
     this.timers.cancel(this.sessionKey(g.groupId, memberId));
     g.members.delete(memberId);
-    this.refreshAssignment(g, true);
+    g.metadataKey = this.metadataKeyOf(g);
+    g.groupEpoch++;
     this.options.onMemberRemoved(g.groupId, memberId);
   }
 
-  /** Recomputes the target assignment when membership or topic metadata changed; returns whether it did. */
+  /** Only partitions whose state is initialised are assigned (Kafka's initialized topics): their initialisation moves the epoch on. */
+  private assignable(g: ShareGroup, topicId: string, partitionCount: number): number[] {
+    return [...(g.stateMetadata.initialized.get(topicId)?.partitions ?? [])].filter((p) => p < partitionCount).sort((x, y) => x - y);
+  }
+
+  private metadataKeyOf(g: ShareGroup): string {
+    return [...g.subscribedTopicNames()].sort().map((t) => {
+      const d = this.options.topics.byName(t);
+      return d === undefined ? `${t}:-` : `${t}:${d.topicId}:${d.partitionCount}:${this.assignable(g, d.topicId, d.partitionCount).join(',')}`;
+    }).join(';');
+  }
+
+  /**
+   * Moves the group epoch on when membership or topic metadata changed, and
+   * recomputes the target assignment when the group epoch is ahead of it;
+   * returns whether it did.
+   */
   private refreshAssignment(g: ShareGroup, membershipChanged: boolean): boolean {
     const topics = [...g.subscribedTopicNames()].sort();
-    // Only partitions whose state is initialised are assigned (Kafka's initialized topics): their initialisation moves the epoch on.
-    const assignable = (topicId: string, partitionCount: number): number[] =>
-      [...(g.stateMetadata.initialized.get(topicId)?.partitions ?? [])].filter((p) => p < partitionCount).sort((x, y) => x - y);
-    const metadataKey = topics.map((t) => {
-      const d = this.options.topics.byName(t);
-      return d === undefined ? `${t}:-` : `${t}:${d.topicId}:${d.partitionCount}:${assignable(d.topicId, d.partitionCount).join(',')}`;
-    }).join(';');
-    if (!membershipChanged && metadataKey === g.metadataKey) return false;
-    g.metadataKey = metadataKey;
-    g.groupEpoch++;
+    const metadataKey = this.metadataKeyOf(g);
+    if (membershipChanged || metadataKey !== g.metadataKey) {
+      g.metadataKey = metadataKey;
+      g.groupEpoch++;
+    }
+    if (g.groupEpoch === g.assignmentEpoch) return false;
+    const assignable = (topicId: string, partitionCount: number): number[] => this.assignable(g, topicId, partitionCount);
     const members = [...g.members.values()].map((m) => ({
       memberId: m.memberId,
       topicIds: m.subscribedTopicNames.map((n) => this.options.topics.byName(n)?.topicId).filter((id): id is string => id !== undefined),

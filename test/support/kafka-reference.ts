@@ -17,6 +17,8 @@ export const KafkaTool = {
   topics: 'org.apache.kafka.tools.TopicCommand',
   consoleProducer: 'org.apache.kafka.tools.ConsoleProducer',
   consoleConsumer: 'org.apache.kafka.tools.consumer.ConsoleConsumer',
+  consoleShareConsumer: 'org.apache.kafka.tools.consumer.ConsoleShareConsumer',
+  shareGroups: 'org.apache.kafka.tools.consumer.group.ShareGroupCommand',
   consumerGroups: 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand',
   producerPerfTest: 'org.apache.kafka.tools.ProducerPerformance',
   consumerPerfTest: 'org.apache.kafka.tools.ConsumerPerformance',
