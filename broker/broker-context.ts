@@ -1,5 +1,6 @@
 // What handlers reach: the broker's parts, by role. The composition root
 // (broker.ts) builds the real ones; tests may build smaller ones.
+import type { ReadLease } from './common/read-buffer-pool.js';
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config.js';
 import type { BrokerConfigAdmin } from './cluster/cluster-broker-configs.js';
@@ -73,7 +74,7 @@ export interface TopicService {
 /** Replication of the partitions with several replicas (a cluster; broker/replica/). */
 export interface ReplicationService {
   /** A follower's Fetch (replica id >= 0). */
-  answerReplicaFetch(req: FetchRequest, apiVersion: number, signal: AbortSignal): Promise<FetchResponse>;
+  answerReplicaFetch(req: FetchRequest, apiVersion: number, signal: AbortSignal, lease?: ReadLease): Promise<FetchResponse>;
   /** acks=all before the append: NOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas, else NONE. */
   checkEnoughReplicas(topic: string, partition: number): number;
   /** acks=all after the append: the error code to answer once the HW reaches `requiredOffset` (or the timeout passes). */

@@ -27,6 +27,7 @@ import { recordsOf, type Records } from '../protocol/record-parts.js';
 import type { ReplicaManager } from './replica-manager.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { ReplicationQuota } from './replication-quota.js';
+import type { ReadLease } from '../common/read-buffer-pool.js';
 
 export interface LeaderFetchContext {
   readonly replicas: ReplicaManager;
@@ -54,7 +55,7 @@ interface Target {
   readonly p: FetchRequestFetchPartition;
 }
 
-async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bigint, t: Target, room: number, first: boolean, record: boolean): Promise<{ data: FetchResponsePartitionData; bytes: number; error: boolean; throttled?: boolean }> {
+async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bigint, t: Target, room: number, first: boolean, record: boolean, lease?: ReadLease): Promise<{ data: FetchResponsePartitionData; bytes: number; error: boolean; throttled?: boolean }> {
   const p = t.p;
   const fail = (code: number, extra: Partial<FetchResponsePartitionData> = {}) => ({ data: failed(p.partition, code, extra), bytes: 0, error: true });
   if (t.topic === undefined) return fail(ErrorCode.UNKNOWN_TOPIC_ID);
@@ -90,7 +91,7 @@ async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bi
   const held = throttled && !state.isr.includes(replicaId) && c.quota!.isQuotaExceeded();
   if (!held && p.fetchOffset < log.logEndOffset && (maxBytes > 0 || first)) {
     try {
-      const r = await log.read(p.fetchOffset, Math.max(0, maxBytes), { maxOffset: log.logEndOffset, minOneBatch: first });
+      const r = await log.read(p.fetchOffset, Math.max(0, maxBytes), { maxOffset: log.logEndOffset, minOneBatch: first, ...(lease === undefined ? {} : { lease }) });
       records = recordsOf(r.records) ?? NO_RECORDS;
     } catch (err) {
       return fail(err instanceof KafkaError ? err.code : ErrorCode.KAFKA_STORAGE_ERROR);
@@ -100,7 +101,8 @@ async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bi
   return { data: { ...base, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, errorCode: ErrorCode.NONE, records }, bytes: records.length, error: false, throttled };
 }
 
-export async function answerReplicaFetch(c: LeaderFetchContext, req: FetchRequest, apiVersion: number, signal: AbortSignal): Promise<FetchResponse> {
+/** With `lease`, segment bytes are read into its pooled buffers (released once the answer is written). */
+export async function answerReplicaFetch(c: LeaderFetchContext, req: FetchRequest, apiVersion: number, signal: AbortSignal, lease?: ReadLease): Promise<FetchResponse> {
   const replicaId = req.replicaState !== undefined && req.replicaState.replicaId >= 0 ? req.replicaState.replicaId : req.replicaId;
   const brokerEpoch = req.replicaState?.replicaEpoch ?? -1n;
   const byId = apiVersion >= 13;
@@ -118,7 +120,7 @@ export async function answerReplicaFetch(c: LeaderFetchContext, req: FetchReques
     let errors = false;
     const answers: Array<{ t: Target; data: FetchResponsePartitionData }> = [];
     for (const t of targets) {
-      const r = await readOne(c, replicaId, brokerEpoch, t, req.maxBytes - bytes, bytes === 0, record);
+      const r = await readOne(c, replicaId, brokerEpoch, t, req.maxBytes - bytes, bytes === 0, record, lease);
       bytes += r.bytes;
       if (r.throttled === true) throttledBytes += r.bytes;
       errors ||= r.error || r.data.divergingEpoch !== undefined;

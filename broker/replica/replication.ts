@@ -2,6 +2,7 @@
 // and its wiring for a broker of a cluster: the ReplicaManager over the
 // cluster image and store, broker-to-broker fetch connections built on the
 // generated codecs (broker/cli/broker-connection.ts), configs by Kafka's names.
+import type { ReadLease } from '../common/read-buffer-pool.js';
 import type { Logger } from 'pino';
 import type { MetadataImage } from '../../metadata/cluster/image.js';
 import type { ClusterMetadataStore } from '../../metadata/cluster/store.js';
@@ -168,7 +169,7 @@ export class Replication implements ReplicationService {
     });
   }
 
-  answerReplicaFetch(req: FetchRequest, apiVersion: number, signal: AbortSignal): Promise<FetchResponse> {
+  answerReplicaFetch(req: FetchRequest, apiVersion: number, signal: AbortSignal, lease?: ReadLease): Promise<FetchResponse> {
     return answerReplicaFetch(
       {
         replicas: this.manager,
@@ -186,6 +187,7 @@ export class Replication implements ReplicationService {
       req,
       apiVersion,
       signal,
+      lease,
     );
   }
 
