@@ -9,6 +9,8 @@
 // "groupId:topicId:partition") go to the share coordinator; a malformed one
 // and unknown key types get INVALID_REQUEST. v0 has no key type: groups. v5 only
 // lets the client accept TRANSACTION_ABORTABLE (KIP-890).
+// A found coordinator's error message is what Kafka 4.3.1 answers (captured in
+// test/golden/kafka-responses): "NONE" in v1-3 (Errors.NONE's message), "" per key in v4+.
 // Not implemented: authorization (no GROUP/TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 import type { ApiHandler } from './api-handler.js';
 import type { GroupHandlerContext } from '../group/handler-context.js';
@@ -27,7 +29,7 @@ interface Answer {
   errorMessage: string | null;
 }
 
-function answer(broker: GroupHandlerContext, keyType: number, key: string): Answer {
+function answer(broker: GroupHandlerContext, keyType: number, key: string, batched: boolean): Answer {
   if (keyType === SHARE && !/^.+:[A-Za-z0-9_-]{22}:\d+$/.test(key)) {
     return { nodeId: -1, host: '', port: -1, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Invalid share coordinator key ${key}` };
   }
@@ -36,7 +38,7 @@ function answer(broker: GroupHandlerContext, keyType: number, key: string): Answ
   }
   const node = broker.coordinatorNode(keyType, key);
   if (node === null) return { nodeId: -1, host: '', port: -1, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: 'The coordinator is not available.' };
-  return { nodeId: node.nodeId, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: null };
+  return { nodeId: node.nodeId, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: batched ? '' : 'NONE' };
 }
 
 export const handler: ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse, GroupHandlerContext> = {
@@ -53,10 +55,10 @@ export const handler: ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse
         nodeId: -1,
         host: '',
         port: -1,
-        coordinators: req.coordinatorKeys.map((key) => ({ key, ...answer(broker, keyType, key) })),
+        coordinators: req.coordinatorKeys.map((key) => ({ key, ...answer(broker, keyType, key, true) })),
       };
     }
-    return { throttleTimeMs: 0, ...answer(broker, keyType, req.key), coordinators: [] };
+    return { throttleTimeMs: 0, ...answer(broker, keyType, req.key, false), coordinators: [] };
   },
   errorResponse(req, errorCode, ctx) {
     const none = { nodeId: -1, host: '', port: -1, errorCode, errorMessage: null };

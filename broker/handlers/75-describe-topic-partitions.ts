@@ -1,4 +1,5 @@
-// DescribeTopicPartitions (key 75), version 0 (KIP-966), as Kafka 4.1 serves it.
+// DescribeTopicPartitions (key 75), version 0 (KIP-966), as Kafka 4.x serves it
+// (Kafka 4.3.1's captured answers match it byte for byte).
 // Kafka 3.7+ admin clients describe topics by name with it (kafka-topics
 // --describe prints its Elr and LastKnownElr; with Metadata alone they are N/A).
 // - Topics are named: the request carries no topic ids (Admin.describeTopics by

@@ -9,13 +9,16 @@
 // again (released, lock expired). Share session epochs as in
 // broker/share/share-session-cache.ts; a renewing request (IsRenewAck) only
 // acknowledges. Per-partition errors: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
-// NOT_LEADER_OR_FOLLOWER (with the leader and its endpoint); per-partition
+// NOT_LEADER_OR_FOLLOWER (with the leader and its endpoint; CurrentLeader is
+// zeros on other partitions, as Kafka's); per-partition
 // acknowledgement errors: INVALID_RECORD_STATE, INVALID_REQUEST.
+// A partition with nothing acquired, no error and no acknowledgement is left out
+// of the answer, as Kafka leaves it out (even on a session's first fetch).
 // Not implemented: authorization; BatchSize does not reshape the acquired ranges.
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { ShareFetchRequest, ShareFetchResponse } from '../protocol/messages/share-fetch.js';
-import { byTopic, shareLeaderEndpoints, SHARE_GROUPS_OFF } from './share-answers.js';
+import { byTopic, shareCurrentLeader, shareLeaderEndpoints, SHARE_GROUPS_OFF } from './share-answers.js';
 
 const RECORD_LIMIT = 1;
 
@@ -54,7 +57,7 @@ export const handler: ApiHandler<ShareFetchRequest, ShareFetchResponse, BrokerCo
         errorMessage: p.errorMessage,
         acknowledgeErrorCode: p.acknowledgeErrorCode,
         acknowledgeErrorMessage: p.acknowledgeErrorMessage,
-        currentLeader: { leaderId: p.leaderId >= 0 || p.errorCode !== 0 ? p.leaderId : broker.nodeId, leaderEpoch: p.leaderEpoch },
+        currentLeader: shareCurrentLeader(p, p.errorCode !== 0 ? p.errorCode : p.acknowledgeErrorCode),
         records: p.records,
         acquiredRecords: p.acquired.map((a) => ({ firstOffset: a.firstOffset, lastOffset: a.lastOffset, deliveryCount: a.deliveryCount })),
       })),

@@ -10,7 +10,7 @@
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { ShareAcknowledgeRequest, ShareAcknowledgeResponse } from '../protocol/messages/share-acknowledge.js';
-import { byTopic, shareLeaderEndpoints, SHARE_GROUPS_OFF } from './share-answers.js';
+import { byTopic, SHARE_GROUPS_OFF, shareCurrentLeader, shareLeaderEndpoints } from './share-answers.js';
 
 export const handler: ApiHandler<ShareAcknowledgeRequest, ShareAcknowledgeResponse, BrokerContext> = {
   apiKey: 79,
@@ -36,7 +36,7 @@ export const handler: ApiHandler<ShareAcknowledgeRequest, ShareAcknowledgeRespon
         partitionIndex: p.partition,
         errorCode: p.acknowledgeErrorCode,
         errorMessage: p.acknowledgeErrorMessage,
-        currentLeader: { leaderId: p.leaderId >= 0 || p.acknowledgeErrorCode !== 0 ? p.leaderId : broker.nodeId, leaderEpoch: p.leaderEpoch },
+        currentLeader: shareCurrentLeader(p, p.acknowledgeErrorCode),
       })),
       nodeEndpoints: shareLeaderEndpoints(broker, r.partitions),
     };

@@ -10,7 +10,7 @@ import type { Scheduler } from '../common/scheduler.js';
 import type { ShareBrokerPort, ShareLogView } from './share-ports.js';
 import { PartitionWaiters } from '../partition-waiters.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
-import { ShareGroupCoordinator, type InitializeOutcome } from './share-group-coordinator.js';
+import { ShareGroupCoordinator, type InitializeOutcome, type ShareGroupRecordSink } from './share-group-coordinator.js';
 import { ShareGroupConfigs } from './share-group-configs.js';
 import { SharePartitionManager, type ShareStatePersister } from './share-partition-manager.js';
 import { FINAL_SHARE_EPOCH, INITIAL_SHARE_EPOCH, partitionKeyString, ShareSessionCache, type SharePartitionKey, type ShareSession } from './share-session-cache.js';
@@ -29,6 +29,8 @@ export interface ShareGroupsOptions {
   readonly maxShareSessions: number;
   /** group.share.initialize.retry.interval.ms */
   readonly initializeRetryIntervalMs: number;
+  /** The group coordinator's __consumer_offsets; absent: group records are not kept. */
+  readonly records?: ShareGroupRecordSink;
 }
 
 export interface ShareTopicRequest {
@@ -65,8 +67,8 @@ export interface SharePartitionResult {
   leaderEpoch: number;
   records: Buffer;
   acquired: AcquiredRange[];
-  /** Named in this request (answered even with nothing to say). */
-  named: boolean;
+  /** Acknowledged in this request: answered with the outcome even with nothing fetched. */
+  acknowledged: boolean;
 }
 
 export interface ShareFetchResult {
@@ -121,18 +123,19 @@ export class ShareGroups {
       },
       stateInitializer: { initialize: (g, epoch, start, topics) => this.initializeStates(g, epoch, start, topics) },
       initializeRetryIntervalMs: o.initializeRetryIntervalMs,
-      onInitializeError: (g, err) => o.log.warn({ err, groupId: g }, 'initializing share-partition state failed; a later heartbeat retries'),
+      onInitializeError: (g, err) => o.log.warn({ err, groupId: g }, 'initializing share-partition state (or writing its record) failed; a later heartbeat retries'),
+      ...(o.records === undefined ? {} : { records: o.records }),
     });
     this.admin = new ShareAdmin({ coordinator: this.coordinator, partitions: this.partitions, persister: o.persister, configs: o.configs }, o.broker);
   }
 
   /**
-   * InitializeShareGroupState of the group coordinator's plan. The group
-   * metadata is not persisted here, so after a restart (or on a new
-   * coordinator) the coordinator does not know what was initialised before:
-   * a partition that already has state (read: a start offset, or loaded here)
-   * counts as initialised and keeps it, and FENCED_STATE_EPOCH (state
-   * initialised at a later epoch than this coordinator's) does too.
+   * InitializeShareGroupState of the group coordinator's plan. The group's
+   * records in __consumer_offsets say what was initialised, so an initialised
+   * partition is not planned again after a load. A partition that has state
+   * all the same (read: a start offset, or loaded here) keeps it and counts as
+   * initialised, and FENCED_STATE_EPOCH (state at a later epoch) does too:
+   * state written by a Sediment that kept no records, before an upgrade.
    */
   private async initializeStates(groupId: string, stateEpoch: number, startOffset: bigint, topics: readonly { topicId: string; partitions: readonly number[] }[]): Promise<InitializeOutcome[]> {
     return Promise.all(topics.flatMap((t) => t.partitions.map(async (partition): Promise<InitializeOutcome> => {
@@ -175,8 +178,17 @@ export class ShareGroups {
     return { view, name };
   }
 
-  private result(topicId: string, partition: number, named: boolean): SharePartitionResult {
-    return { topicId, partition, errorCode: 0, errorMessage: null, acknowledgeErrorCode: 0, acknowledgeErrorMessage: null, leaderId: -1, leaderEpoch: -1, records: EMPTY, acquired: [], named };
+  private result(topicId: string, partition: number): SharePartitionResult {
+    return { topicId, partition, errorCode: 0, errorMessage: null, acknowledgeErrorCode: 0, acknowledgeErrorMessage: null, leaderId: -1, leaderEpoch: -1, records: EMPTY, acquired: [], acknowledged: false };
+  }
+
+  /**
+   * What a ShareFetch answers: the partitions it acquired records of, those with an
+   * error and those it acknowledged. As Kafka 4.3.1, a partition with nothing to say is
+   * left out, even one the request names (a session's first fetch names them all).
+   */
+  private static answered(results: Map<string, SharePartitionResult>): SharePartitionResult[] {
+    return [...results.values()].filter((r) => r.acknowledged || r.errorCode !== 0 || r.acknowledgeErrorCode !== 0 || r.acquired.length > 0);
   }
 
   /** Applies the acknowledgements of each named partition into its result's acknowledge error. */
@@ -184,8 +196,9 @@ export class ShareGroups {
     await Promise.all(topics.flatMap((t) => t.partitions.map(async (p) => {
       const k = partitionKeyString({ topicId: t.topicId, partition: p.partitionIndex });
       let r = results.get(k);
-      if (r === undefined) results.set(k, (r = this.result(t.topicId, p.partitionIndex, true)));
+      if (r === undefined) results.set(k, (r = this.result(t.topicId, p.partitionIndex)));
       if (p.acknowledgementBatches.length === 0) return;
+      r.acknowledged = true;
       const target = this.resolve(t.topicId, p.partitionIndex);
       if (!('view' in target)) {
         r.acknowledgeErrorCode = target.errorCode;
@@ -243,7 +256,7 @@ export class ShareGroups {
         await this.applyAcks(groupId, memberId, p.topics, p.renewAllowed, results);
         this.sessions.remove(closing);
         await this.releaseSession(closing);
-        return { errorCode: 0, errorMessage: null, partitions: [...results.values()] };
+        return { errorCode: 0, errorMessage: null, partitions: ShareGroups.answered(results) };
       }
       if (p.shareSessionEpoch === INITIAL_SHARE_EPOCH) {
         if (hasAcks) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Acknowledge data present in the initial share fetch request', partitions: [] };
@@ -262,9 +275,8 @@ export class ShareGroups {
       return { errorCode: e.code, errorMessage: e.message, partitions: [] };
     }
     await this.applyAcks(groupId, memberId, p.topics, p.renewAllowed, results);
-    for (const n of named) if (!results.has(partitionKeyString(n))) results.set(partitionKeyString(n), this.result(n.topicId, n.partition, true));
     // Renewing acknowledgements are answered at once, without acquiring more (KIP-1222).
-    if (p.isRenewAck) return { errorCode: 0, errorMessage: null, partitions: [...results.values()] };
+    if (p.isRenewAck) return { errorCode: 0, errorMessage: null, partitions: ShareGroups.answered(results) };
     const targets = [...session.partitions.values()];
     const deadline = this.o.clock.now() + p.maxWaitMs;
     for (;;) {
@@ -278,8 +290,7 @@ export class ShareGroups {
         break;
       }
     }
-    const answered = [...results.values()].filter((r) => r.named || r.errorCode !== 0 || r.acquired.length > 0);
-    return { errorCode: 0, errorMessage: null, partitions: answered };
+    return { errorCode: 0, errorMessage: null, partitions: ShareGroups.answered(results) };
   }
 
   /** One pass over the session's partitions, sharing MaxRecords and MaxBytes among them. */
@@ -294,7 +305,7 @@ export class ShareGroups {
     for (const t of targets) {
       const k = partitionKeyString(t);
       let r = results.get(k);
-      if (r === undefined) results.set(k, (r = this.result(t.topicId, t.partition, false)));
+      if (r === undefined) results.set(k, (r = this.result(t.topicId, t.partition)));
       if (r.acquired.length > 0) continue;
       const target = this.resolve(t.topicId, t.partition);
       if (!('view' in target)) {

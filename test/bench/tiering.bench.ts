@@ -7,6 +7,7 @@
 //                            [--compression uncompressed|gzip|snappy|lz4|zstd|producer]
 //                            [--no-peer | --peer-only] [--peer-rounds N] [--peer-segment-mb N] [--peer-one-mb N]
 //                            [--peer-six-mb N] [--peer-steady-mbps N] [--peer-steady-s N] [--peer-fsync]
+//                            [--no-latency] [--latency-rounds N] [--latency-rate N] [--latency-idle-s N]
 //
 // After the MinIO section, the same run measures Sediment against Apache Kafka 4.3.1's
 // own tiered storage (test/bench/tiering-peer.ts: LocalTieredStorage against the
@@ -40,6 +41,14 @@
 //    through the broker's own GET transport (the SDK on DirectHttpHandler),
 //    and the CPU time per MiB of the bench process, MinIO and kcat in each
 //    read phase.
+// 4. Produce latency (after the rounds above, --latency-rounds N, default 3, each
+//    on a fresh topic of its own so the figures above are untouched): a paced
+//    producer in its own process (test/bench/produce-latency-probe.ts: kafkajs,
+//    one 1 KiB record per request, acks=all, --latency-rate sends/s, default 500)
+//    writes to a one-partition topic without remote storage. Its p99 while the
+//    copy task uploads a round's segments, and while one kcat consumer per
+//    partition reads them cold from a restarted broker, is set against its p99
+//    in an idle window (--latency-idle-s, default 3) just before each (goal: 1.5x).
 // The broker runs in this process (Broker.start), so the cache counters are read
 // directly and --profile DIR records V8 CPU profiles of the first round's copy
 // and cold read (written to DIR and summarised). Results go to
@@ -64,6 +73,7 @@ import { kafkaTieredStorageJar, kcatPath, repoRoot, requireTools } from '../supp
 import { defaultPeerOptions, peerReport, runKafkaPeer, type PeerOptions } from './tiering-peer.js';
 import { formatSummary, summarizeProfile, type CpuProfile } from './cpu-profile-summary.js';
 import { cpuSince, cpuTimes, type CpuTimes } from './cpu-time.js';
+import { formatWindow, p99Ratio, windowStats, type LatencySample, type WindowStats } from './latency-windows.js';
 
 interface Options {
   rounds: number;
@@ -87,6 +97,10 @@ interface Options {
   /** Run the MinIO section / the Apache Kafka peer section. */
   minio: boolean;
   peer: PeerOptions | null;
+  /** Rounds of the produce latency phase (0: skipped), the probe's sends per second, the idle window in ms. */
+  latencyRounds: number;
+  latencyRate: number;
+  latencyIdleMs: number;
 }
 
 const RECORD_BYTES = 12 * 1024;
@@ -98,12 +112,13 @@ const COLD_TARGET = 0.8;
 function usage(msg: string): never {
   console.error(`tiering.bench: ${msg}`);
   console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--cache-mb N] [--doc PATH | --no-doc] [--profile DIR] [--compression CODEC]');
+  console.error('       [--no-latency] [--latency-rounds N] [--latency-rate N] [--latency-idle-s N]');
   console.error('       [--no-peer | --peer-only] [--peer-rounds N] [--peer-segment-mb N] [--peer-one-mb N] [--peer-six-mb N] [--peer-steady-mbps N] [--peer-steady-s N] [--peer-fsync]');
   process.exit(2);
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 8, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null, compression: undefined, minio: true, peer: null };
+  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, fetchChunks: 8, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null, compression: undefined, minio: true, peer: null, latencyRounds: 3, latencyRate: 500, latencyIdleMs: 3000 };
   let peer: PeerOptions = { ...defaultPeerOptions };
   let peerRounds: number | undefined;
   let noPeer = false;
@@ -134,6 +149,10 @@ function parseArgs(argv: readonly string[]): Options {
       if (!['uncompressed', 'gzip', 'snappy', 'lz4', 'zstd', 'producer'].includes(o.compression ?? '')) usage('--compression wants uncompressed, gzip, snappy, lz4, zstd or producer');
     }
     else if (a === '--no-peer') noPeer = true;
+    else if (a === '--no-latency') o.latencyRounds = 0;
+    else if (a === '--latency-rounds') o.latencyRounds = num(argv[++i], a);
+    else if (a === '--latency-rate') o.latencyRate = num(argv[++i], a);
+    else if (a === '--latency-idle-s') o.latencyIdleMs = num(argv[++i], a) * 1000;
     else if (a === '--peer-only') o.minio = false;
     else if (a?.startsWith('--peer-') === true) {
       if (a === '--peer-rounds') peerRounds = num(argv[++i], a);
@@ -205,6 +224,55 @@ async function consume(bootstrap: string, topic: string, counts: readonly bigint
   );
   return performance.now() - started;
 }
+
+/** A running produce latency probe (test/bench/produce-latency-probe.ts) in its own process. */
+interface LatencyProbe {
+  /** Closes the probe's stdin; resolves with every acknowledged send once it has exited. */
+  stop(): Promise<{ samples: LatencySample[]; errors: number; ticks: LatencySample[] }>;
+}
+
+async function startProbe(bootstrap: string, topic: string, rate: number): Promise<LatencyProbe> {
+  const script = path.join(repoRoot(), 'dist', 'test', 'bench', 'produce-latency-probe.js');
+  const child = spawn(process.execPath, [script, bootstrap, topic, String(rate)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const onData = (): void => {
+      if (out.startsWith('ready\n')) {
+        child.stdout.off('data', onData);
+        resolve();
+      }
+    };
+    child.stdout.on('data', onData);
+    void exited.then((code) => reject(new Error(`latency probe exited ${code} before it was ready: ${err.slice(-2000)}`)));
+  });
+  return {
+    async stop() {
+      child.stdin.end();
+      const code = await exited;
+      const last = out.trimEnd().split('\n').at(-1) ?? '';
+      if (code !== 0 || !last.startsWith('{')) throw new Error(`latency probe exited ${code}: ${err.slice(-2000)}`);
+      return JSON.parse(last) as { samples: LatencySample[]; errors: number; ticks: LatencySample[] };
+    },
+  };
+}
+
+async function createProbeTopic(bootstrap: string, topic: string): Promise<void> {
+  const kafka = new Kafka({ clientId: 'tiering-bench', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+const epochNow = (): number => performance.timeOrigin + performance.now();
+const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 // ---- the plain S3 client ----
 
@@ -335,8 +403,24 @@ interface Round {
   cpu: { rawGet: CpuTimes; cold: CpuTimes; warm: CpuTimes } | null;
 }
 
+/** One round of the produce latency phase: the probe's figures idle and during each tiering task. */
+interface LatencyRound {
+  readonly idleBeforeCopy: WindowStats | null;
+  readonly copy: WindowStats | null;
+  readonly copyMs: number;
+  readonly idleBeforeCold: WindowStats | null;
+  readonly cold: WindowStats | null;
+  readonly coldMs: number;
+  readonly errors: number;
+  /** The broker's event loop delay p99 during the copy and during the cold read. */
+  readonly loopP99Ms: { copy: number; cold: number };
+  /** How late the probe's own timer ran (p99): its scheduling delay on the shared cores. */
+  readonly probeLateP99Ms: { copy: number; cold: number };
+}
+
 interface Results {
   readonly rounds: Round[];
+  readonly latency: LatencyRound[];
   readonly profiles: string[];
 }
 
@@ -529,7 +613,59 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
           `CPU ms/MiB (bench process / MinIO / kcat): raw GET ${cpuPerMib(rawGetCpu, b)}, cold ${cpuPerMib(coldCpu, b)}, warm ${cpuPerMib(warmCpu, b)}`,
       );
     }
-    return { rounds, profiles };
+    // Produce latency, each round on a topic of its own: idle, then the copy task; idle, then a cold read.
+    const latency: LatencyRound[] = [];
+    for (let r = 0; r < o.latencyRounds; r++) {
+      const topic = `${TOPIC}-latency-${r}`;
+      const probeTopic = `${TOPIC}-probe-${r}`;
+      await createTopic(broker.bootstrap, topic, o);
+      await createProbeTopic(broker.bootstrap, probeTopic);
+      await Promise.all(Array.from({ length: o.partitions }, (_, p) => produce(broker.bootstrap, topic, p, o.mbPerPartition * 1_048_576)));
+      const ends = logsOf(topic).map((l) => l.closedSegments().at(-1)?.nextOffset ?? 0n);
+      let probe = await startProbe(broker.bootstrap, probeTopic, o.latencyRate);
+      const idle1 = epochNow();
+      await pause(o.latencyIdleMs);
+      const copyFrom = epochNow();
+      const rlmNow = broker.broker.remoteLogManager!;
+      const copyLoop = monitorEventLoopDelay({ resolution: 1 });
+      copyLoop.enable();
+      await Promise.all(logsOf(topic).map((l) => rlmNow.runPartition(l)));
+      copyLoop.disable();
+      const copyTo = epochNow();
+      const up = await probe.stop();
+      await setLocalRetention(broker.bootstrap, topic, 1000);
+      await waitUntil('local deletion of the latency round', () => logsOf(topic).every((l) => l.closedSegments().length === 0), 120_000);
+      broker = await broker.restart();
+      const rlmAfter = broker.broker.remoteLogManager!;
+      await waitUntil('remote metadata replayed', () => logsOf(topic).every((l, p) => rlmAfter.partitionStats(l)?.highestRemoteOffset === (ends[p] ?? 0n) - 1n), 60_000);
+      probe = await startProbe(broker.bootstrap, probeTopic, o.latencyRate);
+      const idle2 = epochNow();
+      await pause(o.latencyIdleMs);
+      const coldFrom = epochNow();
+      const coldLoop = monitorEventLoopDelay({ resolution: 1 });
+      coldLoop.enable();
+      await consume(broker.bootstrap, topic, ends);
+      coldLoop.disable();
+      const coldTo = epochNow();
+      const down = await probe.stop();
+      const round: LatencyRound = {
+        idleBeforeCopy: windowStats(up.samples, idle1, copyFrom),
+        copy: windowStats(up.samples, copyFrom, copyTo),
+        copyMs: copyTo - copyFrom,
+        idleBeforeCold: windowStats(down.samples, idle2, coldFrom),
+        cold: windowStats(down.samples, coldFrom, coldTo),
+        coldMs: coldTo - coldFrom,
+        errors: up.errors + down.errors,
+        loopP99Ms: { copy: copyLoop.percentile(99) / 1e6, cold: coldLoop.percentile(99) / 1e6 },
+        probeLateP99Ms: { copy: windowStats(up.ticks, copyFrom, copyTo)?.p99 ?? 0, cold: windowStats(down.ticks, coldFrom, coldTo)?.p99 ?? 0 },
+      };
+      latency.push(round);
+      console.log(
+        `latency round ${r}: idle ${formatWindow(round.idleBeforeCopy)}; copy (${(round.copyMs / 1000).toFixed(1)} s) ${formatWindow(round.copy)}; ` +
+          `idle ${formatWindow(round.idleBeforeCold)}; cold read (${(round.coldMs / 1000).toFixed(1)} s) ${formatWindow(round.cold)}; ${round.errors} failed sends; broker event loop delay p99 ${round.loopP99Ms.copy.toFixed(1)} ms (copy) / ${round.loopP99Ms.cold.toFixed(1)} ms (cold read); probe timer lateness p99 ${round.probeLateP99Ms.copy.toFixed(1)} / ${round.probeLateP99Ms.cold.toFixed(1)} ms`,
+      );
+    }
+    return { rounds, latency, profiles };
   } finally {
     s3.destroy();
     s3direct.destroy();
@@ -628,8 +764,41 @@ function report(o: Options, res: Results): string {
     `Produce (kcat, acks=all) ran at ${med((x) => x.produce).toFixed(0)} MiB/s. Cold reads issued ${res.rounds.map((r) => r.coldFetches).join(', ')} ranged GETs ` +
       `(${res.rounds.map((r) => `${r.cold.hits} hits / ${r.cold.inFlightHits} in-flight / ${r.cold.misses} misses`).join('; ')}); ` +
       `warm reads: ${res.rounds.map((r) => `${r.warm.hits} hits / ${r.warm.inFlightHits} in-flight / ${r.warm.misses} misses`).join('; ')}.`,
+    ...latencyLines(o, res.latency),
   ];
   return lines.join('\n');
+}
+
+const LATENCY_GOAL = 1.5;
+
+/** The produce latency phase: p99 during each tiering task against the same probe idle. */
+function latencyLines(o: Options, rounds: readonly LatencyRound[]): string[] {
+  if (rounds.length === 0) return [];
+  const ratios = (f: (r: LatencyRound) => number | null): number[] => rounds.map(f).filter((x): x is number => x !== null);
+  const verdict = (values: readonly number[]): string => {
+    if (values.length === 0) return 'no figure';
+    const m = median(values);
+    const lo = Math.min(...values);
+    const hi = Math.max(...values);
+    const figure = `**${m.toFixed(2)}x** (${values.map((v) => v.toFixed(2)).join(', ')})`;
+    if (lo < m * 0.9 || hi > m * 1.1) return `${figure}; spread ${lo.toFixed(2)}-${hi.toFixed(2)} exceeds ±10%: not called`;
+    return `${figure}; goal <= ${LATENCY_GOAL}x: ${m <= LATENCY_GOAL ? 'met' : '**missed**'}`;
+  };
+  const p99 = (w: WindowStats | null): string => (w === null ? 'n/a' : `${w.p99.toFixed(1)} (${w.count})`);
+  return [
+    '',
+    `Produce latency during tiering: a paced producer in its own process (kafkajs, one 1 KiB record per request, acks=all, ${o.latencyRate} sends/s) into a one-partition topic without remote storage, p99 while the copy task uploads a fresh round's ${o.partitions} x ${o.mbPerPartition} MiB and while one kcat consumer per partition reads it cold from a restarted broker, each against the same probe's p99 in the ${(o.latencyIdleMs / 1000).toFixed(0)} s idle window just before; ${rounds.length} rounds, sends per window in brackets.`,
+    '',
+    '| round | idle p99 (ms) | upload p99 (ms) | upload / idle | idle p99 (ms) | cold read p99 (ms) | cold / idle | failed sends |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rounds.map((r, i) => {
+      const up = p99Ratio(r.idleBeforeCopy, r.copy);
+      const cold = p99Ratio(r.idleBeforeCold, r.cold);
+      return `| ${i} | ${p99(r.idleBeforeCopy)} | ${p99(r.copy)} | ${up === null ? 'n/a' : `${up.toFixed(2)}x`} | ${p99(r.idleBeforeCold)} | ${p99(r.cold)} | ${cold === null ? 'n/a' : `${cold.toFixed(2)}x`} | ${r.errors} |`;
+    }),
+    '',
+    `Produce p99 during upload over idle: ${verdict(ratios((r) => p99Ratio(r.idleBeforeCopy, r.copy)))}. During the cold read over idle: ${verdict(ratios((r) => p99Ratio(r.idleBeforeCold, r.cold)))}.`,
+  ];
 }
 
 function loopDelayLine(rounds: readonly Round[]): string {

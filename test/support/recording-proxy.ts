@@ -8,33 +8,27 @@
 // request captures in test/golden/<client>/): a response is size, header
 // (correlation id, plus tagged fields in flexible versions; ApiVersions always
 // uses header v0), body. Per api/version the largest response
-// under the size limit is kept (so a Fetch sample carries records); existing
-// files are never overwritten.
+// under the size limit is kept (so a Fetch sample carries records), one without
+// error codes where there is one; existing files are never overwritten.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startChaosProxy, type ChaosProxy, type ChaosProxyOptions, type Exchange } from './chaos-proxy.js';
 import type { HostPort } from './kafka-reference.js';
+import { apiRegistry } from '../../broker/protocol/messages/index.js';
+import { decodeResponse, payloadOf } from '../../broker/protocol/frame.js';
 
-/** Kafka API names by key (from the message definitions), kebab-cased for file names. */
-const apiNames: Record<number, string> = {
-  0: 'Produce', 1: 'Fetch', 2: 'ListOffsets', 3: 'Metadata', 8: 'OffsetCommit', 9: 'OffsetFetch',
-  10: 'FindCoordinator', 11: 'JoinGroup', 12: 'Heartbeat', 13: 'LeaveGroup', 14: 'SyncGroup',
-  15: 'DescribeGroups', 16: 'ListGroups', 17: 'SaslHandshake', 18: 'ApiVersions', 19: 'CreateTopics',
-  20: 'DeleteTopics', 21: 'DeleteRecords', 22: 'InitProducerId', 23: 'OffsetForLeaderEpoch',
-  24: 'AddPartitionsToTxn', 25: 'AddOffsetsToTxn', 26: 'EndTxn', 28: 'TxnOffsetCommit',
-  29: 'DescribeAcls', 30: 'CreateAcls', 31: 'DeleteAcls', 32: 'DescribeConfigs', 33: 'AlterConfigs',
-  35: 'DescribeLogDirs', 36: 'SaslAuthenticate', 37: 'CreatePartitions', 42: 'DeleteGroups',
-  43: 'ElectLeaders', 44: 'IncrementalAlterConfigs', 45: 'AlterPartitionReassignments',
-  46: 'ListPartitionReassignments', 47: 'OffsetDelete', 60: 'DescribeCluster',
-  61: 'DescribeProducers', 65: 'DescribeTransactions', 66: 'ListTransactions',
-  68: 'ConsumerGroupHeartbeat', 69: 'ConsumerGroupDescribe', 71: 'GetTelemetrySubscriptions',
-  72: 'PushTelemetry', 75: 'DescribeTopicPartitions',
-};
+/** Kafka API names by key, from the generated message registry. */
+function apiName(apiKey: number): string | undefined {
+  return apiRegistry.get(apiKey)?.name;
+}
 
 export function apiFileName(apiKey: number): string {
-  const name = apiNames[apiKey];
+  const name = apiName(apiKey);
   if (name === undefined) return `api${apiKey}`;
-  return name.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase();
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([A-Z])([A-Z][a-z])/g, '$1-$2')
+    .toLowerCase();
 }
 
 export interface RecordedExchange extends Exchange {
@@ -91,9 +85,29 @@ export interface GoldenIndexEntry {
   readonly bytes: number;
 }
 
+/** Whether any errorCode in the decoded response is non-zero (a response that does not decode counts as one). */
+function carriesError(e: RecordedExchange): boolean {
+  const api = apiRegistry.get(e.request.apiKey);
+  if (api === undefined) return true;
+  let body: unknown;
+  try {
+    body = decodeResponse(payloadOf([e.responseFrame]), api, e.request.apiVersion).body;
+  } catch {
+    return true;
+  }
+  const walk = (v: unknown): boolean => {
+    if (Array.isArray(v)) return v.some(walk);
+    if (v === null || typeof v !== 'object' || Buffer.isBuffer(v)) return false;
+    return Object.entries(v).some(([k, x]) => ((k === 'errorCode' || k === 'acknowledgeErrorCode') && x !== 0) || walk(x));
+  };
+  return walk(body);
+}
+
 /**
  * Writes one response (and its request) per api/version not yet in `dir`: the
- * largest one not above `maxBytes`.
+ * largest one not above `maxBytes`, preferring answers without any error code
+ * (a coordinator still loading, an id not yet allocated are moments of the run,
+ * not what the API answers).
  */
 export function saveGoldenResponses(exchanges: readonly RecordedExchange[], dir: string, options: { broker: string; maxBytes?: number }): GoldenIndexEntry[] {
   mkdirSync(dir, { recursive: true });
@@ -101,14 +115,16 @@ export function saveGoldenResponses(exchanges: readonly RecordedExchange[], dir:
   const index: GoldenIndexEntry[] = existsSync(indexFile) ? (JSON.parse(readFileSync(indexFile, 'utf8')) as GoldenIndexEntry[]) : [];
   const written: GoldenIndexEntry[] = [];
   const maxBytes = options.maxBytes ?? 64 * 1024;
-  const best = new Map<string, RecordedExchange>();
+  const best = new Map<string, { e: RecordedExchange; clean: boolean }>();
   for (const e of exchanges) {
     if (e.responseFrame.length > maxBytes) continue;
     const key = `${e.request.apiKey}/${e.request.apiVersion}`;
+    const clean = !carriesError(e);
     const current = best.get(key);
-    if (current === undefined || e.responseFrame.length > current.responseFrame.length) best.set(key, e);
+    const better = current === undefined || (clean && !current.clean) || (clean === current.clean && e.responseFrame.length > current.e.responseFrame.length);
+    if (better) best.set(key, { e, clean });
   }
-  for (const e of best.values()) {
+  for (const { e } of best.values()) {
     const base = `${apiFileName(e.request.apiKey)}-v${e.request.apiVersion}`;
     const file = `${base}.bin`;
     const requestFile = `${base}.request.bin`;
@@ -119,7 +135,7 @@ export function saveGoldenResponses(exchanges: readonly RecordedExchange[], dir:
       file,
       requestFile,
       apiKey: e.request.apiKey,
-      api: apiNames[e.request.apiKey] ?? `api${e.request.apiKey}`,
+      api: apiName(e.request.apiKey) ?? `api${e.request.apiKey}`,
       apiVersion: e.request.apiVersion,
       client: e.client,
       broker: options.broker,

@@ -1,8 +1,8 @@
-// DescribeTopicPartitions (75) against an in-process broker: Kafka 4.1's topic
+// DescribeTopicPartitions (75) against an in-process broker: Kafka 4.x's topic
 // order, the cursor and the partition limit (across topics, mid-topic, at a
 // topic's end), unknown and illegal names, names only (a topic id is not a name),
 // every topic when the list is empty, the INVALID_REQUEST cursors, agreement
-// with Metadata, and byte-for-byte Kafka 4.1.1's captured answer.
+// with Metadata, and byte-for-byte Kafka 4.3.1's captured answer.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -216,7 +216,7 @@ describe('DescribeTopicPartitions', () => {
     assert.deepEqual(p0 && [p0.leaderId, p0.replicaNodes, p0.isrNodes, p0.offlineReplicas], [broker.broker.context.nodeId, [broker.broker.context.nodeId], [broker.broker.context.nodeId], []]);
   });
 
-  test("answers Kafka 4.1.1's captured request with Kafka's bytes (but for the topic id)", async () => {
+  test("answers Kafka 4.3.1's captured request with Kafka's bytes (but for the topic id)", async () => {
     const dir = path.join(repoRoot(), 'test', 'golden', 'java-cli');
     const reqPayload = payloadOf([readFileSync(path.join(dir, 'describe-topic-partitions-v0.bin'))]);
     const header = decodeRequestHeader(reqPayload);

@@ -60,7 +60,7 @@ function coordinator(clock: ManualClock, removed: string[] = []): ShareGroupCoor
     onInitializeError: (_g, err) => assert.fail(`initialisation failed: ${String(err)}`),
   });
   // The share-partitions' state exists already (share-state-init.test.ts tests its initialisation): they are assignable at once.
-  c.markInitialized(c.getOrCreate('g'), 'TID', 't', [0, 1, 2]);
+  c.getOrCreate('g').stateMetadata.markInitialized('TID', 't', [0, 1, 2], clock.now());
   return c;
 }
 
@@ -92,7 +92,23 @@ test('heartbeat: join, epochs, assignment only when it changes, fencing and leav
   assert.deepEqual(after.assignment, [{ topicId: 'TID', partitions: [0, 1, 2] }]);
 });
 
-test('a member that stops heartbeating is removed after the session timeout and its records released', () => {
+test('a leave moves the group epoch on; the target assignment follows at the next heartbeat, as Kafka computes it (an emptied group stays one behind)', () => {
+  const c = coordinator(new ManualClock());
+  c.heartbeat(hb('m1', 0, ['t']));
+  c.heartbeat(hb('m2', 0, ['t']));
+  assert.equal(c.heartbeat(hb('m1', 1)).memberEpoch, 2);
+  const g = c.group('g')!;
+  assert.deepEqual([g.groupEpoch, g.assignmentEpoch], [2, 2]);
+  c.heartbeat(hb('m2', -1));
+  assert.deepEqual([g.groupEpoch, g.assignmentEpoch], [3, 2], 'no assignment computed by the leave');
+  const next = c.heartbeat(hb('m1', 2));
+  assert.deepEqual([next.memberEpoch, g.groupEpoch, g.assignmentEpoch], [3, 3, 3], 'the next heartbeat computes it, without another bump');
+  assert.deepEqual(next.assignment, [{ topicId: 'TID', partitions: [0, 1, 2] }]);
+  c.heartbeat(hb('m1', -1));
+  assert.deepEqual([g.state, g.groupEpoch, g.assignmentEpoch], ['Empty', 4, 3], "Kafka 4.3.1's ShareGroupDescribe of an emptied group (test/golden/kafka-responses)");
+});
+
+test('a member that stops heartbeating is removed after the session timeout and its records released', async () => {
   const clock = new ManualClock();
   const removed: string[] = [];
   const c = coordinator(clock, removed);
@@ -106,7 +122,7 @@ test('a member that stops heartbeating is removed after the session timeout and 
   clock.advance(45_000);
   assert.deepEqual(removed, ['m2', 'm1']);
   assert.equal(c.group('g')!.state, 'Empty');
-  c.deleteGroup('g');
+  await c.deleteGroup('g');
   assert.equal(c.group('g'), undefined);
 });
 

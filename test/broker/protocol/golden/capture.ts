@@ -5,7 +5,9 @@
 //   test/golden/<client>/<api>-v<version>.bin            (request, as sent)
 //   test/golden/<client>/<api>-v<version>.response.bin   (the broker's answer)
 // The proxy narrows the broker's ApiVersions answer to the versions our codecs
-// know, so the Java 4.1 client (Kafka's CLI tools, as `java-cli`) uses them.
+// know (stable ones), so the Java client of the reference release (Kafka's CLI
+// tools, as `java-cli`) uses them. Captured from Apache Kafka 4.3.1; delete a
+// client's folder first to capture it afresh (files of versions no longer sent stay).
 // Run by hand after building, optionally naming the clients to (re)capture:
 //   node dist/test/broker/protocol/golden/capture.js [kcat] [confluent-kafka-python] [kafkajs] [java-cli]
 // The files are committed; golden.test.ts checks our codecs against them.

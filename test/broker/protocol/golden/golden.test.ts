@@ -1,8 +1,9 @@
 // Golden frames captured from real clients (kcat and confluent-kafka-python on
-// librdkafka 2.0.2, kafkajs 2.2.4, Kafka's Java CLI) talking to Apache Kafka
-// 4.1.1 through a recording proxy (capture.ts here, and the kafka-responses
-// capture of test/clients/capture-golden.ts). Every request and response must
-// decode with our generated codecs and re-encode to exactly the same bytes.
+// librdkafka 2.0.2, kafkajs 2.2.4, Kafka's Java 4.3.1 client and CLI tools)
+// talking to Apache Kafka 4.3.1 through a recording proxy (capture.ts here, and
+// the kafka-responses capture of test/clients/capture-golden.ts). Every request
+// and response must decode with our generated codecs and re-encode to exactly
+// the same bytes. kafka-parity.test.ts checks Sediment's answers against them.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -81,7 +82,7 @@ const isUnsupported = (e: unknown): boolean => e instanceof KafkaError && e.code
 for (const g of all) {
   const known = g.version >= g.api.validVersions.min && g.version <= g.api.validVersions.max;
   if (!known) {
-    // Newer than the Kafka definitions we generate from (Java 4.1 clients talking to a 4.1 broker):
+    // Newer than the Kafka definitions we generate from (a newer client talking to a newer broker):
     // the header still reads, the body is refused as UNSUPPORTED_VERSION.
     test(`${g.client}/${g.file} (v${g.version} beyond our ${g.api.name} ${g.api.validVersions.max}) is refused cleanly`, () => {
       const payload = payloadOf([readFileSync(path.join(goldenDir, g.client, g.file))]);
