@@ -19,6 +19,7 @@ import type { ShareGroups } from './share/share-groups.js';
 import type { ShareStateChannel } from './share/share-state-service.js';
 import type { FetchRequest, FetchResponse } from './protocol/messages/fetch.js';
 import type { ConsumerFetchStanding } from './replica/consumer-fetch.js';
+import type { LowWatermarkResult } from './replica/replica-manager.js';
 
 /** One producer of a partition's producer state, as DescribeProducers reports it. */
 export interface ActiveProducer {
@@ -81,6 +82,13 @@ export interface ReplicationService {
   awaitReplication(topic: string, partition: number, requiredOffset: bigint, timeoutMs: number): Promise<number>;
   /** A leader append happened (the HW may move at once). */
   appended(topic: string, partition: number): void;
+  /**
+   * DeleteRecords, after the leader moved its log start to `requiredOffset`: the
+   * answer once the low watermark (the smallest log start over the leader and its
+   * live followers) reaches it, or REQUEST_TIMED_OUT after `timeoutMs`; null for
+   * a partition that is not replicated.
+   */
+  awaitLowWatermark(topic: string, partition: number, requiredOffset: bigint, timeoutMs: number): Promise<LowWatermarkResult> | null;
   /**
    * KIP-392: what this broker is for a consumer fetch of a replicated
    * partition (leader, follower, or neither); undefined when it holds no

@@ -15,7 +15,9 @@
 //   tier, tier-state.ts);
 // - otherwise the fetch offset is the follower's log end offset: recorded
 //   (HW and ISR may move), then whole batches from it.
-// Long-polls as a consumer fetch does (MinBytes / MaxWaitMs), woken by appends.
+// Long-polls as a consumer fetch does (MinBytes / MaxWaitMs), woken by appends;
+// answers at once while the follower's log start (sent with its fetch) is below
+// the one it can take from this answer (DeleteRecords moved the leader's).
 // Leader replication throttle (replication-quota.ts): a throttled partition of
 // a follower outside the ISR is answered without records while the quota is
 // exceeded; the bytes answered for throttled partitions count toward it.
@@ -55,7 +57,7 @@ interface Target {
   readonly p: FetchRequestFetchPartition;
 }
 
-async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bigint, t: Target, room: number, first: boolean, record: boolean, lease?: ReadLease): Promise<{ data: FetchResponsePartitionData; bytes: number; error: boolean; throttled?: boolean }> {
+async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bigint, t: Target, room: number, first: boolean, record: boolean, lease?: ReadLease): Promise<{ data: FetchResponsePartitionData; bytes: number; error: boolean; throttled?: boolean; logStartBehind?: boolean }> {
   const p = t.p;
   const fail = (code: number, extra: Partial<FetchResponsePartitionData> = {}) => ({ data: failed(p.partition, code, extra), bytes: 0, error: true });
   if (t.topic === undefined) return fail(ErrorCode.UNKNOWN_TOPIC_ID);
@@ -97,8 +99,12 @@ async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bi
       return fail(err instanceof KafkaError ? err.code : ErrorCode.KAFKA_STORAGE_ERROR);
     }
   }
+  // The follower can move its log start up to ours (at most its HW, which this answer caps at its fetch offset):
+  // while it is below, answer at once, so a DeleteRecords waiting for the low watermark is not held by the long poll.
+  const reachable = minOf(logStart, log.highWatermark, p.fetchOffset);
+  const logStartBehind = p.logStartOffset >= 0n && p.logStartOffset < reachable;
   // The HW after this follower's fetch was recorded: it may have just moved.
-  return { data: { ...base, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, errorCode: ErrorCode.NONE, records }, bytes: records.length, error: false, throttled };
+  return { data: { ...base, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, errorCode: ErrorCode.NONE, records }, bytes: records.length, error: false, throttled, logStartBehind };
 }
 
 /** With `lease`, segment bytes are read into its pooled buffers (released once the answer is written). */
@@ -123,7 +129,7 @@ export async function answerReplicaFetch(c: LeaderFetchContext, req: FetchReques
       const r = await readOne(c, replicaId, brokerEpoch, t, req.maxBytes - bytes, bytes === 0, record, lease);
       bytes += r.bytes;
       if (r.throttled === true) throttledBytes += r.bytes;
-      errors ||= r.error || r.data.divergingEpoch !== undefined;
+      errors ||= r.error || r.data.divergingEpoch !== undefined || r.logStartBehind === true;
       answers.push({ t, data: r.data });
     }
     record = false;
@@ -134,6 +140,10 @@ export async function answerReplicaFetch(c: LeaderFetchContext, req: FetchReques
     }
     await c.waiters.wait(keys, remaining, signal);
   }
+}
+
+function minOf(...xs: bigint[]): bigint {
+  return xs.reduce((a, b) => (b < a ? b : a));
 }
 
 function respond(answers: ReadonlyArray<{ t: Target; data: FetchResponsePartitionData }>): FetchResponse {

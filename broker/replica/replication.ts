@@ -18,7 +18,7 @@ import { apis } from '../protocol/messages/index.js';
 import { HighWatermarkCheckpoints } from './high-watermark-checkpoint.js';
 import { answerReplicaFetch } from './leader-fetch.js';
 import type { FetchConnection } from './replica-fetcher.js';
-import { ReplicaManager, type ReplicaManagerConfig } from './replica-manager.js';
+import { ReplicaManager, type LowWatermarkResult, type ReplicaManagerConfig } from './replica-manager.js';
 import { logStartOverTiers, type LeaderLocalStart, type ReplicaRemoteTier } from './tier-state.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS, ReplicationQuota, parseRate, throttledOn } from './replication-quota.js';
@@ -201,6 +201,10 @@ export class Replication implements ReplicationService {
 
   appended(topic: string, partition: number): void {
     this.manager.appended(topic, partition);
+  }
+
+  awaitLowWatermark(topic: string, partition: number, requiredOffset: bigint, timeoutMs: number): Promise<LowWatermarkResult> | null {
+    return this.manager.awaitLowWatermark(topic, partition, requiredOffset, timeoutMs);
   }
 
   consumerStanding(topic: string, partition: number): ConsumerFetchStanding | undefined {
