@@ -216,7 +216,7 @@ export class Broker {
       topics: () => consumerTopicsView(store, (name) => topics.isInternal(name), (name, p) => cluster?.view.replicaRacks(name, p) ?? ownRacks, topicHashes),
     });
     await groups.start();
-    const replication = cluster === null ? null : await cluster.startReplication(waiters, clock);
+    const replication = cluster === null ? null : await cluster.startReplication(waiters, clock, () => dynamicConfig.current);
     replicationRef.current = replication;
     const writeLocalTxnMarker = localMarkerWriter({
       log: (topic, partition) => logs.getLog(topic, partition),

@@ -235,7 +235,7 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
     'How long a follower waits after a failed replica fetch (connection or partition error) before fetching again.',
     { validator: atLeast(0) }),
   broker('follower.fetch.last.tiered.offset.enable', 'boolean', false, 'medium',
-    'KIP-1023: a follower whose log of a tiered (remote.storage.enable), non-compacted topic is empty starts at the leader\'s earliest offset not yet uploaded (ListOffsets -6), with its leader-epoch history and producer state from the remote tier, instead of copying the leader\'s whole local log. Dynamic in Kafka; read at start-up here.'),
+    'KIP-1023: a follower whose log of a tiered (remote.storage.enable), non-compacted topic is empty starts at the leader\'s earliest offset not yet uploaded (ListOffsets -6), with its leader-epoch history and producer state from the remote tier, instead of copying the leader\'s whole local log. Dynamic (per broker or cluster default): a change applies to the next empty replica a fetcher takes on, not to one already placed.'),
   broker('replica.lag.time.max.ms', 'long', 30000, 'high',
     'A follower that has not caught up to the leader\'s log end for this long leaves the ISR; the leader checks every half of it.',
     { validator: atLeast(1) }),
