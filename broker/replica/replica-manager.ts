@@ -35,8 +35,8 @@ export interface ReplicaManagerConfig {
   readonly numReplicaFetchers: number;
   /** replica.lag.time.max.ms */
   readonly replicaLagTimeMaxMs: number;
-  /** follower.fetch.last.tiered.offset.enable (KIP-1023); absent: false. */
-  readonly fetchFromLastTieredOffset?: boolean;
+  /** follower.fetch.last.tiered.offset.enable (KIP-1023), read when a fetcher takes on a partition (dynamic); absent: false. */
+  readonly fetchFromLastTieredOffset?: () => boolean;
 }
 
 export interface ReplicaManagerOptions {
@@ -261,7 +261,7 @@ export class ReplicaManager {
         onEvent: (ev) => this.onFetcherEvent(ev),
         ...(this.o.remoteTier === undefined ? {} : { remoteTier: this.o.remoteTier }),
         ...(this.o.followerQuota === undefined ? {} : { quota: this.o.followerQuota }),
-        fetchFromLastTieredOffset: this.o.config.fetchFromLastTieredOffset === true,
+        fetchFromLastTieredOffset: () => this.o.config.fetchFromLastTieredOffset?.() === true,
         inSync: (topic, partition) => {
           const t = this.o.image.topic(topic);
           return t !== undefined && (this.o.image.partition(t.topicId, partition)?.isr.includes(this.o.nodeId) ?? false);

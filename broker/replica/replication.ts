@@ -25,12 +25,16 @@ import { FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_
 import type { ConsumerFetchStanding } from './consumer-fetch.js';
 import { preferredReadReplica, replicaSelectorKind, type ReplicaSelectorKind } from './replica-selector.js';
 
-/** The replication configs of a broker config (Kafka's names and defaults). */
-export function replicaManagerConfig(config: BrokerConfig): ReplicaManagerConfig & { socketTimeoutMs: number } {
+/**
+ * The replication configs of a broker config (Kafka's names and defaults).
+ * `current` is the config in force now (with the dynamic layers), for the keys
+ * read at each use: follower.fetch.last.tiered.offset.enable.
+ */
+export function replicaManagerConfig(config: BrokerConfig, current: () => BrokerConfig = () => config): ReplicaManagerConfig & { socketTimeoutMs: number } {
   return {
     numReplicaFetchers: config.getInt('num.replica.fetchers'),
     replicaLagTimeMaxMs: config.getLong('replica.lag.time.max.ms'),
-    fetchFromLastTieredOffset: config.getBoolean('follower.fetch.last.tiered.offset.enable'),
+    fetchFromLastTieredOffset: () => current().getBoolean('follower.fetch.last.tiered.offset.enable'),
     socketTimeoutMs: config.getInt('replica.socket.timeout.ms'),
     fetch: {
       fetchMaxBytes: config.getInt('replica.fetch.max.bytes'),
@@ -75,6 +79,8 @@ export interface ReplicationOptions {
   readonly waiters: PartitionWaiters;
   readonly listenerName: string;
   readonly config: BrokerConfig;
+  /** The config in force now (the static one with the dynamic layers over it); absent: `config`. */
+  readonly currentConfig?: () => BrokerConfig;
   /** Roles wait for the cluster session (ReplicaManager.sessionStarted). */
   readonly awaitSession?: boolean;
   readonly clock: Clock;
@@ -145,7 +151,7 @@ export class Replication implements ReplicationService {
   private constructor(private readonly o: ReplicationOptions) {
     // The config's validator admits only the selectors replicaSelectorKind knows.
     this.selector = replicaSelectorKind(o.config.getString('replica.selector.class')) ?? 'none';
-    const config = replicaManagerConfig(o.config);
+    const config = replicaManagerConfig(o.config, o.currentConfig);
     this.leaderQuota = quotaOf(o.image, o.nodeId, o.clock, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS);
     this.followerQuota = quotaOf(o.image, o.nodeId, o.clock, FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS);
     this.manager = new ReplicaManager({
