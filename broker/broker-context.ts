@@ -52,6 +52,8 @@ export interface PartitionView {
   /** -6 (KIP-1023): the first offset not yet copied to the remote tier, or -1 (see ListOffsets). */
   earliestPendingUploadOffset(): bigint;
   deleteRecordsBefore(offset: bigint): Promise<bigint>;
+  /** cleanup.policy includes delete (DeleteRecords is refused with POLICY_VIOLATION otherwise). */
+  readonly cleanupPolicyDelete: boolean;
   /** OffsetForLeaderEpoch: the end offset of `epoch` (the first offset of the next epoch, or the log end). */
   endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint };
   /** DescribeProducers: the producers the partition's producer state holds. */

@@ -121,6 +121,9 @@ export class LocalPartitionView implements PartitionView {
     return this.log.localLogStartOffset === start ? start : -1n;
   }
 
+  get cleanupPolicyDelete(): boolean {
+    return this.log.currentConfig.cleanupPolicy?.delete ?? true;
+  }
   deleteRecordsBefore(offset: bigint): Promise<bigint> {
     if (this.remote !== null) return this.remote.deleteRecordsBefore(this.log, offset);
     return this.log.deleteRecordsBefore(offset);

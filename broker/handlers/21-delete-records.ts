@@ -8,12 +8,18 @@
 // live followers, which take the leader's from their fetches) reaches the
 // offset, with it; a partition still short of it after timeout_ms answers
 // REQUEST_TIMED_OUT with the low watermark as it was when the wait began;
-// NOT_LEADER_OR_FOLLOWER if leadership moved meanwhile.
+// NOT_LEADER_OR_FOLLOWER if leadership moved meanwhile. As Kafka's
+// ReplicaManager.deleteRecordsOnLocalLog and Partition.deleteRecordsOnLeader,
+// checked in this order before the offset: an internal topic (Kafka's
+// Topic.isInternal: __consumer_offsets, __transaction_state,
+// __share_group_state; not __remote_log_metadata) is INVALID_TOPIC_EXCEPTION,
+// a topic whose cleanup.policy lacks delete (compact alone) POLICY_VIOLATION.
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { DeleteRecordsRequest, DeleteRecordsResponse } from '../protocol/messages/delete-records.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { eachPartition } from './per-partition.js';
+import { REMOTE_LOG_METADATA_TOPIC } from '../../metadata/remote-log-metadata/metadata-topic-log.js';
 
 type PartitionResult = DeleteRecordsResponse['topics'][number]['partitions'][number];
 
@@ -28,6 +34,8 @@ export const handler: ApiHandler<DeleteRecordsRequest, DeleteRecordsResponse, Br
       req.topics,
       'delete records',
       async (p, rp, topic): Promise<{ answer: Promise<PartitionResult> }> => {
+        if (broker.topics.isInternal(topic) && topic !== REMOTE_LOG_METADATA_TOPIC) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot delete records of internal topic ${topic}`);
+        if (!p.cleanupPolicyDelete) throw new KafkaError(ErrorCode.POLICY_VIOLATION, `Records of partition ${topic}-${rp.partitionIndex} can not be deleted due to the configured policy`);
         const target = rp.offset === -1n ? p.highWatermark : rp.offset;
         if (target < 0n || target > p.highWatermark) throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${rp.offset} is above the high watermark ${p.highWatermark}`);
         const logStart = await p.deleteRecordsBefore(target);
