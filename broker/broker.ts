@@ -378,6 +378,8 @@ export class Broker {
       waiters,
       otherGroupExists: (groupId) => groups.groupState(groupId) !== null || groups.consumer.groups.has(groupId),
       groupConfigSource: cluster?.groupConfigs() ?? null,
+      groups,
+      onTopicDeleted: (listener) => topics.whenTopicDeleted((r) => listener(r.topicId)),
     });
     const context: BrokerContext = {
       config,

@@ -1,5 +1,6 @@
 // A partition as the handlers see it: the local PartitionLog, and below its
 // local log start the remote tier (when a RemoteTier is attached).
+import type { ReadLease } from './common/read-buffer-pool.js';
 import path from 'node:path';
 import type { ActiveProducer, PartitionView } from './broker-context.js';
 import type { PartitionLog } from './log/partition-log.js';
@@ -58,12 +59,12 @@ export class LocalPartitionView implements PartitionView {
     return this.log.append(records, { leaderEpoch: this.epochOf(), isFromClient: true });
   }
 
-  async read(fetchOffset: bigint, maxBytes: number, opts: { maxOffset: bigint; minOneBatch: boolean; signal?: AbortSignal }) {
+  async read(fetchOffset: bigint, maxBytes: number, opts: { maxOffset: bigint; minOneBatch: boolean; signal?: AbortSignal; lease?: ReadLease }) {
     if (this.remote !== null && fetchOffset < this.log.localLogStartOffset) {
       const records = await this.remote.read(this.log, fetchOffset, maxBytes, opts.minOneBatch, opts.signal);
       return { records, abortedTransactions: [] };
     }
-    const r = await this.log.read(fetchOffset, maxBytes, { maxOffset: opts.maxOffset, minOneBatch: opts.minOneBatch });
+    const r = await this.log.read(fetchOffset, maxBytes, { maxOffset: opts.maxOffset, minOneBatch: opts.minOneBatch, ...(opts.lease === undefined ? {} : { lease: opts.lease }) });
     const aborted = r.firstOffset === null ? [] : this.log.collectAbortedTransactions(r.firstOffset, opts.maxOffset);
     // One part per segment read: they go to the socket one after another, never joined.
     return { records: recordsOf(r.records), abortedTransactions: aborted.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset })) };

@@ -27,6 +27,7 @@ export class BrokerTopics implements TopicService {
   private remote: RemoteTier | null = null;
   private lifecycle: PartitionLifecycle | null = null;
   private epochSource: ((topic: string, partition: number) => number) | null = null;
+  private readonly deletedListeners: ((record: TopicRecord) => void)[] = [];
 
   constructor(
     readonly store: TopicStore,
@@ -125,8 +126,14 @@ export class BrokerTopics implements TopicService {
     return record;
   }
 
+  /** Called once a topic is gone from the store (share groups drop it from their state metadata). */
+  whenTopicDeleted(listener: (record: TopicRecord) => void): void {
+    this.deletedListeners.push(listener);
+  }
+
   async deleteTopic(name: string): Promise<TopicRecord> {
     const record = await this.store.delete(name);
+    for (const l of this.deletedListeners) l(record);
     const removed: PartitionLog[] = [];
     for (let i = 0; i < record.partitionCount; i++) {
       const l = this.logs.getLog(name, i);

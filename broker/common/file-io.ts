@@ -46,6 +46,7 @@ export async function writevFully(fh: FileHandle, bufs: readonly Buffer[], posit
 
 /** Reads up to `length` bytes at `position`; shorter only at end of file. */
 export async function readFully(fh: FileHandle, position: number, length: number, into?: Buffer): Promise<Buffer> {
+  if (into !== undefined && into.length < length) throw new RangeError(`readFully: a ${into.length}-byte buffer for ${length} bytes`);
   const buf = into ?? Buffer.allocUnsafe(length);
   let done = 0;
   while (done < length) {

@@ -25,7 +25,7 @@ import { KeyedTimers } from './keyed-timers.js';
 import { PendingTxnOffsets, acceptTxnOffsets } from './txn-offsets.js';
 import { expirationBase, groupOffsets, offsetTombstone, validateOffsetCommit } from './offset-rules.js';
 import { isOffsetExpired, OffsetStore } from './offset-store.js';
-import { appendErrorCode, OffsetsTopicWriter, partitionForGroup, type CommittedWait, type OffsetsTopicLog } from './offsets-topic.js';
+import { appendErrorCode, OffsetsTopicWriter, partitionForGroup, type CommittedWait, type OffsetsTopicLog, type OffsetsTopicRecord } from './offsets-topic.js';
 import { randomBytes } from 'node:crypto';
 import { decodeVersioned } from '../protocol/messages/records/frame.js';
 import { defaultConsumerGroupConfig, type ConsumerGroupConfig } from './consumer/config.js';
@@ -81,6 +81,21 @@ export interface GroupCoordinatorOptions {
   readonly newMemberId?: () => string;
 }
 
+/**
+ * Share groups (KIP-932, broker/share/) keep their records in __consumer_offsets
+ * through this coordinator: it replays the records of their key types to the
+ * listener as it loads a partition, and tells it when a partition's groups go.
+ */
+export interface ShareGroupRecordListener {
+  /** A record of a share-group key type (value null: tombstone), in log order. */
+  replay(key: Buffer, value: Buffer | null): void;
+  /** The groups for which `owns` holds are no longer served here (their partition unloaded). */
+  unload(owns: (groupId: string) => boolean): void;
+}
+
+/** Kafka's share-group record types: ShareGroupMetadata (11) to ShareGroupStatePartitionMetadata (15). */
+export const SHARE_GROUP_RECORD_TYPES: ReadonlySet<number> = new Set([11, 12, 13, 14, 15]);
+
 type Phase = 'loading' | 'active' | 'closed';
 /** A __consumer_offsets partition this coordinator serves (partitioned mode). */
 type PartitionLoad = { readonly state: 'loading' | 'loaded'; readonly token: number };
@@ -109,6 +124,9 @@ export class GroupCoordinator {
   private readonly partitioned: boolean;
   private readonly owned = new Map<number, PartitionLoad>();
   private nextLoadToken = 1;
+  private shareListener: ShareGroupRecordListener | null = null;
+  /** Share-group records replayed before a listener was attached (the broker starts share groups after this coordinator). */
+  private shareBacklog: { key: Buffer; value: Buffer | null }[] = [];
 
   constructor(options: GroupCoordinatorOptions) {
     this.config = { ...defaultGroupCoordinatorConfig, ...options.config };
@@ -210,6 +228,10 @@ export class GroupCoordinator {
       let record: CoordinatorRecord;
       try {
         record = decodeCoordinatorRecord(raw);
+        if (record.type === 'unknown' && SHARE_GROUP_RECORD_TYPES.has(record.keyVersion) && raw.producerId === undefined) {
+          this.replayShare(raw.key, raw.value);
+          continue;
+        }
         if (record.type === 'unknown' && isConsumerGroupRecordType(record.keyVersion) && raw.producerId === undefined) {
           this.consumer.replay(decodeConsumerGroupRecord(record.keyVersion, decodeVersioned(raw.key).body, raw.value));
           continue;
@@ -286,10 +308,34 @@ export class GroupCoordinator {
 
   private dropPartitionGroups(p: number): void {
     const ofPartition = (groupId: string): boolean => this.partitionFor(groupId) === p;
+    this.shareListener?.unload(ofPartition);
     this.manager.unloadGroups(ofPartition, ErrorCode.NOT_COORDINATOR);
     for (const groupId of [...this.consumer.groups.keys()]) if (ofPartition(groupId)) this.consumer.forget(groupId);
     for (const groupId of this.offsets.groupIds()) if (ofPartition(groupId)) this.offsets.removeGroup(groupId);
     this.pendingTxnOffsets.dropGroups(ofPartition);
+  }
+
+  /** Share groups attach here: what was replayed so far reaches the listener at once, later loads as they come. */
+  attachShareGroups(listener: ShareGroupRecordListener): void {
+    this.shareListener = listener;
+    const backlog = this.shareBacklog;
+    this.shareBacklog = [];
+    for (const r of backlog) listener.replay(r.key, r.value);
+  }
+
+  private replayShare(key: Buffer, value: Buffer | null): void {
+    if (this.shareListener === null) this.shareBacklog.push({ key, value });
+    else this.shareListener.replay(key, value);
+  }
+
+  /** Appends share-group records to the group's partition, in call order; resolves once durable (replicated, in a cluster). */
+  appendShareRecords(groupId: string, records: readonly OffsetsTopicRecord[]): Promise<void> {
+    return this.writer.append(this.partitionFor(groupId), records);
+  }
+
+  /** NONE when a share group's calls can be served here, else NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS. */
+  shareGroupAvailability(groupId: string): number {
+    return this.unavailable(groupId);
   }
 
   /** Stops timers and answers parked joins/syncs with NOT_COORDINATOR. */

@@ -7,8 +7,9 @@
 // as its version: the bytes are the same.) We
 // write what Kafka 3.x/4.x writes (OffsetCommitValue v3, or v1 when an
 // explicit expire timestamp exists; GroupMetadataValue v3) and read every
-// version. Records of other group types (KIP-848 consumer/share groups, key
-// versions 3+) are reported as `unknown` and skipped by the loader.
+// version. Records of other group types (key versions 3+) are reported as
+// `unknown`: the loader hands KIP-848 consumer-group ones to consumer/ and
+// share-group ones (11-15) to the attached share groups (broker/share/).
 import { Reader } from '../protocol/reader.js';
 import { decodeVersioned, encodeVersioned } from '../protocol/messages/records/frame.js';
 import { GroupMetadataKeyMeta, decodeGroupMetadataKey, encodeGroupMetadataKey } from '../protocol/messages/records/group-metadata-key.js';

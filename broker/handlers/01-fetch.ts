@@ -32,6 +32,7 @@
 // consumer re-routes without a metadata round trip, as Kafka's
 // handleFetchRequest answers. Errors are in every incremental answer, so a
 // fetch session carries them too.
+import { ReadBufferPool, type ReadLease } from '../common/read-buffer-pool.js';
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext, PartitionView } from '../broker-context.js';
 import { PartitionWaiters } from '../partition-waiters.js';
@@ -69,6 +70,7 @@ async function readPartition(
   first: boolean,
   readCommitted: boolean,
   signal: AbortSignal,
+  lease?: ReadLease,
 ): Promise<PartitionAnswer> {
   const base = {
     partitionIndex: p.partition,
@@ -85,7 +87,7 @@ async function readPartition(
   if (p.fetchOffset >= maxOffset || (room <= 0 && !first)) {
     return { ...base, errorCode: 0, abortedTransactions: readCommitted ? [] : null, records: NO_RECORDS };
   }
-  const r = await partition.read(p.fetchOffset, Math.max(0, room), { maxOffset, minOneBatch: first, signal });
+  const r = await partition.read(p.fetchOffset, Math.max(0, room), { maxOffset, minOneBatch: first, signal, ...(lease === undefined ? {} : { lease }) });
   return { ...base, errorCode: 0, abortedTransactions: readCommitted ? r.abortedTransactions : null, records: r.records ?? NO_RECORDS };
 }
 
@@ -145,7 +147,7 @@ interface ReadOnce {
   readonly redirected: boolean;
 }
 
-async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], req: FetchRequest, apiVersion: number, signal: AbortSignal): Promise<ReadOnce> {
+async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], req: FetchRequest, apiVersion: number, signal: AbortSignal, lease?: ReadLease): Promise<ReadOnce> {
   let bytes = 0;
   let errors = false;
   let anyRedirect = false;
@@ -195,7 +197,8 @@ async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], 
         // Read ahead of its turn: keep it only while it fits what is left.
         if (bytes > 0 && r.records.length > Math.min(p.partitionMaxBytes, req.maxBytes - bytes)) r = { ...r, records: NO_RECORDS };
       } else {
-        r = await readPartition(partition, p, req.maxBytes - bytes, bytes === 0, readCommitted, signal);
+        // Local reads only, each awaited here: no read into the lease is still running when the answer is built.
+        r = await readPartition(partition, p, req.maxBytes - bytes, bytes === 0, readCommitted, signal, lease);
       }
       if (r.errorCode !== 0) errors = true;
       bytes += r.records.length;
@@ -234,6 +237,9 @@ function withCurrentLeaders(broker: BrokerContext, results: readonly FetchResult
   return { results: out, nodeEndpoints: leaderEndpoints(broker, leaders) };
 }
 
+/** Shared by every Fetch of this process: buffers go back once their response is written. */
+const readBuffers = new ReadBufferPool();
+
 export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
   apiKey: 1,
   minVersion: 4,
@@ -254,15 +260,22 @@ export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
     const byId = usesTopicIds(ctx.apiVersion);
     // Woken by appends to the named partitions (on a follower, by its HW moving); an unknown one answers at once (an error).
     const keys = targets.map((t) => PartitionWaiters.key(topicName(broker, t, byId) ?? '', t.request.partition));
+    // Segment bytes are read into pooled buffers, given back once the answer is on the socket.
+    let lease: ReadLease | undefined;
+    if (ctx.afterResponseWritten !== undefined) {
+      const l = readBuffers.lease();
+      ctx.afterResponseWritten(() => l.release());
+      lease = l;
+    }
     for (;;) {
-      const result = await readOnce(broker, targets, req, ctx.apiVersion, ctx.signal);
+      const result = await readOnce(broker, targets, req, ctx.apiVersion, ctx.signal, lease);
       const remaining = deadline - broker.clock.now();
       // Nothing to wait for (no partitions named): answer now, as Kafka does. Waiting on no
       // keys would return at once and turn this loop into a busy spin until the deadline.
       if (keys.length === 0 || result.bytes >= req.minBytes || result.errors || result.redirected || remaining <= 0 || ctx.signal.aborted) return answer(result.results);
       await broker.waiters.wait(keys, remaining, ctx.signal);
       if (broker.clock.now() >= deadline || ctx.signal.aborted) {
-        return answer((await readOnce(broker, targets, req, ctx.apiVersion, ctx.signal)).results);
+        return answer((await readOnce(broker, targets, req, ctx.apiVersion, ctx.signal, lease)).results);
       }
     }
   },

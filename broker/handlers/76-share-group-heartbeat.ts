@@ -6,8 +6,11 @@
 // members may share). Errors: INVALID_REQUEST (empty group or member id, no
 // subscription on join), UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
 // GROUP_MAX_SIZE_REACHED, GROUP_ID_NOT_FOUND for an id a classic or consumer
-// group uses. broker/share/share-group-coordinator.ts holds the semantics.
-// Not implemented: authorization, rack-aware assignment (RackId is kept only).
+// group uses, NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when the group's
+// __consumer_offsets partition is not served (or not loaded yet) here.
+// broker/share/share-group-coordinator.ts holds the semantics.
+// Not implemented: authorization. RackId is kept; as in Kafka 4.3.1 the
+// simple assignor does not use racks (KAFKA-16694).
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse } from '../protocol/messages/share-group-heartbeat.js';

@@ -2,13 +2,15 @@
 // Per group id: state (Empty, Stable), group and assignment epochs, the
 // assignor ("simple") and each member with its subscription and assignment
 // (topic ids with their names). An id no share group has: GROUP_ID_NOT_FOUND
-// (also for a classic or consumer group of that id, as Kafka answers).
+// (also for a classic or consumer group of that id, as Kafka answers);
+// NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS when its __consumer_offsets
+// partition is not served (or not loaded yet) here.
 // Not implemented: authorization (authorizedOperations is the "not
 // requested" value unless asked, then every group operation).
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { ShareGroupDescribeRequest, ShareGroupDescribeResponse, ShareGroupDescribeResponseDescribedGroup } from '../protocol/messages/share-group-describe.js';
-import { ErrorCode } from '../protocol/errors.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { SHARE_GROUPS_OFF } from './share-answers.js';
 
 const NOT_REQUESTED = -2147483648;
@@ -27,6 +29,12 @@ export const handler: ApiHandler<ShareGroupDescribeRequest, ShareGroupDescribeRe
     const share = broker.shareGroups;
     const groups = req.groupIds.map((groupId): ShareGroupDescribeResponseDescribedGroup => {
       if (share === undefined || share === null) return missing(groupId, SHARE_GROUPS_OFF.errorCode, SHARE_GROUPS_OFF.errorMessage);
+      try {
+        share.coordinator.requireAvailable(groupId);
+      } catch (err) {
+        if (err instanceof KafkaError) return missing(groupId, err.code, err.message);
+        throw err;
+      }
       const g = share.coordinator.group(groupId);
       if (g === undefined) return missing(groupId, ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} not found.`);
       return {

@@ -1,10 +1,13 @@
 // AlterShareGroupOffsets (key 91), version 0 (KIP-932).
 // Sets the start offset of share-partitions of a share group with no members
 // (kafka-share-groups.sh --reset-offsets); the group is created if it does
-// not exist. The in-flight state of an altered share-partition is dropped.
-// A start below the log start moves up to it. Errors: NON_EMPTY_GROUP (members
-// remain), GROUP_ID_NOT_FOUND (a classic or consumer group has the id),
-// per partition UNKNOWN_TOPIC_OR_PARTITION.
+// not exist. As Kafka's: the partitions are recorded initializing, the share
+// coordinator initialises their state (InitializeShareGroupState at the group
+// epoch and the new start, no in-flight records), then they are recorded
+// initialized. A start below the log start moves up to it. Errors:
+// NON_EMPTY_GROUP (members remain), GROUP_ID_NOT_FOUND (a classic or consumer
+// group has the id), NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS, per
+// partition UNKNOWN_TOPIC_OR_PARTITION or the share coordinator's error.
 import type { ApiHandler } from './api-handler.js';
 import type { BrokerContext } from '../broker-context.js';
 import type { AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse } from '../protocol/messages/alter-share-group-offsets.js';

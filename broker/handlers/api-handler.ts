@@ -15,6 +15,12 @@ export interface RequestContext {
   readonly log: Logger;
   /** Aborted when the connection closes; long polls should stop waiting. */
   readonly signal: AbortSignal;
+  /**
+   * Runs `release` once this request's response has been written to the socket
+   * (never when the handler fails or the connection closes first). Absent where
+   * requests are not served over a connection (some tests): then nothing is released.
+   */
+  readonly afterResponseWritten?: (release: () => void) => void;
 }
 
 export interface ApiHandler<Req = unknown, Res = unknown, Broker = unknown> {

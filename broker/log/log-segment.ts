@@ -21,6 +21,7 @@ import {
 import { type FileBatch, scanBatchHeaders, validateBatches } from './batch-scan.js';
 import { logFile, offsetIndexFile, timeIndexFile, txnIndexFile } from './file-names.js';
 import { INT32_MAX, CorruptIndexError } from './abstract-index.js';
+import type { ReadLease } from '../common/read-buffer-pool.js';
 import type { HandleBudget } from './file-handles.js';
 import { IndexFile } from './index-file.js';
 import { OFFSET_INDEX_ENTRY_SIZE, OffsetIndex } from './offset-index.js';
@@ -313,11 +314,13 @@ export class LogSegment {
    * the first batch whatever its size when `minOneBatch`), below `maxPosition`
    * and holding no offset >= `maxOffset`. Null when `startOffset` is past the data.
    */
-  async read(startOffset: bigint, maxBytes: number, maxPosition: number, minOneBatch: boolean, maxOffset: bigint): Promise<ReadResult | null> {
+  /** With `lease`, the bytes returned are read into its pooled buffers (see broker/common/read-buffer-pool.ts). */
+  async read(startOffset: bigint, maxBytes: number, maxPosition: number, minOneBatch: boolean, maxOffset: bigint, lease?: ReadLease): Promise<ReadResult | null> {
     // Usually one read: from the index entry, enough to pass the scan and fill maxBytes.
     const start = this.offsetIndex.lookup(startOffset).position;
     if (start >= maxPosition) return null;
-    const guess = await this.log.read(start, Math.min(maxPosition - start, maxBytes + READ_SLACK));
+    const guessBytes = Math.min(maxPosition - start, maxBytes + READ_SLACK);
+    const guess = await this.log.read(start, guessBytes, lease?.take(guessBytes));
     let at = 0;
     let first: { position: number; size: number; baseOffset: bigint; lastOffset: bigint } | null = null;
     while (at + BATCH_HEADER_SIZE <= guess.length) {
@@ -342,7 +345,7 @@ export class LogSegment {
     const end = Math.min(maxPosition, first.position + limit);
     if (end - first.position < first.size) return empty;
     const inGuess = first.position >= start && end <= start + guess.length;
-    const buf = inGuess ? guess.subarray(first.position - start, end - start) : await this.log.read(first.position, end - first.position);
+    const buf = inGuess ? guess.subarray(first.position - start, end - start) : await this.log.read(first.position, end - first.position, lease?.take(end - first.position));
     // Cut to whole batches below maxOffset; headers only.
     at = 0;
     while (at + LOG_OVERHEAD <= buf.length) {

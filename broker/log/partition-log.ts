@@ -10,6 +10,7 @@
 // watermark itself (the leader from its ISR's log end offsets, a follower from
 // its leader's fetch answers), appends as a follower what the leader sent, and
 // truncates where its log diverged from the leader's.
+import type { ReadLease } from '../common/read-buffer-pool.js';
 import { promises as fsp } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
@@ -85,6 +86,11 @@ export interface ReadOptions {
   maxOffset: bigint;
   /** Return the first batch even if it exceeds maxBytes. */
   minOneBatch: boolean;
+  /**
+   * Read into this request's pooled buffers: only for bytes that go to a socket
+   * and are dropped once written (a Fetch response), never for bytes kept.
+   */
+  lease?: ReadLease;
 }
 
 export interface LogReadResult {
@@ -658,7 +664,7 @@ export class PartitionLog implements LocalLog {
         let from = fetchOffset;
         let seg = this.segments.floorSegment(fetchOffset);
         while (seg !== undefined) {
-          const r = await seg.read(from, maxBytes, seg.size, opts.minOneBatch, opts.maxOffset);
+          const r = await seg.read(from, maxBytes, seg.size, opts.minOneBatch, opts.maxOffset, opts.lease);
           if (r === null) {
             seg = this.segments.higherSegment(seg.baseOffset);
             continue;

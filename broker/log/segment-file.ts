@@ -38,9 +38,9 @@ export class SegmentFile {
     });
   }
 
-  /** Up to `length` bytes at `position` (fewer only at end of file). */
-  read(position: number, length: number): Promise<Buffer> {
-    return this.handle.use((fh) => readFully(fh, position, length));
+  /** Up to `length` bytes at `position` (fewer only at end of file); into `into` (at least `length` long) when given. */
+  read(position: number, length: number, into?: Buffer): Promise<Buffer> {
+    return this.handle.use((fh) => readFully(fh, position, length, into));
   }
 
   truncate(size: number): Promise<void> {

@@ -15,6 +15,7 @@
 // Produce requests before it, and holds back the requests after it, as before.
 // A Produce pipelined behind one that closes the connection may already have
 // been appended, unanswered, as with any request in flight when a connection drops.
+import { takeRelease } from './response-release.js';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { FrameSplitter, FrameTooLargeError, InvalidFrameSizeError } from './frame-splitter.js';
@@ -186,12 +187,18 @@ export class Connection {
   }
 
   private write(chunks: Buffer[]): void {
+    // Called once the last chunk (and so every one before it) has left for the kernel, or the write failed.
+    const release = takeRelease(chunks);
+    const done = release === undefined ? undefined : (err?: Error | null): void => {
+      // A failed write may leave the bytes with the socket until it is destroyed: drop, never reuse.
+      if (err === undefined || err === null) release();
+    };
     if (chunks.length === 1) {
-      this.socket.write(chunks[0]!);
+      this.socket.write(chunks[0]!, done);
       return;
     }
     this.socket.cork();
-    for (const c of chunks) this.socket.write(c);
+    for (let i = 0; i < chunks.length; i++) this.socket.write(chunks[i]!, i === chunks.length - 1 ? done : undefined);
     process.nextTick(() => this.socket.uncork());
   }
 }

@@ -12,6 +12,7 @@ import { encodeApiVersionsResponse, type ApiVersionsResponse } from '../protocol
 import type { ApiHandler, RequestContext } from '../handlers/api-handler.js';
 import { CloseConnectionError } from '../common/errors.js';
 import type { FrameContext, RequestProcessor } from './connection.js';
+import { releaseAfterWrite } from './response-release.js';
 
 const API_VERSIONS_KEY = 18;
 
@@ -70,6 +71,7 @@ export class Dispatcher<Broker> implements RequestProcessor {
       if (header.apiKey === API_VERSIONS_KEY) return this.unsupportedApiVersions(header, ErrorCode.INVALID_REQUEST);
       throw new CloseConnectionError(`malformed api key ${header.apiKey} v${header.apiVersion} request: ${(err as Error).message}`);
     }
+    const releases: Array<() => void> = [];
     const ctx: RequestContext = {
       apiKey: header.apiKey,
       apiVersion: header.apiVersion,
@@ -79,6 +81,7 @@ export class Dispatcher<Broker> implements RequestProcessor {
       clientHost: fctx.clientHost,
       log: fctx.log,
       signal: fctx.signal,
+      afterResponseWritten: (release) => releases.push(release),
     };
     const started = performance.now();
     let failed = false;
@@ -96,9 +99,12 @@ export class Dispatcher<Broker> implements RequestProcessor {
     this.observer?.onRequest(header.apiKey, header.apiVersion, performance.now() - started, failed);
     if (response === null) return null;
     const api = apiRegistry.get(header.apiKey) as ApiDescriptor<unknown, unknown>;
-    return encodeResponse(header.apiKey, header.apiVersion, header.correlationId, (w) => api.encodeResponse(w, header.apiVersion, response), {
+    const chunks = encodeResponse(header.apiKey, header.apiVersion, header.correlationId, (w) => api.encodeResponse(w, header.apiVersion, response), {
       capacity: 1024,
     });
+    // A failed handler's reads may not all have settled: its buffers are dropped, never reused.
+    if (releases.length > 0 && !failed) releaseAfterWrite(chunks, () => releases.forEach((release) => release()));
+    return chunks;
   }
 
   private unsupportedApiVersions(header: RequestHeaderInfo, errorCode: number = ErrorCode.UNSUPPORTED_VERSION): Buffer[] {

@@ -3,6 +3,9 @@
 // as kafka-share-groups.sh uses them. Offsets here are share-partition start
 // offsets (SPSO) from the persisted state; lag counts the records at or above
 // the start that are not yet acknowledged or archived, up to the high watermark.
+// Deletion, alteration and deletion of offsets go through the group's
+// ShareGroupStatePartitionMetadata record as Kafka's do (share-group-coordinator.ts);
+// each operation needs the group's __consumer_offsets partition served here.
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { ShareBrokerPort } from './share-ports.js';
 import type { ShareGroupCoordinator } from './share-group-coordinator.js';
@@ -47,17 +50,42 @@ export class ShareAdmin {
     return this.share.coordinator.group(groupId) !== undefined;
   }
 
-  /** DeleteGroups for a share group: empty only; its share-partition state and configs go too. */
+  /**
+   * DeleteGroups for a share group, as Kafka 4.3's deleteShareGroups then
+   * deleteGroups: empty only; its initialized and initializing topics are
+   * recorded deleting, the share coordinator deletes their state
+   * (DeleteShareGroupState; what the persister holds besides, from before the
+   * records were kept, goes too), and only then the group's records are
+   * tombstoned and its configs go. A failed state delete answers its error and
+   * leaves the group (with its deleting topics) in place.
+   */
   async deleteGroup(groupId: string): Promise<number> {
-    const g = this.share.coordinator.group(groupId);
+    const c = this.share.coordinator;
+    try {
+      c.requireAvailable(groupId);
+    } catch (err) {
+      return (err as KafkaError).code;
+    }
+    const g = c.group(groupId);
     if (g === undefined) return ErrorCode.GROUP_ID_NOT_FOUND;
     if (g.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
-    // Kafka deletes the initialized and initializing partitions of ShareGroupStatePartitionMetadata; what the persister finds goes too.
-    await this.share.coordinator.initialized(groupId);
-    for (const p of this.withState(g.stateMetadata.partitionsWithState(), await this.share.persister.partitionsOf(groupId))) await this.share.partitions.forget(groupId, p.topicId, p.partition);
-    this.share.coordinator.deleteGroup(groupId);
+    await c.initialized(groupId);
+    const toDelete = g.stateMetadata.markAllDeleting((topicId) => this.partitionCount(topicId));
+    try {
+      await c.record(g);
+      const partitions = toDelete.flatMap((t) => t.partitions.map((partition) => ({ topicId: t.topicId, partition })));
+      for (const p of this.withState(partitions, await this.share.persister.partitionsOf(groupId))) await this.share.partitions.forget(groupId, p.topicId, p.partition);
+      await c.deleteGroup(groupId);
+    } catch (err) {
+      return err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR;
+    }
     await this.share.configs.forget(groupId);
     return ErrorCode.NONE;
+  }
+
+  private partitionCount(topicId: string): number | undefined {
+    const name = this.broker.topicName(topicId);
+    return name === undefined ? undefined : this.broker.topicByName(name)?.partitionCount;
   }
 
   private withState(...lists: { topicId: string; partition: number }[][]): { topicId: string; partition: number }[] {
@@ -83,6 +111,7 @@ export class ShareAdmin {
 
   /** DescribeShareGroupOffsets for one group: the named topics (null: every share-partition with state). */
   async describeOffsets(groupId: string, topics: readonly { topicName: string; partitions: readonly number[] }[] | null): Promise<{ topicName: string; topicId: string; partitions: ShareOffsetAnswer[] }[]> {
+    this.share.coordinator.requireAvailable(groupId);
     if (!this.isShareGroup(groupId) && (await this.share.persister.partitionsOf(groupId)).length === 0) {
       throw new KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} not found.`);
     }
@@ -114,57 +143,118 @@ export class ShareAdmin {
     if (g === undefined && this.broker.otherGroupExists(groupId)) throw new KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} is not a share group.`);
   }
 
-  /** AlterShareGroupOffsets: new start offsets for an empty (or new) share group. */
+  /**
+   * AlterShareGroupOffsets, as Kafka's alterShareGroupOffsets and
+   * persisterInitialize: for an empty (or new) share group, the named
+   * partitions are recorded initializing, the share coordinator initialises
+   * their state at the group epoch and the new start offset
+   * (InitializeShareGroupState: no in-flight records), and those it answered
+   * are recorded initialized (a failed one leaves the initializing set and
+   * answers its error). A start below the log start moves up to it.
+   */
   async alterOffsets(groupId: string, topics: readonly { topicName: string; partitions: readonly { partitionIndex: number; startOffset: bigint }[] }[]): Promise<{ topicName: string; topicId: string; partitions: { partitionIndex: number; errorCode: number; errorMessage: string | null }[] }[]> {
+    const c = this.share.coordinator;
+    c.requireAvailable(groupId);
     this.requireEmpty(groupId);
-    const group = this.share.coordinator.getOrCreate(groupId);
-    await this.share.coordinator.initialized(groupId);
-    const out = [];
+    const group = c.getOrCreate(groupId);
+    await c.initialized(groupId);
+    await c.removeDeletedTopics(group);
+    const out: { topicName: string; topicId: string; partitions: { partitionIndex: number; errorCode: number; errorMessage: string | null }[] }[] = [];
+    const todo: { topicId: string; topicName: string; partition: number; start: bigint; answer: { partitionIndex: number; errorCode: number; errorMessage: string | null } }[] = [];
     for (const t of topics) {
       const d = this.broker.topicByName(t.topicName);
       const partitions = [];
       for (const p of t.partitions) {
+        const answer = { partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null as string | null };
+        partitions.push(answer);
         if (d === undefined || p.partitionIndex < 0 || p.partitionIndex >= d.partitionCount) {
-          partitions.push({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Unknown partition ${t.topicName}-${p.partitionIndex}` });
+          answer.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+          answer.errorMessage = `Unknown partition ${t.topicName}-${p.partitionIndex}`;
           continue;
         }
-        const view = this.broker.partition(t.topicName, p.partitionIndex);
-        const logStart = view?.logStartOffset ?? 0n;
-        // Kafka moves a start offset below the log start up to it.
-        const start = p.startOffset < logStart ? logStart : p.startOffset;
-        try {
-          await this.share.partitions.resetStart(groupId, d.topicId, p.partitionIndex, start);
-          // The state is there now: a heartbeat does not initialise it again (Kafka records it initialized).
-          this.share.coordinator.markInitialized(group, d.topicId, t.topicName, [p.partitionIndex]);
-          partitions.push({ partitionIndex: p.partitionIndex, errorCode: 0, errorMessage: null });
-        } catch (err) {
-          const e = err instanceof KafkaError ? err : new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, (err as Error).message);
-          partitions.push({ partitionIndex: p.partitionIndex, errorCode: e.code, errorMessage: e.message });
-        }
+        const logStart = this.broker.partition(t.topicName, p.partitionIndex)?.logStartOffset ?? 0n;
+        todo.push({ topicId: d.topicId, topicName: t.topicName, partition: p.partitionIndex, start: p.startOffset < logStart ? logStart : p.startOffset, answer });
       }
       out.push({ topicName: t.topicName, topicId: d?.topicId ?? 'AAAAAAAAAAAAAAAAAAAAAA', partitions });
     }
+    if (todo.length === 0) return out;
+    const now = c.now;
+    for (const x of todo) group.stateMetadata.markInitializing(x.topicId, x.topicName, [x.partition], now);
+    try {
+      await c.record(group);
+    } catch (err) {
+      for (const x of todo) group.stateMetadata.markUninitialized(x.topicId, [x.partition]);
+      throw err;
+    }
+    await Promise.all(todo.map(async (x) => {
+      try {
+        await this.share.partitions.initialize(groupId, x.topicId, x.partition, group.groupEpoch, x.start);
+        group.stateMetadata.markInitialized(x.topicId, x.topicName, [x.partition], c.now);
+      } catch (err) {
+        const e = err instanceof KafkaError ? err : new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, (err as Error).message);
+        group.stateMetadata.markUninitialized(x.topicId, [x.partition]);
+        x.answer.errorCode = e.code;
+        x.answer.errorMessage = e.message;
+      }
+    }));
+    // The state is there now: as Kafka answers once the share coordinator did, a failed record write is only logged (a later change writes the sets again).
+    await c.record(group).catch(() => undefined);
     return out;
   }
 
-  /** DeleteShareGroupOffsets: the state of every partition of the named topics goes (the group must be empty). */
+  /**
+   * DeleteShareGroupOffsets, as Kafka's initiateDeleteShareGroupOffsets,
+   * persister deleteState and completeDeleteShareGroupOffsets: for an empty
+   * share group, each named topic with initialized partitions (or already
+   * deleting) is recorded deleting, the share coordinator deletes the state
+   * of those partitions, and the topics whose state went leave the deleting
+   * set in a second record. A topic the group has no initialized state for
+   * answers UNKNOWN_TOPIC_OR_PARTITION "There is no offset information to delete.".
+   */
   async deleteOffsets(groupId: string, topicNames: readonly string[]): Promise<{ topicName: string; topicId: string; errorCode: number; errorMessage: string | null }[]> {
+    const c = this.share.coordinator;
+    c.requireAvailable(groupId);
     if (!this.isShareGroup(groupId)) throw new KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} not found.`);
     this.requireEmpty(groupId);
-    const g = this.share.coordinator.group(groupId)!;
-    await this.share.coordinator.initialized(groupId);
-    const have = this.withState(g.stateMetadata.partitionsWithState(), await this.share.persister.partitionsOf(groupId));
-    const out = [];
+    const g = c.group(groupId)!;
+    await c.initialized(groupId);
+    await c.removeDeletedTopics(g);
+    type Row = { topicName: string; topicId: string; errorCode: number; errorMessage: string | null };
+    const refused: Row[] = [];
+    const eligible: { topicName: string; topicId: string; partitions: number[] }[] = [];
     for (const topicName of topicNames) {
       const d = this.broker.topicByName(topicName);
       if (d === undefined) {
-        out.push({ topicName, topicId: 'AAAAAAAAAAAAAAAAAAAAAA', errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Topic ${topicName} does not exist` });
+        refused.push({ topicName, topicId: 'AAAAAAAAAAAAAAAAAAAAAA', errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'This server does not host this topic-partition.' });
         continue;
       }
-      for (const p of have.filter((x) => x.topicId === d.topicId)) await this.share.partitions.forget(groupId, p.topicId, p.partition);
-      g.stateMetadata.forgetTopic(d.topicId);
-      out.push({ topicName, topicId: d.topicId, errorCode: 0, errorMessage: null });
+      const partitions = g.stateMetadata.markTopicDeleting(d.topicId, topicName, d.partitionCount);
+      if (partitions === null) {
+        refused.push({ topicName, topicId: 'AAAAAAAAAAAAAAAAAAAAAA', errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'There is no offset information to delete.' });
+        continue;
+      }
+      eligible.push({ topicName, topicId: d.topicId, partitions });
     }
-    return out;
+    if (eligible.length === 0) return refused;
+    await c.record(g);
+    const done: Row[] = [];
+    const failed: Row[] = [];
+    for (const t of eligible) {
+      let error: KafkaError | null = null;
+      for (const partition of t.partitions) {
+        try {
+          await this.share.partitions.forget(groupId, t.topicId, partition);
+        } catch (err) {
+          error ??= err instanceof KafkaError ? err : new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, (err as Error).message);
+        }
+      }
+      if (error === null) done.push({ topicName: t.topicName, topicId: t.topicId, errorCode: 0, errorMessage: null });
+      else failed.push({ topicName: t.topicName, topicId: t.topicId, errorCode: error.code, errorMessage: error.message });
+    }
+    if (done.length > 0) {
+      g.stateMetadata.completeDeleting(done.map((r) => r.topicId));
+      await c.record(g);
+    }
+    return [...done, ...refused, ...failed];
   }
 }

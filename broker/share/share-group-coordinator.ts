@@ -9,21 +9,32 @@
 // revocation: several members may share one). A member that misses group.share.session.timeout.ms is removed
 // and the records it holds are released. States: Empty, Stable (Dead once
 // deleted).
-// Group metadata is kept in memory and rebuilt from the heartbeats after a
-// restart: a member unknown after a restart gets UNKNOWN_MEMBER_ID and rejoins
-// (the client does this by itself). The share-partition state is what persists.
+// What persists, in the group's partition of __consumer_offsets (Kafka's
+// records, share-group-records.ts): the group epoch (ShareGroupMetadata) and
+// which share-partitions have state with the share coordinator
+// (ShareGroupStatePartitionMetadata: initializing, initialized, deleting),
+// written whenever they change and tombstoned when the group is deleted. They
+// are replayed when the partition loads (a restart, or this broker becoming
+// the coordinator), so initialised partitions are not initialised again and
+// are assigned on a member's first heartbeat. Members and assignments are not
+// persisted: a member unknown after a load gets UNKNOWN_MEMBER_ID and rejoins
+// (the client does this by itself). A group whose partition is not served here
+// answers NOT_COORDINATOR (COORDINATOR_LOAD_IN_PROGRESS while it loads).
 // Every heartbeat initialises, with the share coordinator, the state of the
-// subscribed partitions the group has not initialised yet (share-state-init.ts:
-// Kafka's ShareGroupStatePartitionMetadata), asynchronously to the heartbeat as
-// Kafka's GroupCoordinatorService.persisterInitialize is. Only initialised
-// partitions are assigned: a member gets a partition on the heartbeat after its
-// initialisation, so no share-partition loads before its state exists.
+// subscribed partitions the group has not initialised yet (share-state-init.ts),
+// asynchronously to the heartbeat as Kafka's GroupCoordinatorService.persisterInitialize
+// is: the partitions are recorded initializing, then InitializeShareGroupState,
+// then recorded initialized. Only initialised partitions are assigned: a member
+// gets a new partition on the heartbeat after its initialisation, so no
+// share-partition loads before its state exists.
 import type { Clock } from '../common/clock.js';
 import type { Scheduler } from '../common/scheduler.js';
 import { KeyedTimers } from '../group/keyed-timers.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { assignSimple } from './simple-assignor.js';
 import { ShareStatePartitionMetadata, UNINITIALIZED_START_OFFSET } from './share-state-init.js';
+import { appendErrorCode } from '../group/offsets-topic.js';
+import { decodeShareGroupRecord, encodeShareGroupRecord, type EncodedRecord } from './share-group-records.js';
 
 export interface ShareTopicsPort {
   byName(name: string): { topicId: string; partitionCount: number } | undefined;
@@ -61,8 +72,11 @@ export class ShareGroup {
   metadataKey = '';
   /** Which share-partitions have state with the share coordinator (Kafka's ShareGroupStatePartitionMetadata). */
   readonly stateMetadata = new ShareStatePartitionMetadata();
-  /** The InitializeShareGroupState calls in flight. */
+  /** The InitializeShareGroupState calls and record writes in flight. */
   readonly initializations = new Set<Promise<void>>();
+  /** What the log holds (or a write in flight carries): the group epoch, and the state metadata's fingerprint. */
+  writtenEpoch = -1;
+  writtenMetadata = new ShareStatePartitionMetadata().fingerprint();
 
   constructor(readonly groupId: string) {}
 
@@ -107,6 +121,14 @@ export interface ShareStateInitializer {
   initialize(groupId: string, stateEpoch: number, startOffset: bigint, topics: readonly { topicId: string; partitions: readonly number[] }[]): Promise<InitializeOutcome[]>;
 }
 
+/** Where the group's records go: its partition of __consumer_offsets (the group coordinator's). */
+export interface ShareGroupRecordSink {
+  /** Appends in call order; resolves once durable (replicated, in a cluster). */
+  append(groupId: string, records: readonly EncodedRecord[]): Promise<void>;
+  /** NONE when the group's partition is served here and loaded, else its error code. */
+  availability(groupId: string): number;
+}
+
 export interface ShareGroupCoordinatorOptions {
   readonly clock: Clock;
   readonly scheduler: Scheduler;
@@ -120,6 +142,8 @@ export interface ShareGroupCoordinatorOptions {
   /** group.share.initialize.retry.interval.ms: an initialisation older than this is started again. */
   readonly initializeRetryIntervalMs: number;
   readonly onInitializeError: (groupId: string, err: unknown) => void;
+  /** Absent: records are not kept, every group is served (unit tests of membership alone). */
+  readonly records?: ShareGroupRecordSink;
 }
 
 const LEAVE_EPOCH = -1;
@@ -132,8 +156,103 @@ export class ShareGroupCoordinator {
   private readonly groups = new Map<string, ShareGroup>();
   private readonly timers: KeyedTimers;
 
+  private readonly records: ShareGroupRecordSink | null;
+
   constructor(private readonly options: ShareGroupCoordinatorOptions) {
     this.timers = new KeyedTimers(options.scheduler);
+    this.records = options.records ?? null;
+  }
+
+  /** Throws NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS unless the group's partition is served here. */
+  requireAvailable(groupId: string): void {
+    const code = this.records?.availability(groupId) ?? ErrorCode.NONE;
+    if (code !== ErrorCode.NONE) throw new KafkaError(code, code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS ? `The coordinator is loading group ${groupId}.` : `This broker is not the coordinator of group ${groupId}.`);
+  }
+
+  /**
+   * Replay of a share-group record of __consumer_offsets (the group
+   * coordinator's load): ShareGroupMetadata gives the group and its epoch,
+   * ShareGroupStatePartitionMetadata its state sets; tombstones remove them.
+   */
+  replay(key: Buffer, value: Buffer | null): void {
+    const r = decodeShareGroupRecord(key, value);
+    switch (r.type) {
+      case 'groupMetadata': {
+        if (r.value === null) {
+          const g = this.groups.get(r.groupId);
+          if (g !== undefined) this.forgetGroup(g);
+          return;
+        }
+        const g = this.getOrCreate(r.groupId);
+        g.groupEpoch = Math.max(g.groupEpoch, r.value.epoch);
+        g.assignmentEpoch = g.groupEpoch;
+        g.writtenEpoch = g.groupEpoch;
+        return;
+      }
+      case 'statePartitionMetadata': {
+        if (r.value === null) {
+          const g = this.groups.get(r.groupId);
+          if (g === undefined) return;
+          g.stateMetadata.load({ initializingTopics: [], initializedTopics: [], deletingTopics: [] }, this.options.clock.now());
+          g.writtenMetadata = g.stateMetadata.fingerprint();
+          return;
+        }
+        const g = this.getOrCreate(r.groupId);
+        g.stateMetadata.load(r.value, this.options.clock.now());
+        g.writtenMetadata = g.stateMetadata.fingerprint();
+        return;
+      }
+      case 'other':
+        return;
+    }
+  }
+
+  /** The groups for which `owns` holds are no longer coordinated here (their partition moved or unloaded). */
+  unload(owns: (groupId: string) => boolean): void {
+    for (const g of [...this.groups.values()]) if (owns(g.groupId)) this.forgetGroup(g);
+  }
+
+  private forgetGroup(g: ShareGroup): void {
+    for (const memberId of g.members.keys()) this.timers.cancel(this.sessionKey(g.groupId, memberId));
+    this.groups.delete(g.groupId);
+  }
+
+  /** Writes the group's ShareGroupStatePartitionMetadata if it changed since the last write. */
+  recordStateMetadata(g: ShareGroup): Promise<void> {
+    if (this.records === null) return Promise.resolve();
+    const fp = g.stateMetadata.fingerprint();
+    if (fp === g.writtenMetadata) return Promise.resolve();
+    g.writtenMetadata = fp;
+    return this.append(g, [encodeShareGroupRecord({ type: 'statePartitionMetadata', groupId: g.groupId, value: g.stateMetadata.toRecord() })], () => {
+      if (g.writtenMetadata === fp) g.writtenMetadata = '\u0000';
+    });
+  }
+
+  /** Writes the group epoch if it moved since the last write. */
+  private recordEpoch(g: ShareGroup): Promise<void> {
+    const epoch = g.groupEpoch;
+    if (this.records === null || epoch === g.writtenEpoch) return Promise.resolve();
+    g.writtenEpoch = epoch;
+    return this.append(g, [encodeShareGroupRecord({ type: 'groupMetadata', groupId: g.groupId, value: { epoch } })], () => {
+      if (g.writtenEpoch === epoch) g.writtenEpoch = -1;
+    });
+  }
+
+  private append(g: ShareGroup, records: readonly EncodedRecord[], onFailure: () => void): Promise<void> {
+    if (this.records === null) return Promise.resolve();
+    return this.records.append(g.groupId, records).catch((err: unknown) => {
+      // The log does not have it: the next change writes the whole value again.
+      onFailure();
+      throw new KafkaError(appendErrorCode(err), `writing the records of share group ${g.groupId} failed: ${(err as Error).message}`, { cause: err });
+    });
+  }
+
+  /** Writes what changed (epoch, state metadata) in the background; a failure is logged and written again on the next change. */
+  private recordChanges(g: ShareGroup): void {
+    if (this.records === null) return;
+    const run = Promise.all([this.recordEpoch(g), this.recordStateMetadata(g)]).then(() => undefined);
+    const tracked = run.catch((err: unknown) => this.options.onInitializeError(g.groupId, err)).finally(() => g.initializations.delete(tracked));
+    g.initializations.add(tracked);
   }
 
   group(groupId: string): ShareGroup | undefined {
@@ -161,6 +280,7 @@ export class ShareGroupCoordinator {
     if (!this.groups.has(p.groupId) && this.options.otherGroupExists(p.groupId)) {
       throw new KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${p.groupId} is not a share group.`);
     }
+    this.requireAvailable(p.groupId);
     const interval = this.options.config.heartbeatIntervalMs(p.groupId);
     if (p.memberEpoch === LEAVE_EPOCH) {
       const g = this.groups.get(p.groupId);
@@ -196,6 +316,7 @@ export class ShareGroupCoordinator {
     }
     if (this.refreshAssignment(g, changed)) changed = true;
     this.maybeInitializeState(g);
+    this.recordChanges(g);
     if (member.memberEpoch !== g.assignmentEpoch) {
       member.previousMemberEpoch = member.memberEpoch;
       member.memberEpoch = g.assignmentEpoch;
@@ -212,21 +333,46 @@ export class ShareGroupCoordinator {
     return { memberId: member.memberId, memberEpoch: member.memberEpoch, heartbeatIntervalMs: interval, assignment };
   }
 
-  /** Deletes an empty group (DeleteGroups); NON_EMPTY_GROUP while it has members. */
-  deleteGroup(groupId: string): void {
+  /** Deletes an empty group (DeleteGroups): tombstones for its records, then it goes; NON_EMPTY_GROUP while it has members. */
+  async deleteGroup(groupId: string): Promise<void> {
     const g = this.groups.get(groupId);
     if (g === undefined) throw new KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${groupId} not found.`);
     if (g.members.size > 0) throw new KafkaError(ErrorCode.NON_EMPTY_GROUP, `Group ${groupId} is not empty.`);
-    this.groups.delete(groupId);
+    await this.initialized(groupId);
+    await this.append(g, [
+      encodeShareGroupRecord({ type: 'statePartitionMetadata', groupId, value: null }),
+      encodeShareGroupRecord({ type: 'groupMetadata', groupId, value: null }),
+    ], () => undefined);
+    if (this.groups.get(groupId) === g) this.forgetGroup(g);
   }
 
   close(): void {
     this.timers.cancelAll();
   }
 
-  /** State initialised outside a heartbeat (AlterShareGroupOffsets). */
-  markInitialized(g: ShareGroup, topicId: string, topicName: string, partitions: readonly number[]): void {
-    g.stateMetadata.markInitialized(topicId, topicName, partitions, this.options.clock.now());
+  /** The group's epoch and state metadata reach the log (an admin operation's changes); rejects with the append's error code. */
+  async record(g: ShareGroup): Promise<void> {
+    await Promise.all([this.recordEpoch(g), this.recordStateMetadata(g)]);
+  }
+
+  /** Topics deleted since the group recorded them leave its state metadata, and the change is written (Kafka's maybeCleanupShareGroupState). */
+  async removeDeletedTopics(g: ShareGroup): Promise<void> {
+    if (g.stateMetadata.removeDeletedTopics((id) => this.options.topics.nameOf(id) !== undefined)) await this.recordStateMetadata(g);
+  }
+
+  /** A topic was deleted: the groups that recorded it drop it (Kafka's maybeCleanupShareGroupState on a metadata update). */
+  topicDeleted(topicId: string): void {
+    for (const g of this.groups.values()) {
+      const m = g.stateMetadata;
+      if (!m.initialized.has(topicId) && !m.initializing.has(topicId) && !m.deleting.has(topicId)) continue;
+      const run = this.removeDeletedTopics(g);
+      const tracked = run.catch((err: unknown) => this.options.onInitializeError(g.groupId, err)).finally(() => g.initializations.delete(tracked));
+      g.initializations.add(tracked);
+    }
+  }
+
+  get now(): number {
+    return this.options.clock.now();
   }
 
   /** Resolves once the group's initialisations in flight are done (tests, admin operations). */
@@ -252,13 +398,23 @@ export class ShareGroupCoordinator {
     const plan = g.stateMetadata.plan(subscribed, (id) => this.options.topics.nameOf(id) !== undefined, now, this.options.initializeRetryIntervalMs);
     if (plan.length === 0) return;
     const stateEpoch = g.groupEpoch;
+    // Recorded initializing before the share coordinator is asked (Kafka writes it with the heartbeat's records).
+    const recorded = this.records === null ? null : this.recordStateMetadata(g);
     const run = (async () => {
+      try {
+        if (recorded !== null) await recorded;
+      } catch (err) {
+        for (const t of plan) g.stateMetadata.markUninitialized(t.topicId, t.partitions);
+        this.options.onInitializeError(g.groupId, err);
+        return;
+      }
       let outcomes: InitializeOutcome[];
       try {
         outcomes = await this.options.stateInitializer.initialize(g.groupId, stateEpoch, UNINITIALIZED_START_OFFSET, plan.map((t) => ({ topicId: t.topicId, partitions: t.partitions })));
       } catch (err) {
         for (const t of plan) g.stateMetadata.markUninitialized(t.topicId, t.partitions);
         this.options.onInitializeError(g.groupId, err);
+        await this.recordStateMetadata(g);
         return;
       }
       const at = this.options.clock.now();
@@ -268,6 +424,7 @@ export class ShareGroupCoordinator {
         if (ok.length > 0) g.stateMetadata.markInitialized(t.topicId, t.name, ok, at);
         if (failed.length > 0) g.stateMetadata.markUninitialized(t.topicId, failed);
       }
+      await this.recordStateMetadata(g);
       const errors = outcomes.filter((o) => o.errorCode !== ErrorCode.NONE);
       if (errors.length > 0) this.options.onInitializeError(g.groupId, new KafkaError(errors[0]!.errorCode, `InitializeShareGroupState of ${errors.length} partition(s) failed: ${errors[0]!.errorMessage ?? errors[0]!.errorCode}`));
     })();
@@ -295,6 +452,7 @@ export class ShareGroupCoordinator {
     g.members.delete(memberId);
     g.metadataKey = this.metadataKeyOf(g);
     g.groupEpoch++;
+    this.recordChanges(g);
     this.options.onMemberRemoved(g.groupId, memberId);
   }
 

@@ -10,7 +10,7 @@ import type { Scheduler } from '../common/scheduler.js';
 import type { ShareBrokerPort, ShareLogView } from './share-ports.js';
 import { PartitionWaiters } from '../partition-waiters.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
-import { ShareGroupCoordinator, type InitializeOutcome } from './share-group-coordinator.js';
+import { ShareGroupCoordinator, type InitializeOutcome, type ShareGroupRecordSink } from './share-group-coordinator.js';
 import { ShareGroupConfigs } from './share-group-configs.js';
 import { SharePartitionManager, type ShareStatePersister } from './share-partition-manager.js';
 import { FINAL_SHARE_EPOCH, INITIAL_SHARE_EPOCH, partitionKeyString, ShareSessionCache, type SharePartitionKey, type ShareSession } from './share-session-cache.js';
@@ -29,6 +29,8 @@ export interface ShareGroupsOptions {
   readonly maxShareSessions: number;
   /** group.share.initialize.retry.interval.ms */
   readonly initializeRetryIntervalMs: number;
+  /** The group coordinator's __consumer_offsets; absent: group records are not kept. */
+  readonly records?: ShareGroupRecordSink;
 }
 
 export interface ShareTopicRequest {
@@ -121,18 +123,19 @@ export class ShareGroups {
       },
       stateInitializer: { initialize: (g, epoch, start, topics) => this.initializeStates(g, epoch, start, topics) },
       initializeRetryIntervalMs: o.initializeRetryIntervalMs,
-      onInitializeError: (g, err) => o.log.warn({ err, groupId: g }, 'initializing share-partition state failed; a later heartbeat retries'),
+      onInitializeError: (g, err) => o.log.warn({ err, groupId: g }, 'initializing share-partition state (or writing its record) failed; a later heartbeat retries'),
+      ...(o.records === undefined ? {} : { records: o.records }),
     });
     this.admin = new ShareAdmin({ coordinator: this.coordinator, partitions: this.partitions, persister: o.persister, configs: o.configs }, o.broker);
   }
 
   /**
-   * InitializeShareGroupState of the group coordinator's plan. The group
-   * metadata is not persisted here, so after a restart (or on a new
-   * coordinator) the coordinator does not know what was initialised before:
-   * a partition that already has state (read: a start offset, or loaded here)
-   * counts as initialised and keeps it, and FENCED_STATE_EPOCH (state
-   * initialised at a later epoch than this coordinator's) does too.
+   * InitializeShareGroupState of the group coordinator's plan. The group's
+   * records in __consumer_offsets say what was initialised, so an initialised
+   * partition is not planned again after a load. A partition that has state
+   * all the same (read: a start offset, or loaded here) keeps it and counts as
+   * initialised, and FENCED_STATE_EPOCH (state at a later epoch) does too:
+   * state written by a Sediment that kept no records, before an upgrade.
    */
   private async initializeStates(groupId: string, stateEpoch: number, startOffset: bigint, topics: readonly { topicId: string; partitions: readonly number[] }[]): Promise<InitializeOutcome[]> {
     return Promise.all(topics.flatMap((t) => t.partitions.map(async (partition): Promise<InitializeOutcome> => {

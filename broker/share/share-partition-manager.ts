@@ -220,15 +220,16 @@ export class SharePartitionManager {
     }));
   }
 
-  /** AlterShareGroupOffsets: a new start offset for a share-partition of an empty group. */
-  async resetStart(groupId: string, topicId: string, partition: number, offset: bigint): Promise<void> {
-    const e = this.entries.get(key(groupId, topicId, partition));
-    if (e === undefined) {
-      await this.o.persister.write(groupId, topicId, partition, { startOffset: offset, stateBatches: [] });
-      return;
-    }
-    e.sp.resetStartOffset(offset);
-    await this.persist(e);
+  /**
+   * AlterShareGroupOffsets: InitializeShareGroupState at a new start offset
+   * (no in-flight records); a copy loaded here is dropped once its pending
+   * write is done, so the next fetch loads the new state.
+   */
+  async initialize(groupId: string, topicId: string, partition: number, stateEpoch: number, startOffset: bigint): Promise<void> {
+    const k = key(groupId, topicId, partition);
+    const e = this.entries.get(k);
+    if (e !== undefined) await this.drop(k, e);
+    await this.o.persister.initialize(groupId, topicId, partition, stateEpoch, startOffset);
   }
 
   /** DeleteShareGroupOffsets / DeleteGroups: the share-partition's state goes. */

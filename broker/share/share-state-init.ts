@@ -40,6 +40,87 @@ export class ShareStatePartitionMetadata {
     };
   }
 
+  /** Replay of a ShareGroupStatePartitionMetadata record: its sets replace these, timestamped `now` (as Kafka's replay does). */
+  load(v: ShareGroupStatePartitionMetadataValue, now: number): void {
+    this.initializing.clear();
+    this.initialized.clear();
+    this.deleting.clear();
+    for (const t of v.initializingTopics) this.initializing.set(t.topicId, { name: t.topicName, partitions: new Set(t.partitions), timestamp: now });
+    for (const t of v.initializedTopics) this.initialized.set(t.topicId, { name: t.topicName, partitions: new Set(t.partitions), timestamp: now });
+    for (const t of v.deletingTopics) this.deleting.set(t.topicId, t.topicName);
+  }
+
+  /** Whether nothing is recorded (Kafka writes no record for a group that never had any). */
+  get isEmpty(): boolean {
+    return this.initializing.size === 0 && this.initialized.size === 0 && this.deleting.size === 0;
+  }
+
+  /** A key that changes whenever the record would. */
+  fingerprint(): string {
+    return JSON.stringify(this.toRecord());
+  }
+
+  /**
+   * DeleteShareGroupOffsets of one topic (Kafka's sharePartitionsEligibleForOffsetDeletion):
+   * a topic with initialized partitions leaves the initialized set for the
+   * deleting set and those partitions are to delete; a topic already deleting
+   * is deleted again, every partition of it (`partitionCount`). null: nothing
+   * to delete (only initializing, or unknown to the group). The initializing set stays.
+   */
+  markTopicDeleting(topicId: string, name: string, partitionCount: number): number[] | null {
+    const done = this.initialized.get(topicId);
+    if (done !== undefined) {
+      this.initialized.delete(topicId);
+      this.deleting.set(topicId, name);
+      return [...done.partitions].sort((a, b) => a - b);
+    }
+    if (this.deleting.has(topicId)) return Array.from({ length: partitionCount }, (_, p) => p);
+    return null;
+  }
+
+  /**
+   * DeleteGroups of a share group (Kafka's shareGroupBuildPartitionDeleteRequest):
+   * every initialized and initializing topic moves to deleting; returns the
+   * partitions whose state the share coordinator must delete (deleting topics:
+   * every partition, by `partitionCount`).
+   */
+  markAllDeleting(partitionCount: (topicId: string) => number | undefined): { topicId: string; partitions: number[] }[] {
+    const out = new Map<string, Set<number>>();
+    const add = (topicId: string, ps: Iterable<number>): void => {
+      const have = out.get(topicId) ?? new Set<number>();
+      for (const p of ps) have.add(p);
+      out.set(topicId, have);
+    };
+    for (const topicId of this.deleting.keys()) add(topicId, Array.from({ length: partitionCount(topicId) ?? 0 }, (_, p) => p));
+    for (const m of [this.initialized, this.initializing]) {
+      for (const [topicId, t] of m) {
+        add(topicId, t.partitions);
+        this.deleting.set(topicId, t.name);
+      }
+      m.clear();
+    }
+    return [...out].map(([topicId, ps]) => ({ topicId, partitions: [...ps].sort((a, b) => a - b) }));
+  }
+
+  /** Kafka's completeDeleteShareGroupOffsets: topics whose state is deleted leave the deleting set. */
+  completeDeleting(topicIds: Iterable<string>): void {
+    for (const id of topicIds) this.deleting.delete(id);
+  }
+
+  /** Topics that no longer exist (or were recreated under a new id) leave every set; returns whether any did. */
+  removeDeletedTopics(exists: (topicId: string) => boolean): boolean {
+    let changed = false;
+    for (const m of [this.initialized, this.initializing, this.deleting]) {
+      for (const topicId of [...m.keys()]) {
+        if (!exists(topicId)) {
+          m.delete(topicId);
+          changed = true;
+        }
+      }
+    }
+    return changed;
+  }
+
   /** Every partition that may hold state (initialized or initializing): what a delete must remove. */
   partitionsWithState(): { topicId: string; partition: number }[] {
     const out = new Map<string, { topicId: string; partition: number }>();
@@ -93,7 +174,7 @@ export class ShareStatePartitionMetadata {
    * recreated with a new id) leaves the sets first.
    */
   plan(subscribed: ReadonlyMap<string, { name: string; partitionCount: number }>, exists: (topicId: string) => boolean, now: number, retryIntervalMs: number): { topicId: string; name: string; partitions: number[] }[] {
-    for (const m of [this.initialized, this.initializing]) for (const topicId of [...m.keys()]) if (!exists(topicId)) m.delete(topicId);
+    this.removeDeletedTopics(exists);
     const out: { topicId: string; name: string; partitions: number[] }[] = [];
     for (const [topicId, t] of [...subscribed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       const done = this.initialized.get(topicId)?.partitions;

@@ -13,6 +13,7 @@ import type { Scheduler } from '../common/scheduler.js';
 import type { ShareLogView } from './share-ports.js';
 import type { PartitionWaiters } from '../partition-waiters.js';
 import type { OffsetsTopicLog } from '../group/offsets-topic.js';
+import type { GroupCoordinator } from '../group/group-coordinator.js';
 import type { TopicStore } from '../../metadata/topic-store.js';
 import { ShareCoordinator } from './share-coordinator.js';
 import type { ShareStatePersister } from './share-partition-manager.js';
@@ -39,6 +40,10 @@ export interface ShareWiring {
   readonly otherGroupExists: (groupId: string) => boolean;
   /** A cluster: group configs are in the cluster metadata, not in this broker's file. */
   readonly groupConfigSource?: GroupConfigSource | null;
+  /** The group coordinator: share groups keep their records in its __consumer_offsets partitions. */
+  readonly groups: Pick<GroupCoordinator, 'attachShareGroups' | 'appendShareRecords' | 'shareGroupAvailability'>;
+  /** Registers a listener of topic deletions (by topic id). */
+  readonly onTopicDeleted?: (listener: (topicId: string) => void) => void;
 }
 
 export interface ShareCoordinatorWiring {
@@ -95,6 +100,10 @@ export async function startShareGroups(w: ShareWiring): Promise<{ shareGroups: S
     maxSize: c.getInt('group.share.max.size'),
     maxShareSessions: c.getInt('group.share.max.share.sessions'),
     initializeRetryIntervalMs: c.getInt('group.share.initialize.retry.interval.ms'),
+    records: {
+      append: (groupId, records) => w.groups.appendShareRecords(groupId, records),
+      availability: (groupId) => w.groups.shareGroupAvailability(groupId),
+    },
     broker: {
       topicName: (id) => w.store.getById(id)?.name,
       topicByName: (name) => {
@@ -106,7 +115,19 @@ export async function startShareGroups(w: ShareWiring): Promise<{ shareGroups: S
       otherGroupExists: w.otherGroupExists,
     },
   });
-  // Group metadata is not persisted: groups with share-partition state come back empty (members rejoin by heartbeat).
-  for (const groupId of coordinator.groupIds()) shareGroups.coordinator.getOrCreate(groupId);
+  // The group records replayed from __consumer_offsets (and those of partitions loaded later) reach the share groups.
+  w.groups.attachShareGroups({
+    replay: (key, value) => {
+      try {
+        shareGroups.coordinator.replay(key, value);
+      } catch (err) {
+        w.log.warn({ err }, 'skipping an undecodable share group record of __consumer_offsets');
+      }
+    },
+    unload: (owns) => shareGroups.coordinator.unload(owns),
+  });
+  w.onTopicDeleted?.((topicId) => shareGroups.coordinator.topicDeleted(topicId));
+  // Groups with share-partition state but no records (kept by a Sediment before the records) come back empty; members rejoin by heartbeat.
+  for (const groupId of coordinator.groupIds()) if (w.groups.shareGroupAvailability(groupId) === 0) shareGroups.coordinator.getOrCreate(groupId);
   return { shareGroups, coordinator };
 }

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startKafkaReference, waitForKafka } from '../support/kafka-reference.js';
-import { parseProcStatCpuTicks, parseProcStatusMemory, parsePromSample } from './perf-output.js';
+import { parseProcStatCpuTicks, parseProcStatUserSystemTicks, parseProcStatusMemory, parsePromSample } from './perf-output.js';
 
 export type BrokerName = 'sediment' | 'kafka';
 
@@ -26,6 +26,10 @@ export interface BenchBroker {
    * histogram at every scrape).
    */
   eventLoopLagMs(): Promise<{ p99: number; max: number } | null>;
+  /** Sediment only (null for Kafka): the broker's /metrics text. */
+  metricsText(): Promise<string | null>;
+  /** User and system CPU seconds apart (all threads). */
+  cpuUserSystemSeconds(): { user: number; system: number };
   stop(): Promise<void>;
 }
 
@@ -43,6 +47,12 @@ function ticksPerSecond(): number {
 /** CPU time (user + system, all threads) the process has used so far, from /proc/<pid>/stat. */
 export function processCpuSeconds(pid: number): number {
   return parseProcStatCpuTicks(readFileSync(`/proc/${pid}/stat`, 'utf8')) / ticksPerSecond();
+}
+
+/** User and system CPU seconds of the process apart, from /proc/<pid>/stat. */
+export function processUserSystemSeconds(pid: number): { user: number; system: number } {
+  const t = parseProcStatUserSystemTicks(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  return { user: t.user / ticksPerSecond(), system: t.system / ticksPerSecond() };
 }
 
 /** Samples /proc/<pid>/status so a peak is known even if the process dies first. */
@@ -156,6 +166,8 @@ export async function startSediment(options: SedimentOptions = {}): Promise<Benc
       pid,
       peakRssBytes: () => Math.max(peak, rss.sample()),
       cpuSeconds: () => processCpuSeconds(pid),
+      cpuUserSystemSeconds: () => processUserSystemSeconds(pid),
+      metricsText: async () => (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text(),
       eventLoopLagMs: async () => {
         const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
         const p99 = parsePromSample(text, 'nodejs_eventloop_lag_p99_seconds');
@@ -188,6 +200,8 @@ export async function startKafka(): Promise<BenchBroker> {
     pid: k.pid,
     peakRssBytes: () => Math.max(peak, rss.sample()),
     cpuSeconds: () => processCpuSeconds(k.pid),
+    cpuUserSystemSeconds: () => processUserSystemSeconds(k.pid),
+    metricsText: () => Promise.resolve(null),
     eventLoopLagMs: () => Promise.resolve(null),
     stop: async () => {
       peak = rss.stop();

@@ -27,14 +27,26 @@ export const RECORD_SIZE = 1024;
 export const BATCH_SIZE = 64 * 1024;
 export const LINGER_MS = 5;
 
-export async function createTopics(bootstrap: string, topics: readonly string[]): Promise<void> {
-  const kafka = new Kafka({ clientId: 'sediment-bench', brokers: [bootstrap], logLevel: logLevel.NOTHING });
+export interface TopicOptions {
+  /** 1 by default. Above 1, createTopics also waits until every replica is in the ISR. */
+  readonly replicationFactor?: number;
+  /** Topic configs, e.g. min.insync.replicas. */
+  readonly configs?: Readonly<Record<string, string>>;
+}
+
+/** `bootstrap` is host:port or a comma-separated list of them. */
+export async function createTopics(bootstrap: string, topics: readonly string[], options: TopicOptions = {}): Promise<void> {
+  const replicationFactor = options.replicationFactor ?? 1;
+  const configEntries = Object.entries(options.configs ?? {}).map(([name, value]) => ({ name, value }));
+  const kafka = new Kafka({ clientId: 'sediment-bench', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
   try {
     const created = await admin.createTopics({
-      topics: topics.map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })),
-      waitForLeaders: true,
+      topics: topics.map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor, configEntries })),
+      // kafkajs's own wait fails on UNKNOWN_TOPIC_OR_PARTITION from a broker the new topic has not
+      // reached yet (Kafka's metadata propagation in a cluster); the loops below retry it.
+      waitForLeaders: replicationFactor === 1,
     });
     if (!created) throw new Error(`topics already existed on ${bootstrap}: ${topics.join(', ')}`);
     // Metadata may name a leader before that broker serves the partition (Kafka answers
@@ -52,6 +64,24 @@ export async function createTopics(bootstrap: string, topics: readonly string[])
           // Polling readiness, which Kafka does not announce.
           await new Promise((r) => setTimeout(r, 100));
         }
+      }
+    }
+    // A follower joins the ISR after its first fetches; an acks=all produce before that
+    // would measure the catching up (or, below min.insync.replicas, retries).
+    if (replicationFactor > 1) {
+      for (;;) {
+        let short: string[];
+        try {
+          const md = await admin.fetchTopicMetadata({ topics: [...topics] });
+          short = md.topics.flatMap((t) => t.partitions.filter((p) => p.isr.length < replicationFactor).map((p) => `${t.name}-${p.partitionId} isr ${JSON.stringify(p.isr)}`));
+        } catch (err) {
+          if ((err as { retriable?: boolean }).retriable !== true || Date.now() > deadline) throw err;
+          short = [String(err)];
+        }
+        if (short.length === 0) break;
+        if (Date.now() > deadline) throw new Error(`ISR not full after 30 s: ${short.slice(0, 5).join(', ')}`);
+        // Polling: the ISR change is not announced to clients.
+        await new Promise((r) => setTimeout(r, 100));
       }
     }
   } finally {

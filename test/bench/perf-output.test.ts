@@ -2,7 +2,7 @@
 // the report table and the doc splice, and the .cpuprofile summary.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseConsumerSummary, parseProcStatCpuTicks, parseProcStatusMemory, parseProducerSummary, parsePromSample, spread } from './perf-output.js';
+import { parseConsumerSummary, parseProcStatCpuTicks, parseProcStatUserSystemTicks, parseProcStatusMemory, parseProducerSummary, parsePromSample, spread, sumPromSamples } from './perf-output.js';
 import { DOC_BEGIN, DOC_END, emptyResults, figureRows, markdownTable, record, spliceGenerated } from './bench-report.js';
 import { summarizeProfile } from './cpu-profile-summary.js';
 
@@ -67,6 +67,28 @@ test('Prometheus text: an unlabelled sample by exact name', () => {
   const text = '# HELP nodejs_eventloop_lag_max_seconds x\nnodejs_eventloop_lag_max_seconds 0.25\nnodejs_eventloop_lag_max_seconds_extra 9\n';
   assert.equal(parsePromSample(text, 'nodejs_eventloop_lag_max_seconds'), 0.25);
   assert.equal(parsePromSample(text, 'missing'), null);
+});
+
+test('Prometheus text: labelled samples summed by name and matching labels', () => {
+  const text = [
+    '# TYPE sediment_requests_total counter',
+    'sediment_requests_total{api="Fetch",version="17"} 10',
+    'sediment_requests_total{api="Fetch",version="12"} 5',
+    'sediment_requests_total{api="Produce",version="11"} 7',
+    'sediment_requests_total_extra{api="Fetch"} 100',
+    'nodejs_gc_duration_seconds_sum{kind="major"} 0.5',
+    'nodejs_gc_duration_seconds_sum{kind="minor"} 0.25',
+    'sediment_plain 3',
+  ].join('\n');
+  assert.equal(sumPromSamples(text, 'sediment_requests_total', { api: 'Fetch' }), 15);
+  assert.equal(sumPromSamples(text, 'sediment_requests_total'), 22);
+  assert.equal(sumPromSamples(text, 'nodejs_gc_duration_seconds_sum'), 0.75);
+  assert.equal(sumPromSamples(text, 'sediment_plain'), 3);
+  assert.equal(sumPromSamples(text, 'missing'), 0);
+});
+
+test('/proc/<pid>/stat: utime and stime apart', () => {
+  assert.deepEqual(parseProcStatUserSystemTicks('1234 (node) S 1 2 3 4 5 6 7 8 9 10 250 40 0 0 20 0 30 0 100'), { user: 250, system: 40 });
 });
 
 test('report: medians per broker and the Sediment/Kafka ratio', () => {

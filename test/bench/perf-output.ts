@@ -146,3 +146,37 @@ export function parsePromSample(text: string, name: string): number | null {
   }
   return null;
 }
+
+/**
+ * The sum of every sample of `name` in a Prometheus text exposition, labelled or
+ * not, whose labels include all of `match` (e.g. { api: 'Fetch' }); 0 when none.
+ */
+export function sumPromSamples(text: string, name: string, match: Readonly<Record<string, string>> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const rest = line.slice(name.length);
+    let labels = '';
+    let value: string;
+    if (rest.startsWith('{')) {
+      const close = rest.indexOf('}');
+      if (close < 0) continue;
+      labels = rest.slice(1, close);
+      value = rest.slice(close + 1);
+    } else if (rest.startsWith(' ')) value = rest;
+    else continue;
+    if (!Object.entries(match).every(([k, v]) => labels.split(',').includes(`${k}="${v}"`))) continue;
+    const v = Number(value.trim().split(' ')[0]);
+    if (Number.isFinite(v)) sum += v;
+  }
+  return sum;
+}
+
+/** /proc/<pid>/stat utime and stime apart, in clock ticks. */
+export function parseProcStatUserSystemTicks(stat: string): { user: number; system: number } {
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const user = Number(rest[11]);
+  const system = Number(rest[12]);
+  if (!Number.isFinite(user) || !Number.isFinite(system)) throw new Error(`unreadable /proc/<pid>/stat: ${stat.slice(0, 200)}`);
+  return { user, system };
+}

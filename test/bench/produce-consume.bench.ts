@@ -5,6 +5,7 @@
 //
 //   npm run bench -- [--runs N] [--quick] [--only sediment|kafka] [--records N]
 //                    [--latency-seconds S] [--rate R | --rate-fraction F]
+//                    [--section single|rf3|all | --only-rf3 | --no-rf3]
 //                    [--doc PATH | --no-doc] [--profile DIR]
 //
 // Phases: Sediment throughput (an unmeasured warm-up, then peak produce per
@@ -14,6 +15,11 @@
 // warm-up produce). Each figure is the
 // median of N runs with the min-max spread. Full two-broker runs write
 // docs/benchmarks.md (only the generated section; text around it is kept).
+// Then the RF 3 section (rf3-section.ts): three Sediment brokers over etcd, then
+// three Kafka KRaft nodes, a replication.factor=3, min.insync.replicas=2 topic
+// per round and codec, acks=all produce and consume, N rounds of --records
+// records; it has its own generated part of docs/benchmarks.md. --section
+// single (or --no-rf3) leaves it out, --section rf3 (or --only-rf3) runs it alone.
 // --profile DIR runs Sediment alone under `node --cpu-prof`: one process for the
 // peak produce of every workload, a second one (same log dir) serving the
 // consumes, and prints where the time goes in each.
@@ -22,11 +28,13 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { kafkaVersion, repoRoot, requireTools } from '../support/tools.js';
-import { cpuKey, emptyResults, figureRows, markdownTable, record, spliceGenerated, workloadLabel, type BrokerResults, type Workload } from './bench-report.js';
+import { cpuKey, emptyResults, figureRows, markdownTable, record, RF3_MARKERS, SINGLE_MARKERS, spliceGenerated, workloadLabel, type BrokerResults, type DocMarkers, type Workload } from './bench-report.js';
 import { startKafka, startSediment, type BenchBroker, type BrokerName } from './broker-processes.js';
 import { formatSummary, summarizeProfile, type CpuProfile } from './cpu-profile-summary.js';
 import { BATCH_SIZE, consume, createTopics, LINGER_MS, PARTITIONS, produce, producerArgs, RECORD_SIZE, type Compression } from './load.js';
-import { spread } from './perf-output.js';
+import { spread, sumPromSamples } from './perf-output.js';
+import { resolveSections, rf3Report, type Sections } from './rf3-report.js';
+import { runRf3Section } from './rf3-section.js';
 
 interface Options {
   runs: number;
@@ -38,7 +46,11 @@ interface Options {
   rateFraction: number;
   doc: string | null;
   profileDir: string | null;
+  sections: Sections;
 }
+
+/** Heap of each of the three Kafka JVMs of the RF 3 section (3 GiB in all of the machine's 23). */
+const RF3_KAFKA_HEAP = '1G';
 
 const WORKLOADS: readonly Workload[] = [
   { compression: 'none', acks: '1' },
@@ -51,12 +63,15 @@ const REFERENCE_WORKLOAD = 'none, acks=1';
 
 function usage(msg: string): never {
   console.error(`produce-consume.bench: ${msg}`);
-  console.error('usage: npm run bench -- [--runs N] [--quick] [--only sediment|kafka] [--records N] [--latency-seconds S] [--rate R | --rate-fraction F] [--doc PATH | --no-doc] [--profile DIR]');
+  console.error('usage: npm run bench -- [--runs N] [--quick] [--only sediment|kafka] [--records N] [--latency-seconds S] [--rate R | --rate-fraction F] [--section single|rf3|all | --only-rf3 | --no-rf3] [--doc PATH | --no-doc] [--profile DIR]');
   process.exit(2);
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { runs: 3, quick: false, only: null, records: 0, latencySeconds: 0, rate: null, rateFraction: 0.2, doc: null, profileDir: null };
+  const o: Options = { runs: 3, quick: false, only: null, records: 0, latencySeconds: 0, rate: null, rateFraction: 0.2, doc: null, profileDir: null, sections: { single: true, rf3: true } };
+  let section: string | null = null;
+  let onlyRf3 = false;
+  let noRf3 = false;
   let runs: number | null = null;
   let records: number | null = null;
   let latencySeconds: number | null = null;
@@ -84,8 +99,16 @@ function parseArgs(argv: readonly string[]): Options {
       case '--doc': o.doc = argv[++i] ?? usage('--doc needs a path'); break;
       case '--no-doc': noDoc = true; break;
       case '--profile': o.profileDir = argv[++i] ?? usage('--profile needs a directory'); break;
+      case '--section': section = argv[++i] ?? usage('--section needs single, rf3 or all'); break;
+      case '--only-rf3': onlyRf3 = true; break;
+      case '--no-rf3': noRf3 = true; break;
       default: usage(`unknown argument ${a}`);
     }
+  }
+  try {
+    o.sections = resolveSections(section, onlyRf3, noRf3);
+  } catch (e) {
+    usage((e as Error).message);
   }
   o.runs = runs ?? (o.quick ? 1 : 3);
   o.records = records ?? (o.quick ? 60_000 : 150_000);
@@ -153,15 +176,36 @@ async function throughputPhase(broker: BenchBroker, o: Options, res: BrokerResul
       log(`${broker.name} run ${run}/${o.runs} produce ${workloadLabel(w)}: ${s.mbPerSec.toFixed(1)} MB/s, ${s.recordsPerSec.toFixed(0)} records/s, broker CPU ${cpuMs.toFixed(1)} ms/MiB`);
     }
     for (const c of COMPRESSIONS) {
+      const metricsBefore = await broker.metricsText();
+      const splitBefore = broker.cpuUserSystemSeconds();
+      const started = performance.now();
       const cpuBefore = broker.cpuSeconds();
       const s = await consume(broker.bootstrap, topicName('peak', { compression: c, acks: '1' }, run), o.records);
       record(res.consume, c, s);
       const cpuMs = cpuMsPerMiB(broker.cpuSeconds() - cpuBefore, o.records);
       record(res.cpuMsPerMiB, cpuKey('consume', c), cpuMs);
-      log(`${broker.name} run ${run}/${o.runs} consume ${c}: ${s.fetchMbPerSec.toFixed(1)} MB/s, ${s.fetchRecordsPerSec.toFixed(0)} records/s (group join ${s.rebalanceMs} ms, excluded), broker CPU ${cpuMs.toFixed(1)} ms/MiB`);
+      const detail = consumeDetail(metricsBefore, await broker.metricsText(), splitBefore, broker.cpuUserSystemSeconds(), performance.now() - started);
+      log(`${broker.name} run ${run}/${o.runs} consume ${c}: ${s.fetchMbPerSec.toFixed(1)} MB/s, ${s.fetchRecordsPerSec.toFixed(0)} records/s (group join ${s.rebalanceMs} ms, excluded), broker CPU ${cpuMs.toFixed(1)} ms/MiB${detail}`);
     }
     res.peakRssBytes = Math.max(res.peakRssBytes, broker.peakRssBytes());
   }
+}
+
+/**
+ * What a consume cost the broker beyond its CPU total, for telling the fast and
+ * the slow consume runs apart: user and system CPU, garbage collection, Fetch
+ * requests and the bytes they carried (Sediment's metrics; Kafka gives CPU only).
+ */
+function consumeDetail(before: string | null, after: string | null, cpu0: { user: number; system: number }, cpu1: { user: number; system: number }, wallMs: number): string {
+  const cpu = `; window ${(wallMs / 1000).toFixed(1)} s, user ${((cpu1.user - cpu0.user) * 1000).toFixed(0)} ms, system ${((cpu1.system - cpu0.system) * 1000).toFixed(0)} ms`;
+  if (before === null || after === null) return cpu;
+  const delta = (name: string, match?: Record<string, string>): number => sumPromSamples(after, name, match) - sumPromSamples(before, name, match);
+  const fetches = delta('sediment_requests_total', { api: 'Fetch' });
+  const bytesOut = delta('sediment_fetch_consumer_bytes_total');
+  const gcMs = delta('nodejs_gc_duration_seconds_sum') * 1000;
+  const majorMs = delta('nodejs_gc_duration_seconds_sum', { kind: 'major' }) * 1000;
+  const perFetch = fetches > 0 ? `${(bytesOut / fetches / 1024).toFixed(0)} KiB per fetch` : 'no fetches';
+  return `${cpu}, GC ${gcMs.toFixed(0)} ms (major ${majorMs.toFixed(0)}), ${fetches} fetches, ${perFetch}`;
 }
 
 /** Produce at a fixed rate well below saturation; latency percentiles per workload. */
@@ -309,10 +353,53 @@ async function profileMode(o: Options, profDir: string): Promise<void> {
   }
 }
 
+function writeDoc(o: Options, text: string, markers: DocMarkers): void {
+  if (o.doc === null) return;
+  const existing = existsSync(o.doc) ? readFileSync(o.doc, 'utf8') : null;
+  writeFileSync(o.doc, spliceGenerated(existing, text, markers));
+  log(`wrote ${o.doc}`);
+}
+
+/** Three brokers of each kind, one cluster after the other; writes its own part of the doc. */
+async function rf3Section(o: Options): Promise<void> {
+  requireTools(['etcd']);
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const loadStart = loadAvg();
+  log(`RF 3 section: load average ${loadStart}; ${o.runs} round(s), ${o.records} records per produce run`);
+  const res = await runRf3Section({ rounds: o.runs, records: o.records, kafkaHeap: RF3_KAFKA_HEAP, log }, { sediment: o.only !== 'kafka', kafka: o.only !== 'sediment' });
+  const text = rf3Report({
+    command: commandLine(),
+    startedAt,
+    minutes: (performance.now() - t0) / 60_000,
+    rounds: o.runs,
+    records: o.records,
+    recordSize: RECORD_SIZE,
+    partitions: PARTITIONS,
+    batchSize: BATCH_SIZE,
+    lingerMs: LINGER_MS,
+    cpus: os.availableParallelism(),
+    kafkaVersion: kafkaVersion(),
+    kafkaHeap: RF3_KAFKA_HEAP,
+    loadStart,
+    loadEnd: loadAvg(),
+    sediment: res.sediment,
+    kafka: res.kafka,
+  });
+  console.log(`\n${text}`);
+  writeDoc(o, text, RF3_MARKERS);
+}
+
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
   requireTools(['java', 'kafka', 'kafkajs']);
   if (o.profileDir !== null) return profileMode(o, o.profileDir);
+  if (o.sections.single) await singleSection(o);
+  if (o.sections.rf3) await rf3Section(o);
+}
+
+/** One broker of each kind: the throughput and latency phases; writes its part of the doc. */
+async function singleSection(o: Options): Promise<void> {
   const startedAt = new Date();
   const t0 = performance.now();
   const facts = machineFacts();
@@ -347,11 +434,7 @@ async function main(): Promise<void> {
   const minutes = (performance.now() - t0) / 60_000;
   const text = report(o, rate, rateSource, sediment, kafka, facts, loadStart, loadAvg(), startedAt, minutes);
   console.log(`\n${text}`);
-  if (o.doc !== null) {
-    const existing = existsSync(o.doc) ? readFileSync(o.doc, 'utf8') : null;
-    writeFileSync(o.doc, spliceGenerated(existing, text));
-    log(`wrote ${o.doc}`);
-  }
+  writeDoc(o, text, SINGLE_MARKERS);
 }
 
 main().catch((err: unknown) => {

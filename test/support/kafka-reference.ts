@@ -58,6 +58,8 @@ export interface KafkaReferenceOptions {
   readonly startTimeoutMs?: number;
   /** Jars put after the release's own on the server's classpath (a remote storage manager's). */
   readonly extraClasspath?: readonly string[];
+  /** Cluster id the log dir is formatted with (the nodes of one cluster share it); a random one by default. */
+  readonly clusterId?: string;
 }
 
 export interface HostPort {
@@ -344,7 +346,7 @@ export async function startKafkaReference(options: KafkaReferenceOptions = {}): 
   writeFileSync(log4j, log4jFileConfig(serverLog, 'INFO'));
 
   if (!existsSync(path.join(dataDir, 'meta.properties'))) {
-    await runKafkaTool(KafkaTool.storage, ['format', '-t', randomClusterId(), '-c', propsFile], { timeoutMs: 60_000 });
+    await runKafkaTool(KafkaTool.storage, ['format', '-t', options.clusterId ?? randomClusterId(), '-c', propsFile], { timeoutMs: 60_000 });
   }
 
   const heap = options.heap ?? '1G';

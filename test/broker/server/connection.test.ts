@@ -8,6 +8,7 @@ import net from 'node:net';
 import { CloseConnectionError } from '../../../broker/common/errors.js';
 import { Connection, MAX_PIPELINED_PRODUCE, type FrameContext, type RequestProcessor } from '../../../broker/server/connection.js';
 import { silentLogger } from '../../../broker/common/logger.js';
+import { releaseAfterWrite } from '../../../broker/server/response-release.js';
 
 const PRODUCE = 0;
 const METADATA = 3;
@@ -234,4 +235,65 @@ test('a failing request closes the connection after the answers before it; later
   p.get(1).resolve();
   await client.waitClosed();
   assert.deepEqual(client.answered, [1]);
+});
+
+/** Answers every request at once with chunks carrying a release hook (as a Fetch with pooled reads does). */
+class ReleasingProcessor implements RequestProcessor {
+  readonly released: number[] = [];
+  private hold: Array<() => void> | null = null;
+  private waiters: Array<() => void> = [];
+
+  /** Answers wait until resume(). */
+  holdAnswers(): void {
+    this.hold = [];
+  }
+
+  resume(): void {
+    for (const r of this.hold ?? []) r();
+    this.hold = null;
+  }
+
+  process(frame: Buffer, _ctx: FrameContext): Promise<Buffer[] | null> {
+    const correlationId = frame.readInt32BE(4);
+    const chunks = [...responseFrame(correlationId), Buffer.alloc(0)];
+    releaseAfterWrite(chunks, () => {
+      this.released.push(correlationId);
+      for (const w of this.waiters.splice(0)) w();
+    });
+    if (this.hold === null) return Promise.resolve(chunks);
+    return new Promise((resolve) => this.hold!.push(() => resolve(chunks)));
+  }
+
+  async releasedCount(n: number): Promise<void> {
+    while (this.released.length < n) await new Promise<void>((r) => this.waiters.push(r));
+  }
+}
+
+test('a response release hook runs once its bytes are written, once per response', async (t) => {
+  const p = new ReleasingProcessor();
+  const { client, done } = await connected(p);
+  t.after(done);
+  client.send(requestFrame(METADATA, 1), requestFrame(METADATA, 2));
+  assert.deepEqual(await client.answers(2), [1, 2]);
+  await p.releasedCount(2);
+  await turn();
+  assert.deepEqual(p.released, [1, 2]);
+});
+
+test('a response never written (the connection closed first) never runs its release hook', async (t) => {
+  const p = new ReleasingProcessor();
+  p.holdAnswers();
+  const { client, server, done } = await connected(p);
+  t.after(done);
+  client.send(requestFrame(METADATA, 1));
+  await server.untilReceived(12);
+  client.socket.destroy();
+  await client.waitClosed();
+  // The broker end has seen the close once its socket emitted 'close'; only then is the answer ready.
+  await turn();
+  await turn();
+  p.resume();
+  await turn();
+  await turn();
+  assert.deepEqual(p.released, []);
 });

@@ -60,7 +60,7 @@ function coordinator(clock: ManualClock, removed: string[] = []): ShareGroupCoor
     onInitializeError: (_g, err) => assert.fail(`initialisation failed: ${String(err)}`),
   });
   // The share-partitions' state exists already (share-state-init.test.ts tests its initialisation): they are assignable at once.
-  c.markInitialized(c.getOrCreate('g'), 'TID', 't', [0, 1, 2]);
+  c.getOrCreate('g').stateMetadata.markInitialized('TID', 't', [0, 1, 2], clock.now());
   return c;
 }
 
@@ -108,7 +108,7 @@ test('a leave moves the group epoch on; the target assignment follows at the nex
   assert.deepEqual([g.state, g.groupEpoch, g.assignmentEpoch], ['Empty', 4, 3], "Kafka 4.3.1's ShareGroupDescribe of an emptied group (test/golden/kafka-responses)");
 });
 
-test('a member that stops heartbeating is removed after the session timeout and its records released', () => {
+test('a member that stops heartbeating is removed after the session timeout and its records released', async () => {
   const clock = new ManualClock();
   const removed: string[] = [];
   const c = coordinator(clock, removed);
@@ -122,7 +122,7 @@ test('a member that stops heartbeating is removed after the session timeout and 
   clock.advance(45_000);
   assert.deepEqual(removed, ['m2', 'm1']);
   assert.equal(c.group('g')!.state, 'Empty');
-  c.deleteGroup('g');
+  await c.deleteGroup('g');
   assert.equal(c.group('g'), undefined);
 });
 
