@@ -115,6 +115,8 @@ interface Entry {
   readonly leaderEpoch: number;
   /** The state epoch read at load: every write carries it, so a reset of the state (a higher epoch) fences this copy. */
   readonly stateEpoch: number;
+  /** Members that fetched from this copy: a member new to it has its state epoch checked first (an offsets reset needs an empty group, so whoever fetches after one is new here). */
+  readonly members: Set<string>;
   timer: TimerHandle | null;
   timerAt: number;
   written: number;
@@ -180,7 +182,7 @@ export class SharePartitionManager {
     if (state === null) state = { startOffset: await this.resetOffset(groupId, view), stateBatches: [] };
     const sp = new SharePartition(groupId, topicId, partition, this.partitionConfig(groupId), this.o.clock, state);
     sp.updateLogStartOffset(view.logStartOffset);
-    const e: Entry = { sp, leaderEpoch, stateEpoch: read.stateEpoch, timer: null, timerAt: 0, written: fresh ? -1 : sp.stateVersion, persisting: Promise.resolve() };
+    const e: Entry = { sp, leaderEpoch, stateEpoch: read.stateEpoch, members: new Set(), timer: null, timerAt: 0, written: fresh ? -1 : sp.stateVersion, persisting: Promise.resolve() };
     this.entries.set(key(groupId, topicId, partition), e);
     // Kafka initialises the state with the coordinator before the first fetch.
     if (fresh) await this.persist(e);
@@ -202,7 +204,7 @@ export class SharePartitionManager {
 
   /** Reads from the next fetch offset and acquires what it read for the member. */
   async fetch(groupId: string, memberId: string, topicId: string, partition: number, view: ShareLogView, opts: { maxRecords: number; maxBytes: number; mode: AcquireMode; signal?: AbortSignal }): Promise<ShareFetchAnswer> {
-    const e = await this.entry(groupId, topicId, partition, view);
+    const e = await this.current(groupId, memberId, topicId, partition, view);
     const sp = e.sp;
     sp.updateLogStartOffset(view.logStartOffset);
     if (opts.maxRecords <= 0 || !sp.canAcquire()) return { records: EMPTY, acquired: [] };
@@ -223,6 +225,37 @@ export class SharePartitionManager {
     const keep = batches.filter((b) => acquired.some((a) => a.firstOffset <= b.info.lastOffset && a.lastOffset >= b.info.baseOffset));
     const parts = keep.map((b) => buf.subarray(b.position, b.position + b.size));
     return { records: parts.length === 1 ? parts[0]! : Buffer.concat(parts), acquired };
+  }
+
+  /**
+   * The share-partition for a member's fetch. A member this copy has not
+   * served yet may come after an AlterShareGroupOffsets / DeleteShareGroupOffsets
+   * run on another broker (those need an empty group): the state epoch is read
+   * again first, and a copy below it is dropped and loaded again, so no fetch
+   * is served from the old start offset (the write fence would only catch it
+   * after the records went out).
+   */
+  private async current(groupId: string, memberId: string, topicId: string, partition: number, view: ShareLogView): Promise<Entry> {
+    const k = key(groupId, topicId, partition);
+    let e = await this.entry(groupId, topicId, partition, view);
+    if (e.members.has(memberId)) return e;
+    let now: { state: unknown; stateEpoch: number };
+    try {
+      now = await this.o.persister.readWithStateEpoch(groupId, topicId, partition, e.leaderEpoch);
+    } catch (err) {
+      if (!(err instanceof KafkaError) || err.code !== ErrorCode.FENCED_LEADER_EPOCH) throw err;
+      // A newer leader read the state: this copy is stale, as a fenced write would show.
+      if (this.entries.get(k) === e) await this.drop(k, e);
+      throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, err.message, { cause: err });
+    }
+    // A higher epoch: re-initialised; no state where this copy had written some: deleted.
+    if (now.stateEpoch > e.stateEpoch || (now.state === null && e.written !== -1)) {
+      this.o.log.info({ groupId, topicId, partition, stateEpoch: e.stateEpoch, stored: now.stateEpoch }, 'share-partition state was reset elsewhere; loading it again');
+      if (this.entries.get(k) === e) await this.drop(k, e);
+      e = await this.entry(groupId, topicId, partition, view);
+    }
+    e.members.add(memberId);
+    return e;
   }
 
   /** Applies acknowledgements and waits until the new state is written. */

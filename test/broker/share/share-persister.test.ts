@@ -307,3 +307,28 @@ test('in memory: an offsets reset fences the cached share-partition; its lock-ex
   assert.equal(persister.states.get(`g\u0000${T}\u00000`)?.startOffset, 6n);
   leader.close();
 });
+
+test('in memory: a member new to a cached share-partition has its state epoch checked first, so its first fetch after a reset or a delete elsewhere is served from the new state', async () => {
+  const clock = new ManualClock(1_000);
+  const scheduler = new ManualScheduler(clock);
+  const persister = new MemoryShareStatePersister();
+  const configs = new ShareGroupConfigs({ recordLockDurationMs: 30_000, minRecordLockDurationMs: 15_000, maxRecordLockDurationMs: 60_000, deliveryCountLimit: 5, maxRecordLocks: 2000, sessionTimeoutMs: 45_000, minSessionTimeoutMs: 45_000, maxSessionTimeoutMs: 60_000, heartbeatIntervalMs: 5_000, minHeartbeatIntervalMs: 5_000, maxHeartbeatIntervalMs: 15_000 }, null);
+  await configs.alter('g', [{ name: 'share.auto.offset.reset', op: 0, value: 'earliest' }], false);
+  const view = new TenRecords(0);
+  const leader = new SharePartitionManager({ clock, scheduler, log: silent, persister, groupConfigs: configs, partition: () => view, onAvailable: () => undefined });
+  const opts = { maxRecords: 100, maxBytes: 1 << 20, mode: 'batch_optimized' as const };
+  await persister.initialize('g', T, 0, 1, -1n);
+  await leader.fetch('g', 'm1', T, 0, view, opts);
+  await leader.acknowledge('g', 'm1', T, 0, view, [{ firstOffset: 0n, lastOffset: 2n, acknowledgeTypes: [1] }]);
+  await leader.releaseMember('g', 'm1');
+  assert.equal(leader.loaded('g', T, 0)?.startOffset, 3n);
+  // The group is empty; another broker resets the start offset to 8 (state epoch 2).
+  await persister.initialize('g', T, 0, 2, 8n);
+  assert.deepEqual((await leader.fetch('g', 'm2', T, 0, view, opts)).acquired, [{ firstOffset: 8n, lastOffset: 9n, deliveryCount: 1 }], 'not 3-9 from the stale copy');
+  // A member it served goes on without a read; the state is then deleted elsewhere (DeleteShareGroupOffsets).
+  await leader.acknowledge('g', 'm2', T, 0, view, [{ firstOffset: 8n, lastOffset: 9n, acknowledgeTypes: [1] }]);
+  await leader.releaseMember('g', 'm2');
+  await persister.delete('g', T, 0);
+  assert.deepEqual((await leader.fetch('g', 'm3', T, 0, view, opts)).acquired, [{ firstOffset: 0n, lastOffset: 9n, deliveryCount: 1 }], 'no state: share.auto.offset.reset (earliest) again');
+  leader.close();
+});
