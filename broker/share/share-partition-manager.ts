@@ -274,6 +274,8 @@ export class SharePartitionManager {
       ? [...this.entries.values()].filter((e) => e.sp.groupId === groupId)
       : partitions.map((p) => this.entries.get(key(groupId, p.topicId, p.partition))).filter((e): e is Entry => e !== undefined);
     await Promise.all(targets.map(async (e) => {
+      // Forgotten with what it held (the set stays bounded): if it comes back, its first fetch checks the state epoch again.
+      e.members.delete(memberId);
       if (e.sp.releaseMember(memberId) === 0) return;
       this.armTimer(e);
       this.o.onAvailable(e.sp.topicId, e.sp.partition);
