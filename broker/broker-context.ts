@@ -1,5 +1,6 @@
 // What handlers reach: the broker's parts, by role. The composition root
 // (broker.ts) builds the real ones; tests may build smaller ones.
+import type { ReadLease } from './common/read-buffer-pool.js';
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config.js';
 import type { BrokerConfigAdmin } from './cluster/cluster-broker-configs.js';
@@ -18,6 +19,7 @@ import type { ShareGroups } from './share/share-groups.js';
 import type { ShareStateChannel } from './share/share-state-service.js';
 import type { FetchRequest, FetchResponse } from './protocol/messages/fetch.js';
 import type { ConsumerFetchStanding } from './replica/consumer-fetch.js';
+import type { LowWatermarkResult } from './replica/replica-manager.js';
 
 /** One producer of a partition's producer state, as DescribeProducers reports it. */
 export interface ActiveProducer {
@@ -73,13 +75,20 @@ export interface TopicService {
 /** Replication of the partitions with several replicas (a cluster; broker/replica/). */
 export interface ReplicationService {
   /** A follower's Fetch (replica id >= 0). */
-  answerReplicaFetch(req: FetchRequest, apiVersion: number, signal: AbortSignal): Promise<FetchResponse>;
+  answerReplicaFetch(req: FetchRequest, apiVersion: number, signal: AbortSignal, lease?: ReadLease): Promise<FetchResponse>;
   /** acks=all before the append: NOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas, else NONE. */
   checkEnoughReplicas(topic: string, partition: number): number;
   /** acks=all after the append: the error code to answer once the HW reaches `requiredOffset` (or the timeout passes). */
   awaitReplication(topic: string, partition: number, requiredOffset: bigint, timeoutMs: number): Promise<number>;
   /** A leader append happened (the HW may move at once). */
   appended(topic: string, partition: number): void;
+  /**
+   * DeleteRecords, after the leader moved its log start to `requiredOffset`: the
+   * answer once the low watermark (the smallest log start over the leader and its
+   * live followers) reaches it, or REQUEST_TIMED_OUT after `timeoutMs`; null for
+   * a partition that is not replicated.
+   */
+  awaitLowWatermark(topic: string, partition: number, requiredOffset: bigint, timeoutMs: number): Promise<LowWatermarkResult> | null;
   /**
    * KIP-392: what this broker is for a consumer fetch of a replicated
    * partition (leader, follower, or neither); undefined when it holds no

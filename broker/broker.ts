@@ -19,7 +19,7 @@ import { InternalTopicLog } from './internal-topic-log.js';
 import { GroupCoordinator } from './group/group-coordinator.js';
 import { TxnCoordinator, type TxnMarker } from './txn/txn-coordinator.js';
 import { localMarkerWriter } from './txn/local-marker-writer.js';
-import { ErrorCode, KafkaError, errorName } from './protocol/errors.js';
+import { coordinatorReplicationWait, type CoordinatorReplicationDeps } from './replica/coordinator-replication.js';
 import { ChunkCache } from '../remote-log/read/chunk-cache.js';
 import { RemoteLogManager, remoteLogManagerConfig } from '../remote-log/remote-log-manager.js';
 import { FetchWorkerPool, shareableStorageUrl } from '../remote-log/read/fetch-worker-pool.js';
@@ -188,22 +188,17 @@ export class Broker {
     // Set once replication starts (after the group coordinator, before any partition is loaded).
     const replicationRef: { current: Awaited<ReturnType<NonNullable<typeof cluster>['startReplication']>> | null } = { current: null };
     // A coordinator's record is answered once the ISR has it (Kafka's coordinator runtime waits for the high watermark).
-    const awaitInternalReplication = async (topic: string, p: number): Promise<void> => {
-      const replication = replicationRef.current;
-      const partitionLog = logs.getLog(topic, p);
-      if (replication === null || partitionLog === undefined) return;
-      replication.appended(topic, p);
-      waiters.notify(topic, p);
-      const code = await replication.awaitReplication(topic, p, partitionLog.logEndOffset, INTER_BROKER_REQUEST_TIMEOUT_MS);
-      if (code !== ErrorCode.NONE) throw new KafkaError(code, `${topic}-${p} not replicated: ${errorName(code)}`);
-      // As an acks=all append: replicated to an ISR below min.insync.replicas is not enough.
-      if (replication.checkEnoughReplicas(topic, p) !== ErrorCode.NONE) throw new KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, `the ISR of ${topic}-${p} is below min.insync.replicas`);
+    const internalReplication: CoordinatorReplicationDeps = {
+      replication: () => replicationRef.current,
+      logEndOffset: (topic, p) => logs.getLog(topic, p)?.logEndOffset,
+      notify: (topic, p) => waiters.notify(topic, p),
     };
+    const awaitInternalReplication = (topic: string, timeoutMs: () => number = () => INTER_BROKER_REQUEST_TIMEOUT_MS) => coordinatorReplicationWait(internalReplication, topic, timeoutMs);
     const offsetsLog = new InternalTopicLog(CONSUMER_OFFSETS_TOPIC, config.offsetsTopicNumPartitions, (p) => logs.getLog(CONSUMER_OFFSETS_TOPIC, p), clock, epochOf(CONSUMER_OFFSETS_TOPIC));
     const groups = new GroupCoordinator({
       log: offsetsLog,
       partitioned,
-      ...(partitioned ? { committed: (p: number) => awaitInternalReplication(CONSUMER_OFFSETS_TOPIC, p) } : {}),
+      ...(partitioned ? { committed: awaitInternalReplication(CONSUMER_OFFSETS_TOPIC, () => config.offsetCommitTimeoutMs) } : {}),
       clock,
       scheduler,
       logger: log.child({ component: 'group-coordinator' }),
@@ -221,7 +216,7 @@ export class Broker {
       topics: () => consumerTopicsView(store, (name) => topics.isInternal(name), (name, p) => cluster?.view.replicaRacks(name, p) ?? ownRacks, topicHashes),
     });
     await groups.start();
-    const replication = cluster === null ? null : await cluster.startReplication(waiters, clock);
+    const replication = cluster === null ? null : await cluster.startReplication(waiters, clock, () => dynamicConfig.current);
     replicationRef.current = replication;
     const writeLocalTxnMarker = localMarkerWriter({
       log: (topic, partition) => logs.getLog(topic, partition),
@@ -237,7 +232,7 @@ export class Broker {
     const txns = new TxnCoordinator({
       log: new InternalTopicLog(TRANSACTION_STATE_TOPIC, txnPartitions, (p) => logs.getLog(TRANSACTION_STATE_TOPIC, p), clock, epochOf(TRANSACTION_STATE_TOPIC)),
       partitioned,
-      ...(partitioned ? { committed: (p: number) => awaitInternalReplication(TRANSACTION_STATE_TOPIC, p) } : {}),
+      ...(partitioned ? { committed: awaitInternalReplication(TRANSACTION_STATE_TOPIC) } : {}),
       producerIds,
       writeMarker: (tp, marker) => markers.write(tp, marker),
       offsetsPartitionFor: (groupId) => groups.partitionFor(groupId),
@@ -261,7 +256,7 @@ export class Broker {
       stateLog: new InternalTopicLog(SHARE_GROUP_STATE_TOPIC, config.getInt('share.coordinator.state.topic.num.partitions'), (p) => logs.getLog(SHARE_GROUP_STATE_TOPIC, p), clock, epochOf(SHARE_GROUP_STATE_TOPIC)),
       // Alone: created on the first share-partition state written, as Kafka creates it when first needed.
       ...(partitioned
-        ? { committed: (p: number) => awaitInternalReplication(SHARE_GROUP_STATE_TOPIC, p) }
+        ? { committed: awaitInternalReplication(SHARE_GROUP_STATE_TOPIC) }
         : {
             ensureStateTopic: async () => {
               if (topics.store.has(SHARE_GROUP_STATE_TOPIC)) return;

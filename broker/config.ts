@@ -262,6 +262,8 @@ export class BrokerConfig implements BrokerDefaults {
   get offsetsRetentionMinutes(): number { return this.getInt('offsets.retention.minutes'); }
   get offsetsRetentionMs(): number { return this.getInt('offsets.retention.minutes') * 60_000; }
   get offsetsRetentionCheckIntervalMs(): number { return this.getLong('offsets.retention.check.interval.ms'); }
+  /** How long a group coordinator write to __consumer_offsets waits for the ISR (Kafka's offsetCommitTimeoutMs). */
+  get offsetCommitTimeoutMs(): number { return this.getInt('offsets.commit.timeout.ms'); }
   get groupInitialRebalanceDelayMs(): number { return this.getInt('group.initial.rebalance.delay.ms'); }
   get groupMinSessionTimeoutMs(): number { return this.getInt('group.min.session.timeout.ms'); }
   get groupMaxSessionTimeoutMs(): number { return this.getInt('group.max.session.timeout.ms'); }

@@ -14,7 +14,8 @@ import type { AlterConfigOp } from '../metadata/config-alter.js';
 /** What tiered storage needs to hear about partitions coming and going. */
 export interface PartitionLifecycle {
   onPartitionAdded(log: PartitionLog, record: TopicRecord): void;
-  onTopicDeleted(record: TopicRecord, logs: PartitionLog[]): Promise<void>;
+  /** `deletesRemote`: the partitions whose remote data this broker deletes (default: all; in a cluster, those it led). */
+  onTopicDeleted(record: TopicRecord, logs: PartitionLog[], deletesRemote?: (partition: number) => boolean): Promise<void>;
   /** This broker no longer holds the partition (reassigned away): stop tiering it; its remote data stays. */
   onPartitionRemoved(log: PartitionLog): Promise<void>;
   onConfigChanged(log: PartitionLog, record: TopicRecord): void;
@@ -131,7 +132,8 @@ export class BrokerTopics implements TopicService {
     this.deletedListeners.push(listener);
   }
 
-  async deleteTopic(name: string): Promise<TopicRecord> {
+  /** `deletesRemote`: the partitions whose remote data this broker deletes (default: all; a cluster's topic sync names those this broker led). */
+  async deleteTopic(name: string, deletesRemote?: (partition: number) => boolean): Promise<TopicRecord> {
     const record = await this.store.delete(name);
     for (const l of this.deletedListeners) l(record);
     const removed: PartitionLog[] = [];
@@ -141,7 +143,7 @@ export class BrokerTopics implements TopicService {
       this.views.delete(viewKey(name, i));
     }
     // Remote objects first (they are found through the partitions' metadata), then local logs.
-    if (this.lifecycle !== null) await this.lifecycle.onTopicDeleted(record, removed);
+    if (this.lifecycle !== null) await this.lifecycle.onTopicDeleted(record, removed, deletesRemote);
     for (let i = 0; i < record.partitionCount; i++) await this.logs.deleteLog(name, i);
     return record;
   }

@@ -8,12 +8,13 @@
 // applies live: the broker defaults of topic configs (every partition log takes
 // the new value at once unless its topic overrides it, as Kafka's
 // DynamicLogConfig), producer.id.expiration.ms (read with each log's config),
-// and three thread counts that have no effect in Sediment at all. Kafka's other
-// dynamic keys that Sediment has (listeners, the log cleaner's threads and
-// buffers, num.replica.fetchers, the remote log manager's quotas and caches,
-// remote.fetch.max.wait.ms, unclean.leader.election.enable,
-// follower.fetch.last.tiered.offset.enable) are read once at
-// start-up here, so they are read-only: refused rather than accepted and ignored.
+// follower.fetch.last.tiered.offset.enable (read when a fetcher takes on a
+// replica, as Kafka's DynamicReplicationConfig), and three thread counts that
+// have no effect in Sediment at all. Kafka's other dynamic keys that Sediment
+// has (listeners, the log cleaner's threads and buffers, num.replica.fetchers,
+// the remote log manager's quotas and caches, remote.fetch.max.wait.ms,
+// unclean.leader.election.enable) are read once at start-up here, so they are
+// read-only: refused rather than accepted and ignored.
 import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
 import { AlterConfigOpType, type AlterConfigOp, type AlterConfigOpName } from './config-alter.js';
 import { brokerConfigDef } from './config-defs.js';
@@ -51,6 +52,8 @@ export const DYNAMIC_BROKER_CONFIG_NAMES: ReadonlySet<string> = new Set([
   'min.insync.replicas',
   // broker-level, read with each log's config
   'producer.id.expiration.ms',
+  // replication, read when a fetcher takes on a replica
+  'follower.fetch.last.tiered.offset.enable',
   // no effect in Sediment, dynamic or not
   'num.io.threads',
   'num.network.threads',

@@ -334,12 +334,26 @@ export class RemoteLogManager {
     return run;
   }
 
-  /** Every partition of a deleted topic: deletePartitionData for each (the lead's topic service calls it). */
-  async onTopicDeleted(topic: { readonly name: string; readonly topicId: string; readonly partitionCount: number }): Promise<void> {
+  /**
+   * Every partition of a deleted topic stops tiering here; the remote data of
+   * those `deletesRemote` names (default: all, as a single broker) is deleted
+   * with deletePartitionData. In a cluster only the partition's leader
+   * deletes it, as Kafka's ReplicaManager passes deleteRemoteLog only where
+   * this broker led the partition in the image before the deletion: the other
+   * replicas stop, so the objects are deleted and their metadata written once.
+   */
+  async onTopicDeleted(
+    topic: { readonly name: string; readonly topicId: string; readonly partitionCount: number },
+    _logs: readonly LocalLog[] = [],
+    deletesRemote: (partition: number) => boolean = () => true,
+  ): Promise<void> {
     const results = await Promise.allSettled(
-      Array.from({ length: topic.partitionCount }, (_, partition) =>
-        this.deletePartitionData({ topic: topic.name, topicId: topic.topicId, partition }),
-      ),
+      Array.from({ length: topic.partitionCount }, async (_, partition) => {
+        const tp = { topic: topic.name, topicId: topic.topicId, partition };
+        if (deletesRemote(partition)) return this.deletePartitionData(tp);
+        const state = this.partitions.get(topicIdPartitionKey(tp));
+        if (state !== undefined) await this.onPartitionRemoved(state.log);
+      }),
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed !== undefined) {

@@ -52,8 +52,12 @@ export class ClusterServing {
     readonly brokerConfigs: ClusterDynamicBrokerConfigs,
   ) {}
 
-  /** Starts replication: roles follow the image, after every image change and topic sync pass. */
-  async startReplication(waiters: PartitionWaiters, clock: Clock): Promise<Replication> {
+  /**
+   * Starts replication: roles follow the image, after every image change and
+   * topic sync pass. `currentConfig`: the broker config in force now (dynamic
+   * layers included), for the dynamic keys replication reads at each use.
+   */
+  async startReplication(waiters: PartitionWaiters, clock: Clock, currentConfig?: () => BrokerConfig): Promise<Replication> {
     if (this.replicationService !== null) return this.replicationService;
     const membership = this.membership;
     const replication = await Replication.start({
@@ -67,6 +71,7 @@ export class ClusterServing {
       waiters,
       listenerName: this.listenerName,
       config: this.config,
+      ...(currentConfig === undefined ? {} : { currentConfig }),
       awaitSession: true,
       clock,
       scheduler: this.scheduler,

@@ -7,7 +7,10 @@
 // image has (__consumer_offsets, __transaction_state) is the cluster's and
 // replaces a local copy of another id (left from before the cluster had one).
 // The log of a partition whose replicas no longer include this broker (moved
-// away by a reassignment, also while this broker was down) is deleted. Passes run one at a time, each over
+// away by a reassignment, also while this broker was down) is deleted. A
+// deleted topic's remote data is deleted by one broker per partition (its
+// leader as the last pass saw it, as Kafka's deleteRemoteLog), the other
+// replicas only stop tiering it. Passes run one at a time, each over
 // the whole image (level-triggered), skipping a topic whose image generation
 // (record and partition states) is the one a previous pass brought in step
 // and that the local store still holds with its id: a broker back into 3,000
@@ -34,6 +37,8 @@ export class TopicSync {
   private stopped = false;
   /** Topic name -> the id and image generation a pass brought the local topic in step with. */
   private readonly inStep = new Map<string, { readonly topicId: string; readonly generation: number }>();
+  /** Topic id -> each partition's leader and replicas as the last pass saw them: who deletes the remote data once the topic is gone. */
+  private readonly lastSeen = new Map<string, ReadonlyArray<{ readonly leader: number; readonly replicas: readonly number[] } | undefined>>();
 
   constructor(
     private readonly local: BrokerTopics,
@@ -126,12 +131,23 @@ export class TopicSync {
       this.log.info({ topic: local.name, topicId: local.topicId }, 'deleting the local topic: the cluster metadata no longer has it (with this id)');
       this.inStep.delete(local.name);
       topics.add(local.name);
-      await this.local.deleteTopic(local.name);
+      const seen = this.lastSeen.get(local.topicId);
+      this.lastSeen.delete(local.topicId);
+      await this.local.deleteTopic(local.name, (partition) => this.deletesRemoteData(seen?.[partition]));
     }
     for (const name of [...this.inStep.keys()]) if (!wanted.has(name)) this.inStep.delete(name);
+    const ids = new Set([...wanted.values()].map((t) => t.topicId));
+    for (const id of [...this.lastSeen.keys()]) if (!ids.has(id)) this.lastSeen.delete(id);
     for (const t of wanted.values()) {
       if (this.stopped) return;
       const generation = this.image.topicGeneration(t.topicId) ?? -1;
+      this.lastSeen.set(
+        t.topicId,
+        Array.from({ length: t.partitionCount }, (_, i) => {
+          const state = this.image.partition(t.topicId, i);
+          return state === undefined ? undefined : { leader: state.leader, replicas: state.replicas };
+        }),
+      );
       const was = this.inStep.get(t.name);
       if (was !== undefined && was.topicId === t.topicId && was.generation === generation && this.local.store.get(t.name)?.topicId === t.topicId) continue;
       this.inStep.delete(t.name);
@@ -144,6 +160,21 @@ export class TopicSync {
       await this.removeStrayReplicas(t.name, t.topicId, t.partitionCount);
       this.inStep.set(t.name, { topicId: t.topicId, generation });
     }
+  }
+
+  /**
+   * Whether this broker deletes a deleted topic's remote data of one partition
+   * (`seen`: its state as the last pass saw it): as Kafka, its leader then;
+   * with that leader gone from the image (or none), the registered replica with
+   * the smallest id, so that data is not left behind. Unknown (this broker never
+   * saw the topic in this process, e.g. deleted while it was down): not this
+   * broker, its leader did.
+   */
+  private deletesRemoteData(seen: { readonly leader: number; readonly replicas: readonly number[] } | undefined): boolean {
+    if (seen === undefined) return false;
+    if (seen.leader >= 0 && this.image.broker(seen.leader) !== undefined) return seen.leader === this.nodeId;
+    const live = seen.replicas.filter((r) => this.image.broker(r) !== undefined);
+    return live.length > 0 && Math.min(...live) === this.nodeId;
   }
 
   /** Deletes the local logs of partitions whose replicas (the image's) no longer include this broker. */

@@ -245,8 +245,15 @@ export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
   minVersion: 4,
   maxVersion: 18,
   async handle(broker, req, ctx) {
+    // Segment bytes are read into pooled buffers, given back once the answer is on the socket.
+    let lease: ReadLease | undefined;
+    if (ctx.afterResponseWritten !== undefined) {
+      const l = readBuffers.lease();
+      ctx.afterResponseWritten(() => l.release());
+      lease = l;
+    }
     if (req.replicaId >= 0 || (req.replicaState?.replicaId ?? -1) >= 0) {
-      if (broker.replication != null) return broker.replication.answerReplicaFetch(req, ctx.apiVersion, ctx.signal);
+      if (broker.replication != null) return broker.replication.answerReplicaFetch(req, ctx.apiVersion, ctx.signal, lease);
       return { throttleTimeMs: 0, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, sessionId: 0, responses: [] };
     }
     const context = openFetchContext(broker.fetchSessions, req, ctx.apiVersion);
@@ -260,13 +267,6 @@ export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
     const byId = usesTopicIds(ctx.apiVersion);
     // Woken by appends to the named partitions (on a follower, by its HW moving); an unknown one answers at once (an error).
     const keys = targets.map((t) => PartitionWaiters.key(topicName(broker, t, byId) ?? '', t.request.partition));
-    // Segment bytes are read into pooled buffers, given back once the answer is on the socket.
-    let lease: ReadLease | undefined;
-    if (ctx.afterResponseWritten !== undefined) {
-      const l = readBuffers.lease();
-      ctx.afterResponseWritten(() => l.release());
-      lease = l;
-    }
     for (;;) {
       const result = await readOnce(broker, targets, req, ctx.apiVersion, ctx.signal, lease);
       const remaining = deadline - broker.clock.now();

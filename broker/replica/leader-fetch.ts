@@ -15,7 +15,9 @@
 //   tier, tier-state.ts);
 // - otherwise the fetch offset is the follower's log end offset: recorded
 //   (HW and ISR may move), then whole batches from it.
-// Long-polls as a consumer fetch does (MinBytes / MaxWaitMs), woken by appends.
+// Long-polls as a consumer fetch does (MinBytes / MaxWaitMs), woken by appends;
+// answers at once while the follower's log start (sent with its fetch) is below
+// the one it can take from this answer (DeleteRecords moved the leader's).
 // Leader replication throttle (replication-quota.ts): a throttled partition of
 // a follower outside the ISR is answered without records while the quota is
 // exceeded; the bytes answered for throttled partitions count toward it.
@@ -27,6 +29,7 @@ import { recordsOf, type Records } from '../protocol/record-parts.js';
 import type { ReplicaManager } from './replica-manager.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { ReplicationQuota } from './replication-quota.js';
+import type { ReadLease } from '../common/read-buffer-pool.js';
 
 export interface LeaderFetchContext {
   readonly replicas: ReplicaManager;
@@ -54,7 +57,7 @@ interface Target {
   readonly p: FetchRequestFetchPartition;
 }
 
-async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bigint, t: Target, room: number, first: boolean, record: boolean): Promise<{ data: FetchResponsePartitionData; bytes: number; error: boolean; throttled?: boolean }> {
+async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bigint, t: Target, room: number, first: boolean, record: boolean, lease?: ReadLease): Promise<{ data: FetchResponsePartitionData; bytes: number; error: boolean; throttled?: boolean; logStartBehind?: boolean }> {
   const p = t.p;
   const fail = (code: number, extra: Partial<FetchResponsePartitionData> = {}) => ({ data: failed(p.partition, code, extra), bytes: 0, error: true });
   if (t.topic === undefined) return fail(ErrorCode.UNKNOWN_TOPIC_ID);
@@ -90,17 +93,22 @@ async function readOne(c: LeaderFetchContext, replicaId: number, brokerEpoch: bi
   const held = throttled && !state.isr.includes(replicaId) && c.quota!.isQuotaExceeded();
   if (!held && p.fetchOffset < log.logEndOffset && (maxBytes > 0 || first)) {
     try {
-      const r = await log.read(p.fetchOffset, Math.max(0, maxBytes), { maxOffset: log.logEndOffset, minOneBatch: first });
+      const r = await log.read(p.fetchOffset, Math.max(0, maxBytes), { maxOffset: log.logEndOffset, minOneBatch: first, ...(lease === undefined ? {} : { lease }) });
       records = recordsOf(r.records) ?? NO_RECORDS;
     } catch (err) {
       return fail(err instanceof KafkaError ? err.code : ErrorCode.KAFKA_STORAGE_ERROR);
     }
   }
+  // The follower can move its log start up to ours (at most its HW, which this answer caps at its fetch offset):
+  // while it is below, answer at once, so a DeleteRecords waiting for the low watermark is not held by the long poll.
+  const reachable = minOf(logStart, log.highWatermark, p.fetchOffset);
+  const logStartBehind = p.logStartOffset >= 0n && p.logStartOffset < reachable;
   // The HW after this follower's fetch was recorded: it may have just moved.
-  return { data: { ...base, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, errorCode: ErrorCode.NONE, records }, bytes: records.length, error: false, throttled };
+  return { data: { ...base, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset, errorCode: ErrorCode.NONE, records }, bytes: records.length, error: false, throttled, logStartBehind };
 }
 
-export async function answerReplicaFetch(c: LeaderFetchContext, req: FetchRequest, apiVersion: number, signal: AbortSignal): Promise<FetchResponse> {
+/** With `lease`, segment bytes are read into its pooled buffers (released once the answer is written). */
+export async function answerReplicaFetch(c: LeaderFetchContext, req: FetchRequest, apiVersion: number, signal: AbortSignal, lease?: ReadLease): Promise<FetchResponse> {
   const replicaId = req.replicaState !== undefined && req.replicaState.replicaId >= 0 ? req.replicaState.replicaId : req.replicaId;
   const brokerEpoch = req.replicaState?.replicaEpoch ?? -1n;
   const byId = apiVersion >= 13;
@@ -118,10 +126,10 @@ export async function answerReplicaFetch(c: LeaderFetchContext, req: FetchReques
     let errors = false;
     const answers: Array<{ t: Target; data: FetchResponsePartitionData }> = [];
     for (const t of targets) {
-      const r = await readOne(c, replicaId, brokerEpoch, t, req.maxBytes - bytes, bytes === 0, record);
+      const r = await readOne(c, replicaId, brokerEpoch, t, req.maxBytes - bytes, bytes === 0, record, lease);
       bytes += r.bytes;
       if (r.throttled === true) throttledBytes += r.bytes;
-      errors ||= r.error || r.data.divergingEpoch !== undefined;
+      errors ||= r.error || r.data.divergingEpoch !== undefined || r.logStartBehind === true;
       answers.push({ t, data: r.data });
     }
     record = false;
@@ -132,6 +140,10 @@ export async function answerReplicaFetch(c: LeaderFetchContext, req: FetchReques
     }
     await c.waiters.wait(keys, remaining, signal);
   }
+}
+
+function minOf(...xs: bigint[]): bigint {
+  return xs.reduce((a, b) => (b < a ? b : a));
 }
 
 function respond(answers: ReadonlyArray<{ t: Target; data: FetchResponsePartitionData }>): FetchResponse {

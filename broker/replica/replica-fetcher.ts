@@ -81,8 +81,12 @@ export interface ReplicaFetcherOptions {
   readonly quota?: Pick<ReplicationQuota, 'isThrottled' | 'isQuotaExceeded' | 'record'>;
   /** Whether this broker is in the partition's ISR (the image's): in-sync replicas are never throttled. */
   readonly inSync?: (topic: string, partition: number) => boolean;
-  /** follower.fetch.last.tiered.offset.enable (KIP-1023); absent: false. */
-  readonly fetchFromLastTieredOffset?: boolean;
+  /**
+   * follower.fetch.last.tiered.offset.enable (KIP-1023), a dynamic config:
+   * read when a partition is added and again when its start is decided, as
+   * Kafka reads it in shouldFetchFromLastTieredOffset; absent: false.
+   */
+  readonly fetchFromLastTieredOffset?: () => boolean;
 }
 
 const LATEST_TIMESTAMP = -1n;
@@ -117,7 +121,7 @@ export class ReplicaFetcher {
       had.leaderEpoch = p.leaderEpoch;
     } else {
       this.partitions.set(k, p);
-      if (this.o.fetchFromLastTieredOffset === true && p.log.logEndOffset === 0n) this.unplaced.add(k);
+      if (this.lastTieredOffsetEnabled() && p.log.logEndOffset === 0n) this.unplaced.add(k);
     }
     this.delayedUntil.delete(k);
     this.ensureRunning();
@@ -306,11 +310,15 @@ export class ReplicaFetcher {
     this.delayedUntil.set(k, this.o.clock.now() + this.o.config.backoffMs);
   }
 
+  private lastTieredOffsetEnabled(): boolean {
+    return this.o.fetchFromLastTieredOffset?.() === true;
+  }
+
   /** Kafka's shouldFetchFromLastTieredOffset over this partition's state. */
   private lastTieredOffsetApplies(p: FollowedPartition, leaderEndOffset: bigint, tier: ReplicaRemoteTier | null): boolean {
     const config = p.log.currentConfig;
     return shouldFetchFromLastTieredOffset({
-      enabled: this.o.fetchFromLastTieredOffset === true,
+      enabled: this.lastTieredOffsetEnabled(),
       remoteStorageEnabled: tier !== null && config.remoteStorageEnable === true,
       compacted: config.cleanupPolicy?.compact === true,
       replicaEndOffset: p.log.logEndOffset,

@@ -35,8 +35,8 @@ export interface ReplicaManagerConfig {
   readonly numReplicaFetchers: number;
   /** replica.lag.time.max.ms */
   readonly replicaLagTimeMaxMs: number;
-  /** follower.fetch.last.tiered.offset.enable (KIP-1023); absent: false. */
-  readonly fetchFromLastTieredOffset?: boolean;
+  /** follower.fetch.last.tiered.offset.enable (KIP-1023), read when a fetcher takes on a partition (dynamic); absent: false. */
+  readonly fetchFromLastTieredOffset?: () => boolean;
 }
 
 export interface ReplicaManagerOptions {
@@ -73,6 +73,18 @@ interface AckWaiter {
   readonly resolve: (errorCode: number) => void;
 }
 
+/** A DeleteRecords answer: NONE with the low watermark reached, or an error (with the low watermark known when it began, -1 when none). */
+export interface LowWatermarkResult {
+  readonly errorCode: number;
+  readonly lowWatermark: bigint;
+}
+
+/** A DeleteRecords waiting for the low watermark (Kafka's DelayedDeleteRecords). */
+interface LowWatermarkWaiter {
+  readonly requiredOffset: bigint;
+  readonly resolve: (r: LowWatermarkResult) => void;
+}
+
 export type Role =
   | { readonly kind: 'leader'; readonly state: LeaderState }
   | { readonly kind: 'follower'; readonly leaderId: number; readonly leaderEpoch: number }
@@ -85,6 +97,7 @@ export interface Replica {
   readonly log: PartitionLog;
   role: Role;
   acks: AckWaiter[];
+  deletes: LowWatermarkWaiter[];
 }
 
 const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
@@ -147,7 +160,7 @@ export class ReplicaManager {
           if (r !== undefined) this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
           const initial = this.o.initialHighWatermark?.(log);
           log.enableReplicatedHighWatermark(initial === undefined || initial < log.logStartOffset ? log.logStartOffset : initial);
-          r = { topic: t.name, topicId: t.topicId, partition, log, role: { kind: 'offline', leaderEpoch: -1 }, acks: [] };
+          r = { topic: t.name, topicId: t.topicId, partition, log, role: { kind: 'offline', leaderEpoch: -1 }, acks: [], deletes: [] };
           this.replicas.set(k, r);
         }
         this.applyState(r, state);
@@ -162,6 +175,8 @@ export class ReplicaManager {
       const state = now?.topicId === r.topicId ? this.o.image.partition(r.topicId, r.partition) : undefined;
       if (state !== undefined && state.replicas.length === 1 && state.replicas[0] === this.o.nodeId) r.log.disableReplicatedHighWatermark();
     }
+    // A follower's broker that left the image no longer holds the low watermark back.
+    for (const r of this.replicas.values()) this.completeDeletes(r);
   }
 
   private applyState(r: Replica, state: PartitionState): void {
@@ -220,6 +235,9 @@ export class ReplicaManager {
     const waiting = r.acks;
     r.acks = [];
     for (const a of waiting) a.resolve(ackError);
+    const deletes = r.deletes;
+    r.deletes = [];
+    for (const d of deletes) d.resolve({ errorCode: ackError, lowWatermark: -1n });
   }
 
   private fetcherFor(leaderId: number, fetcherId: number): ReplicaFetcher | null {
@@ -243,7 +261,7 @@ export class ReplicaManager {
         onEvent: (ev) => this.onFetcherEvent(ev),
         ...(this.o.remoteTier === undefined ? {} : { remoteTier: this.o.remoteTier }),
         ...(this.o.followerQuota === undefined ? {} : { quota: this.o.followerQuota }),
-        fetchFromLastTieredOffset: this.o.config.fetchFromLastTieredOffset === true,
+        fetchFromLastTieredOffset: () => this.o.config.fetchFromLastTieredOffset?.() === true,
         inSync: (topic, partition) => {
           const t = this.o.image.topic(topic);
           return t !== undefined && (this.o.image.partition(t.topicId, partition)?.isr.includes(this.o.nodeId) ?? false);
@@ -323,7 +341,74 @@ export class ReplicaManager {
     const grown = state.expansion(replicaId, r.log.highWatermark, (id) => this.o.image.broker(id)?.brokerEpoch);
     if (grown !== null) this.alterIsr(r, state, grown, 'expand', [replicaId]);
     this.maybeAdvanceHighWatermark(r);
+    // The follower's log start may have moved: the low watermark with it.
+    this.completeDeletes(r);
     return true;
+  }
+
+  // ---- DeleteRecords (Kafka's DelayedDeleteRecords) ----
+
+  /**
+   * Kafka's Partition.lowWatermarkIfLeader: the smallest log start offset over
+   * this leader and every follower whose broker is registered (live), as each
+   * follower last sent it with its fetch (-1 before its first fetch of this
+   * leader term, which holds the low watermark at -1 until it fetches).
+   * Undefined unless this broker leads the partition.
+   */
+  lowWatermark(topic: string, partition: number): bigint | undefined {
+    const r = this.replicas.get(key(topic, partition));
+    return r === undefined ? undefined : this.lowWatermarkOf(r);
+  }
+
+  private lowWatermarkOf(r: Replica): bigint | undefined {
+    if (r.role.kind !== 'leader') return undefined;
+    let low = r.log.logStartOffset;
+    for (const f of r.role.state.allFollowers()) {
+      if (this.o.image.broker(f.replicaId) !== undefined && f.logStartOffset < low) low = f.logStartOffset;
+    }
+    return low;
+  }
+
+  /**
+   * DeleteRecords after the leader moved its log start to `requiredOffset`:
+   * resolves NONE with the low watermark once it reaches the offset (every
+   * live follower deleted up to it, learning the leader's log start from its
+   * fetches), REQUEST_TIMED_OUT with the low watermark as it was now after
+   * `timeoutMs`, NOT_LEADER_OR_FOLLOWER (-1) when leadership moves meanwhile.
+   * Null for a partition that is not replicated (its log start is the answer).
+   */
+  awaitLowWatermark(topic: string, partition: number, requiredOffset: bigint, timeoutMs: number): Promise<LowWatermarkResult> | null {
+    const r = this.replicas.get(key(topic, partition));
+    if (r === undefined) return null;
+    const initial = this.lowWatermarkOf(r);
+    if (initial === undefined) return Promise.resolve({ errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, lowWatermark: -1n });
+    if (initial >= requiredOffset) return Promise.resolve({ errorCode: ErrorCode.NONE, lowWatermark: initial });
+    // Followers long-polling learn the new log start now, not at their next fetch's timeout (leader-fetch.ts answers them).
+    this.o.notify(r.topic, r.partition);
+    return new Promise((resolve) => {
+      const timer = this.o.scheduler.setTimeout(() => {
+        r.deletes = r.deletes.filter((d) => d !== waiter);
+        resolve({ errorCode: ErrorCode.REQUEST_TIMED_OUT, lowWatermark: initial });
+      }, Math.max(0, timeoutMs));
+      const waiter: LowWatermarkWaiter = {
+        requiredOffset,
+        resolve: (result) => {
+          this.o.scheduler.clearTimeout(timer);
+          resolve(result);
+        },
+      };
+      r.deletes.push(waiter);
+    });
+  }
+
+  private completeDeletes(r: Replica): void {
+    if (r.deletes.length === 0) return;
+    const low = this.lowWatermarkOf(r);
+    if (low === undefined) return;
+    const done = r.deletes.filter((d) => low >= d.requiredOffset);
+    if (done.length === 0) return;
+    r.deletes = r.deletes.filter((d) => low < d.requiredOffset);
+    for (const d of done) d.resolve({ errorCode: ErrorCode.NONE, lowWatermark: low });
   }
 
   /** After a leader append (produce, marker): with no follower in the ISR the HW moves at once. */

@@ -2,6 +2,7 @@
 // and its wiring for a broker of a cluster: the ReplicaManager over the
 // cluster image and store, broker-to-broker fetch connections built on the
 // generated codecs (broker/cli/broker-connection.ts), configs by Kafka's names.
+import type { ReadLease } from '../common/read-buffer-pool.js';
 import type { Logger } from 'pino';
 import type { MetadataImage } from '../../metadata/cluster/image.js';
 import type { ClusterMetadataStore } from '../../metadata/cluster/store.js';
@@ -17,19 +18,23 @@ import { apis } from '../protocol/messages/index.js';
 import { HighWatermarkCheckpoints } from './high-watermark-checkpoint.js';
 import { answerReplicaFetch } from './leader-fetch.js';
 import type { FetchConnection } from './replica-fetcher.js';
-import { ReplicaManager, type ReplicaManagerConfig } from './replica-manager.js';
+import { ReplicaManager, type LowWatermarkResult, type ReplicaManagerConfig } from './replica-manager.js';
 import { logStartOverTiers, type LeaderLocalStart, type ReplicaRemoteTier } from './tier-state.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS, ReplicationQuota, parseRate, throttledOn } from './replication-quota.js';
 import type { ConsumerFetchStanding } from './consumer-fetch.js';
 import { preferredReadReplica, replicaSelectorKind, type ReplicaSelectorKind } from './replica-selector.js';
 
-/** The replication configs of a broker config (Kafka's names and defaults). */
-export function replicaManagerConfig(config: BrokerConfig): ReplicaManagerConfig & { socketTimeoutMs: number } {
+/**
+ * The replication configs of a broker config (Kafka's names and defaults).
+ * `current` is the config in force now (with the dynamic layers), for the keys
+ * read at each use: follower.fetch.last.tiered.offset.enable.
+ */
+export function replicaManagerConfig(config: BrokerConfig, current: () => BrokerConfig = () => config): ReplicaManagerConfig & { socketTimeoutMs: number } {
   return {
     numReplicaFetchers: config.getInt('num.replica.fetchers'),
     replicaLagTimeMaxMs: config.getLong('replica.lag.time.max.ms'),
-    fetchFromLastTieredOffset: config.getBoolean('follower.fetch.last.tiered.offset.enable'),
+    fetchFromLastTieredOffset: () => current().getBoolean('follower.fetch.last.tiered.offset.enable'),
     socketTimeoutMs: config.getInt('replica.socket.timeout.ms'),
     fetch: {
       fetchMaxBytes: config.getInt('replica.fetch.max.bytes'),
@@ -74,6 +79,8 @@ export interface ReplicationOptions {
   readonly waiters: PartitionWaiters;
   readonly listenerName: string;
   readonly config: BrokerConfig;
+  /** The config in force now (the static one with the dynamic layers over it); absent: `config`. */
+  readonly currentConfig?: () => BrokerConfig;
   /** Roles wait for the cluster session (ReplicaManager.sessionStarted). */
   readonly awaitSession?: boolean;
   readonly clock: Clock;
@@ -144,7 +151,7 @@ export class Replication implements ReplicationService {
   private constructor(private readonly o: ReplicationOptions) {
     // The config's validator admits only the selectors replicaSelectorKind knows.
     this.selector = replicaSelectorKind(o.config.getString('replica.selector.class')) ?? 'none';
-    const config = replicaManagerConfig(o.config);
+    const config = replicaManagerConfig(o.config, o.currentConfig);
     this.leaderQuota = quotaOf(o.image, o.nodeId, o.clock, LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS);
     this.followerQuota = quotaOf(o.image, o.nodeId, o.clock, FOLLOWER_THROTTLED_RATE, FOLLOWER_THROTTLED_REPLICAS);
     this.manager = new ReplicaManager({
@@ -168,7 +175,7 @@ export class Replication implements ReplicationService {
     });
   }
 
-  answerReplicaFetch(req: FetchRequest, apiVersion: number, signal: AbortSignal): Promise<FetchResponse> {
+  answerReplicaFetch(req: FetchRequest, apiVersion: number, signal: AbortSignal, lease?: ReadLease): Promise<FetchResponse> {
     return answerReplicaFetch(
       {
         replicas: this.manager,
@@ -186,6 +193,7 @@ export class Replication implements ReplicationService {
       req,
       apiVersion,
       signal,
+      lease,
     );
   }
 
@@ -199,6 +207,10 @@ export class Replication implements ReplicationService {
 
   appended(topic: string, partition: number): void {
     this.manager.appended(topic, partition);
+  }
+
+  awaitLowWatermark(topic: string, partition: number, requiredOffset: bigint, timeoutMs: number): Promise<LowWatermarkResult> | null {
+    return this.manager.awaitLowWatermark(topic, partition, requiredOffset, timeoutMs);
   }
 
   consumerStanding(topic: string, partition: number): ConsumerFetchStanding | undefined {

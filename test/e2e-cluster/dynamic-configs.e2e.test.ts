@@ -4,7 +4,8 @@
 // described through broker 3 with source DYNAMIC_DEFAULT_BROKER_CONFIG, and
 // broker 3 acts on it at once (message.max.bytes: a record over it is refused
 // with MESSAGE_TOO_LARGE by the partition broker 3 leads); a per-broker value
-// beats the default on that broker only; a read-only key is refused; deleting
+// beats the default on that broker only; a read-only key is refused;
+// follower.fetch.last.tiered.offset.enable is accepted and in force; deleting
 // the default puts the static value back in force.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -123,6 +124,14 @@ describe('dynamic broker configs in a cluster of three brokers over etcd', () =>
     assert.notEqual(r.code, 0);
     assert.match(r.stdout + r.stderr, /Cannot update these configs dynamically: Set\(log\.dirs\)/);
     assert.doesNotMatch(etcd.etcdctl(['get', '--prefix', '--keys-only', `${PREFIX}/configs/`]), /log\.dirs/);
+  });
+
+  it('follower.fetch.last.tiered.offset.enable is dynamic (Kafka 4.3): a cluster default is accepted and in force on broker 3', async () => {
+    const altered = await configs(1, ['--entity-default', '--alter', '--add-config', 'follower.fetch.last.tiered.offset.enable=true']);
+    assert.match(altered.stdout, /Completed updating default config for brokers in the cluster/);
+    const all = await untilDescribed(3, ['--entity-name', '3', '--all'], /follower\.fetch\.last\.tiered\.offset\.enable=true/, 20_000);
+    assert.match(all, /follower\.fetch\.last\.tiered\.offset\.enable=true sensitive=false synonyms=\{DYNAMIC_DEFAULT_BROKER_CONFIG:follower\.fetch\.last\.tiered\.offset\.enable=true, DEFAULT_CONFIG:follower\.fetch\.last\.tiered\.offset\.enable=false\}/);
+    await configs(1, ['--entity-default', '--alter', '--delete-config', 'follower.fetch.last.tiered.offset.enable']);
   });
 
   it('deleting the default puts the static value back in force', async () => {

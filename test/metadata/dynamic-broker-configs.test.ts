@@ -21,14 +21,16 @@ function code(fn: () => unknown, expected: number, message?: RegExp): void {
 }
 
 describe('dynamic broker configs', () => {
-  it('every dynamic key is a broker key that feeds a topic config, or one read with each log config, or one without effect', () => {
+  it('every dynamic key is a broker key that feeds a topic config, or one read with each log config or at each new replica, or one without effect', () => {
     const topicDefaults = new Set(TOPIC_CONFIG_DEFS.flatMap((d) => d.synonyms.map((s) => s.name)));
     const readWithLogConfig = new Set(['producer.id.expiration.ms']);
+    // Read by the replica fetcher when it takes on a partition (broker/replica/replication.ts).
+    const readAtNewReplica = new Set(['follower.fetch.last.tiered.offset.enable']);
     for (const name of DYNAMIC_BROKER_CONFIG_NAMES) {
       const def = brokerConfigDef(name);
       assert.ok(def !== undefined, `${name} is a broker key`);
       const noEffect = def.doc.includes('it has no effect in Sediment');
-      assert.ok(topicDefaults.has(name) || readWithLogConfig.has(name) || noEffect, `${name} is applied live (or has no effect)`);
+      assert.ok(topicDefaults.has(name) || readWithLogConfig.has(name) || readAtNewReplica.has(name) || noEffect, `${name} is applied live (or has no effect)`);
     }
     // Kafka's read-only synonyms stay read-only: only log.retention.ms / log.roll.ms are dynamic.
     for (const name of ['log.retention.hours', 'log.retention.minutes', 'log.roll.hours', 'log.dirs', 'listeners', 'num.replica.fetchers']) {

@@ -194,6 +194,26 @@ describe('RemoteLogManager', () => {
     }
   });
 
+  it('a deleted topic\'s partition this broker does not delete the remote data of (another replica led it) only stops tiering: objects and metadata stay for the one that does', async () => {
+    const env = await makeEnv();
+    try {
+      const log = await env.openLog('gone');
+      await produce(log, 20);
+      await env.rlm.runPartition(log);
+      const objects = await env.storage.listSegments();
+      const finished = finishedSegments(env.metadata, tpOf(log)).length;
+      assert.ok(objects.length > 0 && finished > 0);
+      await env.rlm.onTopicDeleted({ name: 'gone', topicId: log.topicId, partitionCount: 1 }, [log], () => false);
+      assert.deepEqual(await env.storage.listSegments(), objects, 'nothing deleted by a replica that did not lead');
+      assert.equal(finishedSegments(env.metadata, tpOf(log)).length, finished, 'no metadata written by it');
+      assert.equal(env.rlm.partitionStats(log), undefined, 'it no longer tiers the partition');
+      await env.rlm.onTopicDeleted({ name: 'gone', topicId: log.topicId, partitionCount: 1 }, [], () => true);
+      assert.deepEqual(await env.storage.listSegments(), [], 'the leader deletes it all');
+    } finally {
+      await env.cleanup();
+    }
+  });
+
   it('builds its settings from broker settings and rsm.config.*', () => {
     const c = remoteLogManagerConfig(
       {

@@ -9,6 +9,7 @@ import { BrokerConfig } from '../../../broker/config.js';
 import { DynamicBrokerConfig } from '../../../broker/dynamic-broker-config.js';
 import { ClusterBrokerConfigs, brokerResource, layersFrom } from '../../../broker/cluster/cluster-broker-configs.js';
 import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
+import { replicaManagerConfig } from '../../../broker/replica/replication.js';
 import { ConfigSource } from '../../../metadata/config-schema.js';
 import { describeBrokerConfigs, describeDefaultBrokerConfigs, describeTopicConfigs } from '../../../metadata/describe-configs.js';
 import { MetadataImageFollower } from '../../../metadata/cluster/image-follower.js';
@@ -100,6 +101,31 @@ describe('cluster dynamic broker configs (store twin)', () => {
       ['message.max.bytes', '2048', ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, false],
     ]);
     assert.deepEqual(defaults[0]!.synonyms.map((s) => s.source), [ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]);
+    await close();
+  });
+
+  it('follower.fetch.last.tiered.offset.enable is dynamic (Kafka\'s DynamicReplicationConfig): a cluster default reaches the replication config read at each new replica', async () => {
+    const { nodes, close } = await cluster({ 1: {}, 2: {} });
+    const b1 = nodes.get(1)!;
+    const b2 = nodes.get(2)!;
+    // As Replication builds it: the static config, with the config in force read at each use.
+    const enabled = replicaManagerConfig(b2.dynamic.staticConfig, () => b2.dynamic.current).fetchFromLastTieredOffset!;
+    assert.equal(enabled(), false, 'the default');
+    // kafka-configs.sh --alter --entity-type brokers --entity-default --add-config follower.fetch.last.tiered.offset.enable=true
+    await b1.admin.incrementalAlter('', [{ name: 'follower.fetch.last.tiered.offset.enable', op: 'SET', value: 'true' }], false);
+    await settle(nodes, b1.follower.image.revision);
+    assert.deepEqual(b2.applied, [['follower.fetch.last.tiered.offset.enable']]);
+    assert.equal(enabled(), true, 'in force on broker 2 without a restart');
+    const entry = describeBrokerConfigs(b2.dynamic, { keys: ['follower.fetch.last.tiered.offset.enable'], includeSynonyms: false });
+    assert.deepEqual(entry.map((e) => [e.name, e.value, e.configSource, e.readOnly]), [
+      ['follower.fetch.last.tiered.offset.enable', 'true', ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, false],
+    ]);
+    // Broker 2's own layer beats the default; a value that is not a boolean is refused before anything is written.
+    await b1.admin.incrementalAlter('2', [{ name: 'follower.fetch.last.tiered.offset.enable', op: 'SET', value: 'false' }], false);
+    await settle(nodes, b1.follower.image.revision);
+    assert.equal(enabled(), false);
+    assert.equal(b1.dynamic.current.getBoolean('follower.fetch.last.tiered.offset.enable'), true);
+    await rejectsWith(b1.admin.incrementalAlter('', [{ name: 'follower.fetch.last.tiered.offset.enable', op: 'SET', value: 'maybe' }], false), ErrorCode.INVALID_REQUEST, /follower\.fetch\.last\.tiered\.offset\.enable/);
     await close();
   });
 

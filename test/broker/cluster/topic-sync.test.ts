@@ -18,6 +18,7 @@ const state = (leader: number, leaderEpoch = 0): PartitionState => ({ replicas: 
 function fakeLocal() {
   const records = new Map<string, { name: string; topicId: string }>();
   const adopted: string[] = [];
+  const deleted: Array<{ name: string; deletesRemote: ((partition: number) => boolean) | undefined }> = [];
   const local = {
     store: { list: () => [...records.values()], get: (name: string) => records.get(name) },
     isInternal: () => false,
@@ -28,15 +29,16 @@ function fakeLocal() {
       records.set(record.name, { name: record.name, topicId: record.topicId });
       return changed;
     },
-    async deleteTopic(name: string): Promise<void> {
+    async deleteTopic(name: string, deletesRemote?: (partition: number) => boolean): Promise<void> {
       records.delete(name);
+      deleted.push({ name, deletesRemote });
     },
     partitionLog: () => undefined,
     async removeReplica(): Promise<boolean> {
       return false;
     },
   };
-  return { local: local as unknown as BrokerTopics, records, adopted };
+  return { local: local as unknown as BrokerTopics, records, adopted, deleted };
 }
 
 function imageWith(topics: number, partitions: number): MetadataImage {
@@ -106,5 +108,31 @@ describe('TopicSync', () => {
     await sync.syncNow();
     assert.deepEqual(adopted, ['t1']);
     assert.equal(records.get('t1')?.topicId, 'id-t1-new');
+  });
+
+  it('a deleted topic\'s remote data is deleted by one broker per partition: its leader as the last pass saw it, or, that leader gone, the smallest registered replica (Kafka: deleteRemoteLog where this broker led)', async () => {
+    const broker = (nodeId: number) => ({ kind: 'broker' as const, nodeId, broker: { nodeId, incarnationId: `i${nodeId}`, rack: null, endpoints: [], brokerEpoch: BigInt(nodeId) } });
+    const rf3 = (leader: number): PartitionState => ({ replicas: [1, 2, 3], leader, leaderEpoch: 0, isr: [1, 2, 3], partitionEpoch: 0 });
+    const decisions = new Map<number, boolean[]>();
+    for (const nodeId of [1, 2, 3]) {
+      const image = MetadataImage.fromSnapshot({
+        revision: 1n,
+        problems: [],
+        records: [broker(1), broker(2), broker(3), { kind: 'topic', name: 'x', topic: topic('x', 4) }, ...[2, 3, 1, 3].map((leader, p) => ({ kind: 'partition' as const, topicId: 'id-x', partition: p, state: rf3(leader) }))],
+      });
+      const { local, deleted } = fakeLocal();
+      const sync = new TopicSync(local, image, nodeId, new ManualScheduler(new ManualClock(0)), silentLogger());
+      await sync.syncNow();
+      // Broker 3 leaves with the deletion (its lease expired): partitions 1 and 3 it led fall to the smallest registered replica, 1.
+      image.apply(2n, [broker(3), { kind: 'topic', name: 'x', topic: null }, ...[0, 1, 2, 3].map((p) => ({ kind: 'partition' as const, topicId: 'id-x', partition: p, state: null }))]);
+      image.apply(3n, [{ kind: 'broker', nodeId: 3, broker: null }]);
+      await sync.syncNow();
+      assert.equal(deleted.length, 1);
+      decisions.set(nodeId, [0, 1, 2, 3].map((p) => deleted[0]!.deletesRemote?.(p) ?? true));
+    }
+    assert.deepEqual(decisions.get(1), [false, true, true, true]);
+    assert.deepEqual(decisions.get(2), [true, false, false, false]);
+    assert.deepEqual(decisions.get(3), [false, false, false, false]);
+    for (let p = 0; p < 4; p++) assert.equal([1, 2, 3].filter((n) => decisions.get(n)![p]).length, 1, `partition ${p}: exactly one broker deletes its remote data`);
   });
 });

@@ -12,11 +12,14 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
 import { ManualClock } from '../../../broker/common/clock.js';
 import { ManualScheduler } from '../../../broker/common/scheduler.js';
+import { BrokerConfig } from '../../../broker/config.js';
+import { DynamicBrokerConfig } from '../../../broker/dynamic-broker-config.js';
 import { PartitionLog } from '../../../broker/log/partition-log.js';
 import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
 import type { FetchResponse } from '../../../broker/protocol/messages/fetch.js';
 import { lastTieredStart, shouldFetchFromLastTieredOffset, type LastTieredOffsetState } from '../../../broker/replica/last-tiered-offset.js';
 import { ReplicaFetcher, type FetchConnection, type FetcherEvent, type FollowedPartition } from '../../../broker/replica/replica-fetcher.js';
+import { replicaManagerConfig } from '../../../broker/replica/replication.js';
 import type { ReplicaRemoteTier } from '../../../broker/replica/tier-state.js';
 import { logConfig, type LogConfig } from '../../../metadata/log-config.js';
 import { batch } from '../log/helpers.js';
@@ -136,9 +139,11 @@ describe('ReplicaFetcher with follower.fetch.last.tiered.offset.enable', () => {
     logStartOffset: () => 0n,
   });
 
-  async function replicate(enabled: boolean, pending: bigint | readonly bigint[], config: Partial<LogConfig> = TIERED, localStart = 0n): Promise<{ follower: PartitionLog; bytes: number; asked: bigint[]; built: bigint[] }> {
+  let followers = 0;
+  /** `enabled`: the flag, or its live value (a dynamic config) read by the fetcher when it needs it. */
+  async function replicate(enabled: boolean | (() => boolean), pending: bigint | readonly bigint[], config: Partial<LogConfig> = TIERED, localStart = 0n): Promise<{ follower: PartitionLog; bytes: number; asked: bigint[]; built: bigint[] }> {
     const pendings = typeof pending === 'bigint' ? [pending] : pending;
-    const follower = await PartitionLog.open({ dir: path.join(dir, `follower-${enabled}-${pendings.join('-')}-${localStart}`, 't-0'), topic: 't', partition: 0, topicId, config: logConfig(config), clock });
+    const follower = await PartitionLog.open({ dir: path.join(dir, `follower-${followers++}`, 't-0'), topic: 't', partition: 0, topicId, config: logConfig(config), clock });
     const asked: bigint[] = [];
     const built: bigint[] = [];
     let bytes = 0;
@@ -155,7 +160,7 @@ describe('ReplicaFetcher with follower.fetch.last.tiered.offset.enable', () => {
       scheduler: new ManualScheduler(clock),
       log: pino({ level: 'silent' }),
       remoteTier: () => tier(built),
-      fetchFromLastTieredOffset: enabled,
+      fetchFromLastTieredOffset: typeof enabled === 'boolean' ? () => enabled : enabled,
       onEvent: (e: FetcherEvent) => {
         if (e.type === 'fetched') bytes += e.appendedBytes;
         if (e.partition.log.logEndOffset === leader.logEndOffset) caughtUp();
@@ -182,6 +187,26 @@ describe('ReplicaFetcher with follower.fetch.last.tiered.offset.enable', () => {
       assert.deepEqual(r.follower.leaderEpochEntries(), [{ epoch: 3, startOffset: 0n }]);
     } finally {
       await r.follower.close();
+    }
+  });
+
+  it('dynamic: the flag is read when a replica is taken on, so a change reaches the next new replica without a restart', async () => {
+    const dynamic = new DynamicBrokerConfig(BrokerConfig.fromProperties({ 'node.id': '2', 'log.dirs': dir }));
+    const live = replicaManagerConfig(dynamic.staticConfig, () => dynamic.current).fetchFromLastTieredOffset!;
+    const before = await replicate(live, 120n);
+    // kafka-configs.sh --entity-type brokers --entity-default --add-config follower.fetch.last.tiered.offset.enable=true
+    assert.deepEqual(dynamic.apply({ defaults: new Map([['follower.fetch.last.tiered.offset.enable', 'true']]), perBroker: new Map() }), ['follower.fetch.last.tiered.offset.enable']);
+    const after = await replicate(live, 120n);
+    try {
+      assert.deepEqual(before.asked, [], 'off at start-up: the first replica copies the whole log');
+      assert.equal(before.follower.logStartOffset, 0n);
+      assert.equal(before.bytes, leader.size);
+      assert.deepEqual(after.asked, [-1n, -6n], 'on: the next replica asks for the pending offset');
+      assert.equal(after.follower.logStartOffset, 120n);
+      assert.equal(after.follower.logEndOffset, leader.logEndOffset);
+    } finally {
+      await before.follower.close();
+      await after.follower.close();
     }
   });
 

@@ -197,6 +197,63 @@ describe('ReplicaManager (two brokers, in-memory metadata twin, manual clock)', 
     assert.equal(follower.log.localLogStartOffset, 12n);
   });
 
+  async function replicatedTwenty(): Promise<{ leader: Node; follower: Node }> {
+    const nodes = await twoReplicas();
+    let end = 0n;
+    for (let i = 0; i < 4; i++) end = await leaderAppend(nodes.leader, 5, 0);
+    await rig.until(() => nodes.follower.log.highWatermark === end && nodes.leader.manager.lowWatermark(TOPIC, 0) === 0n, 5000, 'replicated');
+    return nodes;
+  }
+
+  it('DeleteRecords waits for the low watermark (Kafka\'s DelayedDeleteRecords): answered NONE with it once the follower\'s fetch reports the moved log start; the parked fetch is answered at once, not at its max wait', async () => {
+    const { leader, follower } = await replicatedTwenty();
+    assert.equal(await leader.log.deleteRecordsBefore(12n), 12n);
+    assert.equal(leader.manager.lowWatermark(TOPIC, 0), 0n, 'the follower still starts at 0');
+    let answer: { errorCode: number; lowWatermark: bigint } | null = null;
+    void leader.manager.awaitLowWatermark(TOPIC, 0, 12n, 30_000)!.then((r) => (answer = r));
+    const took = await rig.until(() => answer !== null, 5000, 'DeleteRecords answered', 10);
+    assert.deepEqual(answer, { errorCode: ErrorCode.NONE, lowWatermark: 12n });
+    assert.equal(follower.log.logStartOffset, 12n);
+    assert.ok(took < 500, `answered after ${took} ms of simulated time: the follower's long poll (500 ms) was not woken`);
+  });
+
+  it('DeleteRecords times out with REQUEST_TIMED_OUT and the low watermark as it was, while a live follower does not fetch', async () => {
+    const { leader, follower } = await replicatedTwenty();
+    follower.linkUp = false;
+    await leader.log.deleteRecordsBefore(12n);
+    let answer: { errorCode: number; lowWatermark: bigint } | null = null;
+    void leader.manager.awaitLowWatermark(TOPIC, 0, 12n, 3000)!.then((r) => (answer = r));
+    const took = await rig.until(() => answer !== null, 10_000, 'DeleteRecords answered');
+    assert.deepEqual(answer, { errorCode: ErrorCode.REQUEST_TIMED_OUT, lowWatermark: 0n });
+    assert.ok(took >= 3000, `answered after ${took} ms`);
+    assert.equal(leader.manager.lowWatermark(TOPIC, 0), 0n, 'no fetch reported the follower\'s moved log start');
+  });
+
+  it('DeleteRecords: a follower whose broker is no longer registered does not hold the low watermark back', async () => {
+    const { leader, follower } = await replicatedTwenty();
+    follower.linkUp = false;
+    await leader.log.deleteRecordsBefore(12n);
+    let answer: { errorCode: number; lowWatermark: bigint } | null = null;
+    void leader.manager.awaitLowWatermark(TOPIC, 0, 12n, 60_000)!.then((r) => (answer = r));
+    await rig.until(() => rig.clock.now() >= 1000, 2000, 'a second passes');
+    assert.equal(answer, null, 'waits while the follower is registered');
+    await follower.session.close();
+    await rig.until(() => answer !== null, 5000, 'DeleteRecords answered once the follower left the image');
+    assert.deepEqual(answer, { errorCode: ErrorCode.NONE, lowWatermark: 12n });
+  });
+
+  it('DeleteRecords waiting for the low watermark fails NOT_LEADER_OR_FOLLOWER when leadership is lost; an unreplicated partition is not waited for', async () => {
+    const { leader, follower } = await replicatedTwenty();
+    follower.linkUp = false;
+    await leader.log.deleteRecordsBefore(12n);
+    let answer: { errorCode: number; lowWatermark: bigint } | null = null;
+    void leader.manager.awaitLowWatermark(TOPIC, 0, 12n, 60_000)!.then((r) => (answer = r));
+    leader.manager.sessionLost();
+    await rig.until(() => answer !== null, 1000, 'DeleteRecords answered');
+    assert.deepEqual(answer, { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, lowWatermark: -1n });
+    assert.equal(leader.manager.awaitLowWatermark('other', 0, 1n, 1000), null);
+  });
+
   it('the HW is the follower\'s LEO once it fetched; acks=all answers then, and the follower holds the same batches', async () => {
     const { leader, follower } = await twoReplicas();
     const end = await leaderAppend(leader, 5, 0);

@@ -1,6 +1,7 @@
 // localMarkerWriter (broker/txn/local-marker-writer.ts): a marker appended by
 // the leader is acknowledged only once the ISR holds it (Kafka appends
-// markers with requiredAcks=-1); alone, the append is enough.
+// markers with requiredAcks=-1), and with the ISR below min.insync.replicas
+// it is refused before anything is appended; alone, the append is enough.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { localMarkerWriter, type MarkerLog, type MarkerReplication } from '../../../broker/txn/local-marker-writer.js';
@@ -21,10 +22,14 @@ function fakeLog(): MarkerLog & { appends: number } {
   return l;
 }
 
-function fakeReplication(): MarkerReplication & { waited: bigint[]; answer: (code: number) => void } {
+function fakeReplication(): MarkerReplication & { waited: bigint[]; answer: (code: number) => void; enough: number } {
   let resolve: ((code: number) => void) | null = null;
   const r = {
     waited: [] as bigint[],
+    enough: ErrorCode.NONE as number,
+    checkEnoughReplicas(): number {
+      return r.enough;
+    },
     appended(): void {},
     awaitReplication(_t: string, _p: number, offset: bigint): Promise<number> {
       r.waited.push(offset);
@@ -68,4 +73,13 @@ it('alone the append is the acknowledgement; a partition not here is UNKNOWN_TOP
   await writer(log, null)({ topic: 't', partition: 0 }, marker);
   assert.equal(log.appends, 1);
   await assert.rejects(writer(undefined, null)({ topic: 't', partition: 0 }, marker), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+});
+
+it('with the ISR below min.insync.replicas the marker is refused NOT_ENOUGH_REPLICAS and nothing is appended (Kafka: requiredAcks=-1, origin COORDINATOR too)', async () => {
+  const log = fakeLog();
+  const repl = fakeReplication();
+  repl.enough = ErrorCode.NOT_ENOUGH_REPLICAS;
+  await assert.rejects(writer(log, repl)({ topic: 't', partition: 0 }, marker), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.NOT_ENOUGH_REPLICAS);
+  assert.equal(log.appends, 0);
+  assert.deepEqual(repl.waited, []);
 });

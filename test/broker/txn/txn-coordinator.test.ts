@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../../../broker/common/clock.js';
 import { ManualScheduler } from '../../../broker/common/scheduler.js';
-import { ErrorCode } from '../../../broker/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
 import { MemoryOffsetsTopicLog, partitionForGroup } from '../../../broker/group/offsets-topic.js';
 import { encodeTxnRecord } from '../../../broker/txn/txn-records.js';
 import { TxnCoordinator, type TxnMarker } from '../../../broker/txn/txn-coordinator.js';
@@ -162,4 +162,44 @@ test('an exhausted epoch rotates to a new producer id; a retry with the old id i
   assert.equal(h.coordinator.describe('t')?.lastProducerId, 42n);
   assert.deepEqual(await h.coordinator.initProducerId('t', 10_000, { producerId: 42n, producerEpoch: 32766 }), { errorCode: 0, producerId: 100n, producerEpoch: 0 });
   await h.coordinator.close();
+});
+
+test('a marker refused NOT_ENOUGH_REPLICAS (ISR below min.insync.replicas) is retried until it is written; the transaction stays PrepareCommit meanwhile', async () => {
+  const clock = new ManualClock();
+  const scheduler = new ManualScheduler(clock);
+  let refusals = 2;
+  const written: string[] = [];
+  const coordinator = new TxnCoordinator({
+    log: new MemoryOffsetsTopicLog(),
+    producerIds: { nextProducerId: async () => 100n },
+    writeMarker: async (p, marker) => {
+      if (p.topic === 'a' && refusals > 0) {
+        refusals--;
+        throw new KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS, 'the ISR of a-0 is below min.insync.replicas');
+      }
+      written.push(`${p.topic}-${p.partition}:${marker.type}`);
+    },
+    offsetsPartitionFor: () => 7,
+    config: { numPartitions: 3, maxTimeoutMs: 60_000, abortTimedOutIntervalMs: 1000 },
+    clock,
+    scheduler,
+  });
+  await coordinator.start();
+  const { producerId, producerEpoch } = await coordinator.initProducerId('t', 10_000, null);
+  assert.equal(await coordinator.addPartitions('t', producerId, producerEpoch, [tp('a', 0)]), ErrorCode.NONE);
+  assert.equal(await coordinator.endTxn('t', producerId, producerEpoch, true), ErrorCode.NONE);
+  const settle = async () => {
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  };
+  await settle();
+  assert.equal(coordinator.describe('t')?.state, 'PrepareCommit');
+  assert.deepEqual(written, []);
+  for (let i = 0; i < 10 && coordinator.describe('t')?.state !== 'CompleteCommit'; i++) {
+    clock.advance(1000);
+    await settle();
+  }
+  assert.equal(refusals, 0, 'refused twice');
+  assert.deepEqual(written, ['a-0:COMMIT']);
+  assert.equal(coordinator.describe('t')?.state, 'CompleteCommit');
+  await coordinator.close();
 });
