@@ -37,6 +37,18 @@ export class HandleBudget {
   closed(h: LazyHandle): void {
     this.open.delete(h);
   }
+
+  /**
+   * A handle's I/O finished: if the budget was exceeded while handles were busy
+   * (none could be closed then), close idle ones now, least recently used first.
+   */
+  settled(): void {
+    if (this.open.size <= this.maxOpen) return;
+    for (const other of this.open.keys()) {
+      if (this.open.size <= this.maxOpen) break;
+      if (other.releaseIfIdle()) this.open.delete(other);
+    }
+  }
 }
 
 /** Shared by logs that are not given their own budget. */
@@ -88,6 +100,7 @@ export class LazyHandle {
     } finally {
       this.inflight--;
       if (this.inflight === 0 && this.closedForGood) await this.release();
+      else if (this.inflight === 0) this.budget.settled();
     }
   }
 

@@ -363,7 +363,8 @@ export class ShareCoordinator implements ShareStatePersister {
     const id = ShareCoordinator.id(groupId, topicId, partition);
     this.fenceLeaderEpoch(id, k, w.leaderEpoch);
     const have = this.stored.get(id);
-    if (have !== undefined && have.stateEpoch > w.stateEpoch) {
+    // -1: the writer read no epoch (a tool, an older caller): not fenced, as Kafka 4.3's ShareCoordinatorShard.
+    if (have !== undefined && w.stateEpoch !== -1 && have.stateEpoch > w.stateEpoch) {
       throw new KafkaError(ErrorCode.FENCED_STATE_EPOCH, `state epoch ${w.stateEpoch} of ${topicId}-${partition} for ${groupId} is below the stored one (${have.stateEpoch})`);
     }
     const startOffset = w.startOffset >= 0n ? w.startOffset : (have?.state.startOffset ?? 0n);
@@ -457,8 +458,12 @@ export class ShareCoordinator implements ShareStatePersister {
     return r.startOffset < 0n ? null : { startOffset: r.startOffset, stateBatches: r.stateBatches };
   }
 
-  async write(groupId: string, topicId: string, partition: number, state: PersistedShareState, leaderEpoch = -1): Promise<void> {
-    const stateEpoch = this.stored.get(ShareCoordinator.id(groupId, topicId, partition))?.stateEpoch ?? 0;
+  async readWithStateEpoch(groupId: string, topicId: string, partition: number, leaderEpoch = -1): Promise<{ state: PersistedShareState | null; stateEpoch: number }> {
+    const r = await this.readState({ groupId, topicId, partition }, leaderEpoch);
+    return { state: r.startOffset < 0n ? null : { startOffset: r.startOffset, stateBatches: r.stateBatches }, stateEpoch: r.stateEpoch };
+  }
+
+  async write(groupId: string, topicId: string, partition: number, state: PersistedShareState, leaderEpoch = -1, stateEpoch = -1): Promise<void> {
     await this.writeState({ groupId, topicId, partition }, { stateEpoch, leaderEpoch, startOffset: state.startOffset, stateBatches: state.stateBatches });
   }
 

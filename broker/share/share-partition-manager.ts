@@ -23,7 +23,15 @@ export interface ShareStatePersister {
    * (-1: not given); a coordinator fences later writes of older leaders.
    */
   read(groupId: string, topicId: string, partition: number, leaderEpoch?: number): Promise<PersistedShareState | null>;
-  write(groupId: string, topicId: string, partition: number, state: PersistedShareState, leaderEpoch?: number): Promise<void>;
+  /**
+   * The read a share-partition leader loads from: the state and the state
+   * epoch it is at (0 when never initialised). The leader keeps the epoch and
+   * writes with it, so an InitializeShareGroupState at a higher epoch (an
+   * offsets reset) fences its later writes (Kafka's SharePartition.stateEpoch).
+   */
+  readWithStateEpoch(groupId: string, topicId: string, partition: number, leaderEpoch?: number): Promise<{ state: PersistedShareState | null; stateEpoch: number }>;
+  /** `stateEpoch`: the epoch the writer read (-1: not given, never fenced); FENCED_STATE_EPOCH below the stored one. */
+  write(groupId: string, topicId: string, partition: number, state: PersistedShareState, leaderEpoch?: number, stateEpoch?: number): Promise<void>;
   delete(groupId: string, topicId: string, partition: number): Promise<void>;
   /**
    * InitializeShareGroupState: a state with no in-flight batches at `startOffset`
@@ -37,6 +45,8 @@ export interface ShareStatePersister {
 
 export class MemoryShareStatePersister implements ShareStatePersister {
   readonly states = new Map<string, PersistedShareState>();
+  /** The state epoch of each key, as the share coordinator keeps it (the highest initialised or written). */
+  readonly stateEpochs = new Map<string, number>();
   /** Every InitializeShareGroupState, in order. */
   readonly initializations: { groupId: string; topicId: string; partition: number; stateEpoch: number; startOffset: bigint }[] = [];
   /** Initialised at start offset -1: no state to read yet, but the key exists. */
@@ -44,20 +54,35 @@ export class MemoryShareStatePersister implements ShareStatePersister {
   private static key(g: string, t: string, p: number): string {
     return `${g}\u0000${t}\u0000${p}`;
   }
+  private fence(k: string, stateEpoch: number, what: string): void {
+    const stored = this.stateEpochs.get(k);
+    if (stateEpoch !== -1 && stored !== undefined && stored > stateEpoch) throw new KafkaError(ErrorCode.FENCED_STATE_EPOCH, `${what}: state epoch ${stateEpoch} is below the stored one (${stored})`);
+  }
   async read(g: string, t: string, p: number): Promise<PersistedShareState | null> {
     return this.states.get(MemoryShareStatePersister.key(g, t, p)) ?? null;
   }
-  async write(g: string, t: string, p: number, state: PersistedShareState): Promise<void> {
-    this.states.set(MemoryShareStatePersister.key(g, t, p), state);
-    this.uninitialized.delete(MemoryShareStatePersister.key(g, t, p));
+  async readWithStateEpoch(g: string, t: string, p: number): Promise<{ state: PersistedShareState | null; stateEpoch: number }> {
+    const k = MemoryShareStatePersister.key(g, t, p);
+    return { state: this.states.get(k) ?? null, stateEpoch: this.stateEpochs.get(k) ?? 0 };
+  }
+  async write(g: string, t: string, p: number, state: PersistedShareState, _leaderEpoch = -1, stateEpoch = -1): Promise<void> {
+    const k = MemoryShareStatePersister.key(g, t, p);
+    this.fence(k, stateEpoch, 'WriteShareGroupState');
+    this.states.set(k, state);
+    this.stateEpochs.set(k, Math.max(this.stateEpochs.get(k) ?? 0, stateEpoch));
+    this.uninitialized.delete(k);
   }
   async delete(g: string, t: string, p: number): Promise<void> {
-    this.states.delete(MemoryShareStatePersister.key(g, t, p));
-    this.uninitialized.delete(MemoryShareStatePersister.key(g, t, p));
+    const k = MemoryShareStatePersister.key(g, t, p);
+    this.states.delete(k);
+    this.stateEpochs.delete(k);
+    this.uninitialized.delete(k);
   }
   async initialize(g: string, t: string, p: number, stateEpoch: number, startOffset: bigint): Promise<void> {
-    this.initializations.push({ groupId: g, topicId: t, partition: p, stateEpoch, startOffset });
     const k = MemoryShareStatePersister.key(g, t, p);
+    this.fence(k, stateEpoch, 'InitializeShareGroupState');
+    this.initializations.push({ groupId: g, topicId: t, partition: p, stateEpoch, startOffset });
+    this.stateEpochs.set(k, stateEpoch);
     if (startOffset >= 0n) this.states.set(k, { startOffset, stateBatches: [] });
     else if (this.states.has(k)) this.states.set(k, { startOffset: this.states.get(k)!.startOffset, stateBatches: [] });
     else this.uninitialized.add(k);
@@ -88,6 +113,10 @@ interface Entry {
   readonly sp: SharePartition;
   /** The partition's leader epoch when the share-partition was loaded: a new leadership loads it again. */
   readonly leaderEpoch: number;
+  /** The state epoch read at load: every write carries it, so a reset of the state (a higher epoch) fences this copy. */
+  readonly stateEpoch: number;
+  /** Members that fetched from this copy: a member new to it has its state epoch checked first (an offsets reset needs an empty group, so whoever fetches after one is new here). */
+  readonly members: Set<string>;
   timer: TimerHandle | null;
   timerAt: number;
   written: number;
@@ -147,12 +176,13 @@ export class SharePartitionManager {
 
   private async load(groupId: string, topicId: string, partition: number, view: ShareLogView): Promise<Entry> {
     const leaderEpoch = view.leaderEpoch;
-    let state = await this.o.persister.read(groupId, topicId, partition, leaderEpoch);
+    const read = await this.o.persister.readWithStateEpoch(groupId, topicId, partition, leaderEpoch);
+    let state = read.state;
     const fresh = state === null;
     if (state === null) state = { startOffset: await this.resetOffset(groupId, view), stateBatches: [] };
     const sp = new SharePartition(groupId, topicId, partition, this.partitionConfig(groupId), this.o.clock, state);
     sp.updateLogStartOffset(view.logStartOffset);
-    const e: Entry = { sp, leaderEpoch, timer: null, timerAt: 0, written: fresh ? -1 : sp.stateVersion, persisting: Promise.resolve() };
+    const e: Entry = { sp, leaderEpoch, stateEpoch: read.stateEpoch, members: new Set(), timer: null, timerAt: 0, written: fresh ? -1 : sp.stateVersion, persisting: Promise.resolve() };
     this.entries.set(key(groupId, topicId, partition), e);
     // Kafka initialises the state with the coordinator before the first fetch.
     if (fresh) await this.persist(e);
@@ -174,7 +204,7 @@ export class SharePartitionManager {
 
   /** Reads from the next fetch offset and acquires what it read for the member. */
   async fetch(groupId: string, memberId: string, topicId: string, partition: number, view: ShareLogView, opts: { maxRecords: number; maxBytes: number; mode: AcquireMode; signal?: AbortSignal }): Promise<ShareFetchAnswer> {
-    const e = await this.entry(groupId, topicId, partition, view);
+    const e = await this.current(groupId, memberId, topicId, partition, view);
     const sp = e.sp;
     sp.updateLogStartOffset(view.logStartOffset);
     if (opts.maxRecords <= 0 || !sp.canAcquire()) return { records: EMPTY, acquired: [] };
@@ -197,6 +227,37 @@ export class SharePartitionManager {
     return { records: parts.length === 1 ? parts[0]! : Buffer.concat(parts), acquired };
   }
 
+  /**
+   * The share-partition for a member's fetch. A member this copy has not
+   * served yet may come after an AlterShareGroupOffsets / DeleteShareGroupOffsets
+   * run on another broker (those need an empty group): the state epoch is read
+   * again first, and a copy below it is dropped and loaded again, so no fetch
+   * is served from the old start offset (the write fence would only catch it
+   * after the records went out).
+   */
+  private async current(groupId: string, memberId: string, topicId: string, partition: number, view: ShareLogView): Promise<Entry> {
+    const k = key(groupId, topicId, partition);
+    let e = await this.entry(groupId, topicId, partition, view);
+    if (e.members.has(memberId)) return e;
+    let now: { state: unknown; stateEpoch: number };
+    try {
+      now = await this.o.persister.readWithStateEpoch(groupId, topicId, partition, e.leaderEpoch);
+    } catch (err) {
+      if (!(err instanceof KafkaError) || err.code !== ErrorCode.FENCED_LEADER_EPOCH) throw err;
+      // A newer leader read the state: this copy is stale, as a fenced write would show.
+      if (this.entries.get(k) === e) await this.drop(k, e);
+      throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, err.message, { cause: err });
+    }
+    // A higher epoch: re-initialised; no state where this copy had written some: deleted.
+    if (now.stateEpoch > e.stateEpoch || (now.state === null && e.written !== -1)) {
+      this.o.log.info({ groupId, topicId, partition, stateEpoch: e.stateEpoch, stored: now.stateEpoch }, 'share-partition state was reset elsewhere; loading it again');
+      if (this.entries.get(k) === e) await this.drop(k, e);
+      e = await this.entry(groupId, topicId, partition, view);
+    }
+    e.members.add(memberId);
+    return e;
+  }
+
   /** Applies acknowledgements and waits until the new state is written. */
   async acknowledge(groupId: string, memberId: string, topicId: string, partition: number, view: ShareLogView, batches: readonly AcknowledgementBatch[]): Promise<void> {
     const e = await this.entry(groupId, topicId, partition, view);
@@ -213,6 +274,8 @@ export class SharePartitionManager {
       ? [...this.entries.values()].filter((e) => e.sp.groupId === groupId)
       : partitions.map((p) => this.entries.get(key(groupId, p.topicId, p.partition))).filter((e): e is Entry => e !== undefined);
     await Promise.all(targets.map(async (e) => {
+      // Forgotten with what it held (the set stays bounded): if it comes back, its first fetch checks the state epoch again.
+      e.members.delete(memberId);
       if (e.sp.releaseMember(memberId) === 0) return;
       this.armTimer(e);
       this.o.onAvailable(e.sp.topicId, e.sp.partition);
@@ -280,7 +343,7 @@ export class SharePartitionManager {
       const version = e.sp.stateVersion;
       if (version === e.written) return;
       try {
-        await this.o.persister.write(e.sp.groupId, e.sp.topicId, e.sp.partition, e.sp.persistedState(), e.leaderEpoch);
+        await this.o.persister.write(e.sp.groupId, e.sp.topicId, e.sp.partition, e.sp.persistedState(), e.leaderEpoch, e.stateEpoch);
         e.written = version;
       } catch (err) {
         const code = err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR;

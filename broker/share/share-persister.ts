@@ -9,9 +9,14 @@
 // exponential backoff until its deadline. A key this broker coordinates is
 // served by the local share coordinator without the wire.
 //
-// It remembers the state epoch each read answered and writes with it, and
-// sends the share-partition's leader epoch, so a coordinator fences the
-// writes of a leader that was replaced (FENCED_LEADER_EPOCH, not retried).
+// Writes carry the state epoch the share-partition read when it loaded (its
+// SharePartitionManager entry keeps it, as Kafka's SharePartition does; -1
+// when the caller has none, never fenced) and the share-partition's leader
+// epoch, so a coordinator fences the writes of a leader that was replaced
+// (FENCED_LEADER_EPOCH) and of a copy loaded before an offsets reset
+// re-initialised the state at a higher epoch (FENCED_STATE_EPOCH); neither
+// is retried. No epoch is remembered here: a read for describe must not
+// move the epoch a cached share-partition writes with.
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
 import type { Scheduler } from '../common/scheduler.js';
@@ -56,8 +61,6 @@ export function shareCoordinatorKey(groupId: string, topicId: string, partition:
 type Answer<T> = { readonly errorCode: number; readonly errorMessage: string | null; readonly value?: T };
 
 export class RoutedStatePersister implements ShareStatePersister {
-  private readonly stateEpochs = new Map<string, number>();
-
   constructor(private readonly o: RoutedPersisterOptions) {}
 
   private sleep(ms: number): Promise<void> {
@@ -98,6 +101,10 @@ export class RoutedStatePersister implements ShareStatePersister {
   }
 
   async read(groupId: string, topicId: string, partition: number, leaderEpoch = -1): Promise<PersistedShareState | null> {
+    return (await this.readWithStateEpoch(groupId, topicId, partition, leaderEpoch)).state;
+  }
+
+  async readWithStateEpoch(groupId: string, topicId: string, partition: number, leaderEpoch = -1): Promise<{ state: PersistedShareState | null; stateEpoch: number }> {
     const key = shareCoordinatorKey(groupId, topicId, partition);
     const r = await this.call(key, 'ReadShareGroupState', async (ch) => {
       const res = await ch.read({ groupId, topics: [{ topicId, partitions: [{ partition, leaderEpoch }] }] });
@@ -105,15 +112,12 @@ export class RoutedStatePersister implements ShareStatePersister {
       if (p === undefined) return { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: 'no answer for the partition' };
       return { errorCode: p.errorCode, errorMessage: p.errorMessage, value: p };
     });
-    if (r === undefined) return null;
-    this.stateEpochs.set(key, r.stateEpoch);
-    if (r.startOffset < 0n) return null;
-    return { startOffset: r.startOffset, stateBatches: r.stateBatches.map((b) => ({ firstOffset: b.firstOffset, lastOffset: b.lastOffset, deliveryState: b.deliveryState, deliveryCount: b.deliveryCount })) };
+    if (r === undefined || r.startOffset < 0n) return { state: null, stateEpoch: r?.stateEpoch ?? 0 };
+    return { state: { startOffset: r.startOffset, stateBatches: r.stateBatches.map((b) => ({ firstOffset: b.firstOffset, lastOffset: b.lastOffset, deliveryState: b.deliveryState, deliveryCount: b.deliveryCount })) }, stateEpoch: r.stateEpoch };
   }
 
-  async write(groupId: string, topicId: string, partition: number, state: PersistedShareState, leaderEpoch = -1): Promise<void> {
+  async write(groupId: string, topicId: string, partition: number, state: PersistedShareState, leaderEpoch = -1, stateEpoch = -1): Promise<void> {
     const key = shareCoordinatorKey(groupId, topicId, partition);
-    const stateEpoch = this.stateEpochs.get(key) ?? 0;
     const stateBatches = state.stateBatches.map((b) => ({ firstOffset: b.firstOffset, lastOffset: b.lastOffset, deliveryState: b.deliveryState, deliveryCount: b.deliveryCount }));
     await this.call(key, 'WriteShareGroupState', async (ch) => {
       const res = await ch.write({ groupId, topics: [{ topicId, partitions: [{ partition, stateEpoch, leaderEpoch, startOffset: state.startOffset, deliveryCompleteCount: deliveryCompleteCount(stateBatches), stateBatches }] }] });
@@ -129,7 +133,6 @@ export class RoutedStatePersister implements ShareStatePersister {
       const p = res.results.find((t) => t.topicId === topicId)?.partitions.find((x) => x.partition === partition);
       return p === undefined ? { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: 'no answer for the partition' } : p;
     });
-    this.stateEpochs.delete(key);
   }
 
   async initialize(groupId: string, topicId: string, partition: number, stateEpoch: number, startOffset: bigint): Promise<void> {
@@ -139,7 +142,6 @@ export class RoutedStatePersister implements ShareStatePersister {
       const p = res.results.find((t) => t.topicId === topicId)?.partitions.find((x) => x.partition === partition);
       return p === undefined ? { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: 'no answer for the partition' } : p;
     });
-    this.stateEpochs.set(key, stateEpoch);
   }
 
   /** The share-partitions of the group that have state: a ReadShareGroupStateSummary of every candidate, one request per coordinator. */

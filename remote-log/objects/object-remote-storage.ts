@@ -124,8 +124,11 @@ export class ObjectRemoteStorage implements RemoteStorage {
     const dataKey = this.key(ref, 'log');
     const chunkSize = this.chunkSize;
     const blockSize = Math.max(chunkSize, this.store.preferredPieceSize ?? 8 * 1024 * 1024);
+    // Uncompressed, the stored chunks are the bytes read: read them into the store's own part buffers,
+    // which it uploads in place. (Compressed, the store copies the frames, so the reads stay in one buffer.)
+    const lender = compression === 'none' ? this.store.pieceBuffers : undefined;
     async function* storedChunks(): AsyncGenerator<Buffer> {
-      for await (const chunk of readChunks(source, chunkSize, 'segment data', inner, blockSize)) {
+      for await (const chunk of readChunks(source, chunkSize, 'segment data', inner, blockSize, lender)) {
         const stored = writer.add(chunk);
         // The store's upload checksums are combined from these rather than computed again.
         pieceCrc32c.set(stored, writer.lastChunkCrc32c);

@@ -30,11 +30,30 @@ export type ObjectBody = Buffer | AsyncIterable<Buffer>;
  */
 export const pieceCrc32c = new WeakMap<Buffer, number>();
 
+/** Buffers of one size, lent out and given back (an S3 store's part buffers). */
+export interface BufferLender {
+  readonly bufferSize: number;
+  take(): Buffer;
+  give(buf: Buffer): void;
+}
+
+/**
+ * Streamed pieces whose whole underlying buffer the producer hands over: it
+ * took that buffer from the store's `pieceBuffers`, yields views of it in
+ * order from its start, and never writes to it again once it has yielded one.
+ * The store may then keep the buffer (upload from it in place, no copy) and
+ * give it back to its lender when done; a store that does not adopt a piece
+ * copies it as usual. Keyed by the yielded Buffer object.
+ */
+export const handedOverPieces = new WeakSet<Buffer>();
+
 export interface ObjectStore {
   /** For messages: `s3://bucket`, `file:///dir`, `memory://`. */
   readonly description: string;
   /** Streamed bodies are best produced in pieces adding up to this size (S3: the part size). */
   readonly preferredPieceSize?: number;
+  /** Where a producer of a streamed body may take the buffers it reads into and hands over (handedOverPieces). */
+  readonly pieceBuffers?: BufferLender;
   /**
    * Writes the whole object, replacing any previous one; readers never see a
    * partial object. `sizeHint` (a streamed body's expected size, exact or an

@@ -2,6 +2,8 @@
 // caller already holds. Data is read in fixed-size chunks so a 1 GiB segment
 // never sits in memory whole.
 import { open, readFile, stat } from 'node:fs/promises';
+import type { BufferLender } from './object-store.js';
+import { handedOverPieces } from './object-store.js';
 import type { SegmentSource } from '../remote-storage.js';
 import { RemoteAbortedError, RemoteStorageError } from '../remote-storage.js';
 
@@ -35,6 +37,12 @@ export async function readWhole(source: SegmentSource, what: string, signal?: Ab
  * reused buffer, and the pieces are views into it: a piece is only valid until
  * the next is requested (the ObjectBody contract), and a 1 GiB segment costs
  * one allocation instead of a thousand.
+ *
+ * With `lender` (whose buffers hold a whole block), each block is read into a
+ * buffer taken from it instead, and its pieces are handed over
+ * (handedOverPieces): the consumer may keep that buffer and upload from it
+ * without copying; this generator never touches a block again once it has
+ * yielded a piece of it.
  */
 export async function* readChunks(
   source: SegmentSource,
@@ -42,6 +50,7 @@ export async function* readChunks(
   what: string,
   signal?: AbortSignal,
   blockSize = chunkSize,
+  lender?: BufferLender,
 ): AsyncGenerator<Buffer> {
   if (typeof source !== 'string') {
     for (let pos = 0; pos < source.length; pos += chunkSize) {
@@ -57,7 +66,10 @@ export async function* readChunks(
   } catch (e) {
     throw new RemoteStorageError(`reading ${what} from ${describe(source)}: ${(e as Error).message}`, { cause: e });
   }
-  const buf = Buffer.allocUnsafeSlow(block);
+  const lend = lender !== undefined && lender.bufferSize >= block ? lender : undefined;
+  let buf = lend === undefined ? Buffer.allocUnsafeSlow(block) : lend.take();
+  // Whether `buf` is still this generator's to give back (no piece of it yielded yet).
+  let owned = lend !== undefined;
   try {
     for (;;) {
       if (signal?.aborted) throw new RemoteAbortedError(`reading ${what}: aborted`, { cause: signal.reason });
@@ -72,10 +84,20 @@ export async function* readChunks(
         if (n === 0) break;
         filled += n;
       }
-      for (let pos = 0; pos < filled; pos += chunkSize) yield buf.subarray(pos, Math.min(pos + chunkSize, filled));
+      if (filled > 0 && lend !== undefined) owned = false;
+      for (let pos = 0; pos < filled; pos += chunkSize) {
+        const piece = buf.subarray(pos, Math.min(pos + chunkSize, filled));
+        if (lend !== undefined) handedOverPieces.add(piece);
+        yield piece;
+      }
       if (filled < block) return;
+      if (lend !== undefined) {
+        buf = lend.take();
+        owned = true;
+      }
     }
   } finally {
+    if (owned) lend?.give(buf);
     await handle.close();
   }
 }

@@ -1,9 +1,11 @@
 // Multipart uploads: one session per object, parts uploaded concurrently
 // (bounded), each part retried on its own, the whole upload aborted on the
 // first failure so no invisible parts linger (and cost money). Part buffers
-// come from a small pool and go back to it when their upload settles: reusing
-// them keeps a 1 GiB segment upload from allocating 1 GiB of short-lived
-// buffers, whose garbage collection otherwise costs more CPU than the upload.
+// come from a pool and go back to it when their upload settles: reusing them
+// keeps a 1 GiB segment upload from allocating 1 GiB of short-lived buffers,
+// whose garbage collection otherwise costs more CPU than the upload. The copy
+// task reads segment data straight into these buffers (readChunks with the
+// pool as its lender), so the parts go up without a copy.
 import type { CompletedPart, S3Client } from '@aws-sdk/client-s3';
 import {
   AbortMultipartUploadCommand,
@@ -11,6 +13,7 @@ import {
   CreateMultipartUploadCommand,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import type { BufferLender } from '../objects/object-store.js';
 import { RemoteStorageError } from '../remote-storage.js';
 import type { TransportOptions } from '../objects/retry.js';
 import { withRetries } from '../objects/retry.js';
@@ -18,21 +21,55 @@ import { crc32cBase64, s3Crc32c } from './s3-client.js';
 
 export const MAX_PARTS = 10_000;
 
-/** Part-sized buffers, reused; at most `retain` are kept while idle. */
-export class PartBufferPool {
+/**
+ * Part-sized buffers, reused. While uploads are open (open() .. close()) the
+ * pool keeps up to `retain` buffers per upload open at once (at the most seen
+ * since the pool was last idle), so uploads running side by side (the copy
+ * task uploads several partitions at once, one segment after another) reuse
+ * their buffers instead of dropping and re-allocating them, whose garbage
+ * collection costs more CPU than the copies. That is no more memory than
+ * those uploads hold at their peak anyway; when the last upload closes the
+ * pool gives all but `retain` up.
+ */
+export class PartBufferPool implements BufferLender {
   private readonly free: Buffer[] = [];
+  private openUploads = 0;
+  private peakOpen = 0;
 
   constructor(
     readonly partSize: number,
     private readonly retain: number,
   ) {}
 
+  /** Buffers kept while not in use at the moment. */
+  get idle(): number {
+    return this.free.length;
+  }
+
+  get bufferSize(): number {
+    return this.partSize;
+  }
+
   take(): Buffer {
     return this.free.pop() ?? Buffer.allocUnsafeSlow(this.partSize);
   }
 
   give(buf: Buffer): void {
-    if (buf.length === this.partSize && this.free.length < this.retain) this.free.push(buf);
+    if (buf.length === this.partSize && this.free.length < this.retain * Math.max(1, this.peakOpen)) this.free.push(buf);
+  }
+
+  /** An upload starts using the pool. */
+  open(): void {
+    this.openUploads++;
+    this.peakOpen = Math.max(this.peakOpen, this.openUploads);
+  }
+
+  /** An upload ended (once per open()); the last one trims the pool to `retain`. */
+  close(): void {
+    this.openUploads = Math.max(0, this.openUploads - 1);
+    if (this.openUploads > 0) return;
+    this.peakOpen = 0;
+    if (this.free.length > this.retain) this.free.length = this.retain;
   }
 }
 

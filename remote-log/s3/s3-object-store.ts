@@ -14,8 +14,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
 import { crc32cCombine, crc32cShift } from '../objects/crc32c-combine.js';
-import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener } from '../objects/object-store.js';
-import { PieceFiller, pieceCrc32c } from '../objects/object-store.js';
+import type { BufferLender, ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener } from '../objects/object-store.js';
+import { PieceFiller, handedOverPieces, pieceCrc32c } from '../objects/object-store.js';
 import { RemoteResourceNotFoundError, RemoteStorageError, throwIfAborted } from '../remote-storage.js';
 import type { RetryPolicy, TransportOptions } from '../objects/retry.js';
 import { DEFAULT_RETRY_POLICY, validatePolicy, withRetries } from '../objects/retry.js';
@@ -50,6 +50,7 @@ export class S3ObjectStore implements ObjectStore {
   readonly partSizeBytes: number;
   readonly uploadConcurrency: number;
   readonly preferredPieceSize: number;
+  readonly pieceBuffers: BufferLender;
   private readonly client: S3Client;
   private readonly readClient: S3Client;
   private readonly transport: TransportOptions;
@@ -78,12 +79,15 @@ export class S3ObjectStore implements ObjectStore {
     this.transport = { ...options.transport, policy, classify: classifyS3Error };
     // Parts in flight, the one being filled, and the one waiting for a slot.
     this.pool = new PartBufferPool(this.partSizeBytes, this.uploadConcurrency + 2);
+    this.pieceBuffers = this.pool;
   }
 
   /**
    * A Buffer body is sent as is (sliced into parts above the threshold). A
    * streamed body's pieces are copied into pooled part buffers as they come,
-   * so a piece need only stay valid until the next one is requested.
+   * so a piece need only stay valid until the next one is requested; pieces
+   * handed over in one of the pool's buffers (handedOverPieces) are uploaded
+   * from it in place.
    */
   async put(key: string, body: ObjectBody, signal?: AbortSignal, sizeHint?: number): Promise<void> {
     throwIfAborted(signal, `PUT ${this.url(key)}`);
@@ -263,14 +267,22 @@ export class S3ObjectStore implements ObjectStore {
     return `${this.description}/${key}`;
   }
 
-  private async putObject(key: string, body: Buffer, signal?: AbortSignal, crc?: number): Promise<void> {
+  /** One PutObject; a body of several buffers is streamed from them (a new stream per attempt). */
+  private async putObject(key: string, body: Buffer | readonly Buffer[], signal?: AbortSignal, crc?: number): Promise<void> {
+    const length = Buffer.isBuffer(body) ? body.length : body.reduce((n, b) => n + b.length, 0);
     // The server verifies this CRC: a body damaged on the way is refused (and resent), never stored.
-    const checksum = crc === undefined ? s3Crc32c(body) : crc32cBase64(crc);
+    const checksum = crc === undefined ? s3Crc32c(Buffer.isBuffer(body) ? body : Buffer.concat(body)) : crc32cBase64(crc);
     await withRetries(
       `PUT ${this.url(key)}`,
       (s) =>
         this.client.send(
-          new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentLength: body.length, ChecksumCRC32C: checksum }),
+          new PutObjectCommand({
+            Bucket: this.bucket,
+            Key: key,
+            Body: Buffer.isBuffer(body) ? body : Readable.from(body, { objectMode: false }),
+            ContentLength: length,
+            ChecksumCRC32C: checksum,
+          }),
           { abortSignal: s },
         ),
       this.transport,
@@ -285,7 +297,10 @@ export class S3ObjectStore implements ObjectStore {
   private async putStream(key: string, body: AsyncIterable<Buffer>, signal?: AbortSignal, sizeHint?: number): Promise<void> {
     const partSize = this.partSizeBytes;
     const held: Array<{ part: Buffer; crc: number }> = []; // full parts not yet handed to an upload
-    let current = this.pool.take();
+    const pool = this.pool;
+    // The part being filled: taken from the pool on the first byte copied into it, or a buffer the
+    // producer handed over (its pieces already in place).
+    let current: Buffer | undefined;
     let fill = 0;
     let total = 0;
     // The CRC-32C of current[0, fill), built as it fills from the pieces' own CRCs when their producer
@@ -297,19 +312,25 @@ export class S3ObjectStore implements ObjectStore {
       crc = crc32cCombine(crc, pieceCrc, length, shift.op);
     };
     let session: MultipartSession | undefined;
-    const pool = this.pool;
     const send = async (part: Buffer, owner: Buffer, partCrc: number): Promise<void> => {
       await (session as MultipartSession).add(part, () => pool.give(owner), partCrc);
     };
+    pool.open();
     try {
       // Known to be large: go multipart from the first part rather than holding parts up to the threshold.
       if (sizeHint !== undefined && sizeHint > this.multipartThresholdBytes) session = await MultipartSession.start(this.target(key), signal);
       for await (const piece of body) {
         const known = pieceCrc32c.get(piece);
+        if (fill === 0 && piece.byteOffset === 0 && piece.buffer.byteLength === partSize && handedOverPieces.has(piece)) {
+          // The start of a part-sized buffer the producer gave up: this part is filled in place.
+          if (current !== undefined) pool.give(current);
+          current = Buffer.from(piece.buffer, 0, partSize);
+        }
         let off = 0;
         while (off < piece.length) {
+          current ??= pool.take();
           const n = Math.min(piece.length - off, partSize - fill);
-          piece.copy(current, fill, off, off + n);
+          if (piece.buffer !== current.buffer || piece.byteOffset + off !== current.byteOffset + fill) piece.copy(current, fill, off, off + n);
           addCrc(known !== undefined && n === piece.length ? known : crc32c(current.subarray(fill, fill + n)), n);
           fill += n;
           off += n;
@@ -317,7 +338,7 @@ export class S3ObjectStore implements ObjectStore {
           if (fill === partSize) {
             const full = current;
             const fullCrc = crc;
-            current = pool.take();
+            current = undefined;
             fill = 0;
             crc = 0;
             if (session === undefined) held.push({ part: full, crc: fullCrc });
@@ -333,21 +354,29 @@ export class S3ObjectStore implements ObjectStore {
         }
       }
       if (session === undefined) {
-        const whole = Buffer.concat([...held.map((h) => h.part), current.subarray(0, fill)], total);
+        // One PutObject whose body is the parts themselves (a stream over them), not a concatenated copy.
+        const parts = [...held.map((h) => h.part), ...(current === undefined || fill === 0 ? [] : [current.subarray(0, fill)])];
         let wholeCrc = 0;
         for (const h of held) wholeCrc = crc32cCombine(wholeCrc, h.crc, h.part.length);
         wholeCrc = crc32cCombine(wholeCrc, crc, fill);
+        await this.putObject(key, parts.length <= 1 ? (parts[0] ?? Buffer.alloc(0)) : parts, signal, wholeCrc);
         for (const h of held.splice(0)) pool.give(h.part);
-        pool.give(current);
-        return await this.putObject(key, whole, signal, wholeCrc);
+        if (current !== undefined) pool.give(current);
+        current = undefined;
+        return;
       }
-      if (fill > 0) await send(current.subarray(0, fill), current, crc);
-      else pool.give(current);
+      const last = current;
+      current = undefined;
+      if (last !== undefined && fill > 0) await send(last.subarray(0, fill), last, crc);
+      else if (last !== undefined) pool.give(last);
       await session.complete(signal);
     } catch (e) {
       await session?.abort(e);
       for (const h of held) pool.give(h.part);
+      if (current !== undefined) pool.give(current);
       throw this.wrap(e, `PUT ${this.url(key)}`);
+    } finally {
+      pool.close();
     }
   }
 

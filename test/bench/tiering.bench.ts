@@ -58,7 +58,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import os from 'node:os';
 import path from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -386,6 +386,10 @@ interface Round {
   /** Raw PUT right before and right after the copy task. */
   readonly rawPutMs: [number, number];
   readonly copyMs: number;
+  /** CPU spent during the copy task (the bench process hosts the broker; MinIO by pid). */
+  readonly copyCpu: CpuTimes;
+  /** Garbage collection in the bench process during the copy task. */
+  readonly copyGc: GcStats;
   /** Raw ranged GETs right before and right after the cold read. */
   rawGetMs: [number, number];
   /** Raw ranged GETs of the broker's request size (fetchChunks chunks), before and after the cold read. */
@@ -401,6 +405,38 @@ interface Round {
   coldLoopDelayMs: { p50: number; p90: number; p99: number; max: number } | null;
   /** CPU spent during the first raw GET run, the cold read and the warm read. */
   cpu: { rawGet: CpuTimes; cold: CpuTimes; warm: CpuTimes } | null;
+}
+
+/** Garbage collection pauses seen by a PerformanceObserver over a window. */
+interface GcStats {
+  readonly ms: number;
+  readonly count: number;
+  /** The part of `ms` in mark-compacts (major GCs). */
+  readonly majorMs: number;
+  readonly majorCount: number;
+}
+
+/** Starts counting this process's GC pauses; the returned function stops and reports them. */
+function watchGc(): () => GcStats {
+  const entries: PerformanceEntry[] = [];
+  const obs = new PerformanceObserver((list) => entries.push(...list.getEntries()));
+  obs.observe({ entryTypes: ['gc'] });
+  return () => {
+    entries.push(...obs.takeRecords());
+    obs.disconnect();
+    let ms = 0;
+    let majorMs = 0;
+    let majorCount = 0;
+    for (const e of entries) {
+      ms += e.duration;
+      // detail.kind: 1 scavenge, 2 minor mark-sweep, 4 mark-compact, 8 incremental marking, 16 weak callbacks.
+      if ((e as unknown as { detail?: { kind?: number } }).detail?.kind === 4) {
+        majorMs += e.duration;
+        majorCount++;
+      }
+    }
+    return { ms, count: entries.length, majorMs, majorCount };
+  };
 }
 
 /** One round of the produce latency phase: the probe's figures idle and during each tiering task. */
@@ -519,9 +555,15 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       const localReadMs = await consume(broker.bootstrap, topic, ends);
       const before = await rawPut(s3, minio.bucket, `raw-put/${r}/a/`, files);
       const rlm = broker.broker.remoteLogManager!;
+      // Under --expose-gc the raw PUT's garbage is collected first, so the copy's GC figures are its own.
+      (globalThis as { gc?: () => void }).gc?.();
+      const copyCpuFrom = cpuTimes(minio.pid);
+      const stopGc = watchGc();
       t = performance.now();
       const copy = await profiled(r === 0 ? o.profileDir : null, 'copy', () => Promise.all(logsOf(topic).map((l) => rlm.runPartition(l))));
       const copyMs = performance.now() - t;
+      const copyGc = stopGc();
+      const copyCpu = cpuSince(copyCpuFrom, minio.pid);
       if (copy.summary !== null) profiles.push(copy.summary);
       logsOf(topic).forEach((l, p) => {
         const want = (ends[p] ?? 0n) - 1n;
@@ -538,6 +580,8 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
         localReadMs,
         rawPutMs: [before, afterPut],
         copyMs,
+        copyCpu,
+        copyGc,
         rawGetMs: [0, 0],
         rawGetRequestMs: [0, 0],
         rawGetDirectMs: [0, 0],
@@ -552,7 +596,8 @@ async function run(o: Options, minio: MinioServer): Promise<Results> {
       rounds.push(round);
       console.log(
         `round ${r}: ${mib(producedBytes)} MiB of records produced (compression.type=${o.compression ?? 'producer'}) into ${mib(logBytes)} MiB of log, ${round.segments} closed segments, ${mib(closedBytes)} MiB; local read ${rate(closedBytes, localReadMs).toFixed(0)} MiB/s; ` +
-          `raw PUT ${rate(closedBytes, before).toFixed(0)} / copy task ${rate(closedBytes, copyMs).toFixed(0)} / raw PUT ${rate(closedBytes, afterPut).toFixed(0)} MiB/s`,
+          `raw PUT ${rate(closedBytes, before).toFixed(0)} / copy task ${rate(closedBytes, copyMs).toFixed(0)} / raw PUT ${rate(closedBytes, afterPut).toFixed(0)} MiB/s; ` +
+          `copy CPU ms/MiB (bench process / MinIO / kcat) ${cpuPerMib(copyCpu, closedBytes)}, GC ${copyGc.ms.toFixed(0)} ms in ${copyGc.count} pauses (mark-compact ${copyGc.majorMs.toFixed(0)} ms in ${copyGc.majorCount})`,
       );
     }
     for (const round of rounds) await setLocalRetention(broker.bootstrap, round.topic, 1000);
@@ -749,10 +794,14 @@ function report(o: Options, res: Results): string {
     `| reference: the same records read by the same consumers from local disk, before tiering | ${med((x) => x.local).toFixed(0)} (${rows.map((x) => x.local.toFixed(0)).join(', ')}) | |`,
     '',
     '',
-    'CPU per MiB read, in milliseconds (user + system, the system part in brackets): the bench process (which hosts the broker), MinIO, and the kcat consumers; medians over rounds.',
+    'CPU per MiB moved, in milliseconds (user + system, the system part in brackets): the bench process (which hosts the broker), MinIO, and the kcat consumers; medians over rounds. GC: the bench process\'s garbage collection pauses during the copy (PerformanceObserver \'gc\' entries), per MiB and in all, medians over rounds.',
     '',
     '| phase | bench process | MinIO | kcat |',
     '| --- | ---: | ---: | ---: |',
+    (() => {
+      const per = (f: (c: CpuTimes) => number): string => med((x) => f(x.r.copyCpu) / (x.r.closedBytes / 1_048_576)).toFixed(2);
+      return `| copy task (upload; GC ${med((x) => x.r.copyGc.ms / (x.r.closedBytes / 1_048_576)).toFixed(2)} ms/MiB, ${med((x) => x.r.copyGc.ms).toFixed(0)} ms (${rows.map((x) => x.r.copyGc.ms.toFixed(0)).join(', ')})) | ${per((c) => c.self)} (${per((c) => c.selfSystem)}) (${rows.map((x) => (x.r.copyCpu.self / (x.r.closedBytes / 1_048_576)).toFixed(2)).join(', ')}) | ${per((c) => c.other)} | ${per((c) => c.children)} |`;
+    })(),
     ...(['rawGet', 'cold', 'warm'] as const).map((phase) => {
       const per = (f: (c: CpuTimes) => number): string => (med((x) => (x.cpu === null ? 0 : f(x.cpu[phase]) / (x.r.closedBytes / 1_048_576)))).toFixed(2);
       const label = phase === 'rawGet' ? `raw ${o.chunkMb} MiB GETs` : phase === 'cold' ? 'cold read' : 'warm read';

@@ -86,7 +86,8 @@ async function start(w: World, opts: { partitioned?: boolean } = {}): Promise<Br
   const initializations: Broker['initializations'] = [];
   const persister: ShareStatePersister = {
     read: (g, t, p, e) => sc.read(g, t, p, e),
-    write: (g, t, p, s, e) => sc.write(g, t, p, s, e),
+    readWithStateEpoch: (g, t, p, e) => sc.readWithStateEpoch(g, t, p, e),
+    write: (g, t, p, s, e, se) => sc.write(g, t, p, s, e, se),
     delete: (g, t, p) => sc.delete(g, t, p),
     initialize: (g, t, p, stateEpoch, startOffset) => {
       initializations.push({ topicId: t, partition: p, stateEpoch, startOffset });

@@ -17,7 +17,7 @@ import { buildRecordBatch } from '../../../broker/protocol/record-batch.js';
 import { ErrorCode, KafkaError } from '../../../broker/protocol/errors.js';
 import { partitionForShareKey, ShareCoordinator } from '../../../broker/share/share-coordinator.js';
 import { ShareGroupConfigs } from '../../../broker/share/share-group-configs.js';
-import { SharePartitionManager } from '../../../broker/share/share-partition-manager.js';
+import { MemoryShareStatePersister, SharePartitionManager } from '../../../broker/share/share-partition-manager.js';
 import { RoutedStatePersister, shareCoordinatorKey, type PersisterRouting } from '../../../broker/share/share-persister.js';
 import { shareStateService, type ShareStateChannel } from '../../../broker/share/share-state-service.js';
 import type { ShareLogView } from '../../../broker/share/share-ports.js';
@@ -54,7 +54,9 @@ function twoBrokers(log = new MemoryOffsetsTopicLog()) {
     },
     candidates: () => [{ topicId: T, partitionCount: 3 }],
   };
-  const persister = new RoutedStatePersister({ routing, clock, scheduler, log: silent, timeoutMs: 5_000, backoffMs: 100, maxBackoffMs: 400 });
+  /** Each broker has its own persister (they share nothing but the coordinators). */
+  const newPersister = (): RoutedStatePersister => new RoutedStatePersister({ routing, clock, scheduler, log: silent, timeoutMs: 5_000, backoffMs: 100, maxBackoffMs: 400 });
+  const persister = newPersister();
   /** Leadership of state partition p moves to `node` (the old leader unloads first, as ClusterCoordinators does). */
   const lead = async (p: number, node: number | null): Promise<void> => {
     const old = leaders.get(p);
@@ -65,7 +67,7 @@ function twoBrokers(log = new MemoryOffsetsTopicLog()) {
       await coordinators.get(node)!.loadPartition(p, 0);
     }
   };
-  return { clock, scheduler, coordinators, leaders, persister, lead, calls, log };
+  return { clock, scheduler, coordinators, leaders, persister, newPersister, lead, calls, log };
 }
 
 const stateOf = (start: bigint, states: number[]) => ({
@@ -236,7 +238,97 @@ test('routed persister: InitializeShareGroupState at start offset -1 reaches the
   assert.equal(await persister.read('g', T, 1, 0), null, 'no start offset yet: the share-partition resolves share.auto.offset.reset');
   assert.deepEqual(await persister.partitionsOf('g'), [{ topicId: T, partition: 1 }], 'initialised by the group coordinator');
   await rejectsWith(persister.initialize('g', T, 1, 2, -1n), ErrorCode.FENCED_STATE_EPOCH);
-  // The share-partition's first write carries the state epoch it read.
-  await persister.write('g', T, 1, stateOf(5n, [0]), 0);
+  // The share-partition's first write carries the state epoch it read; one below is fenced.
+  assert.deepEqual(await persister.readWithStateEpoch('g', T, 1, 0), { state: null, stateEpoch: 3 });
+  await rejectsWith(persister.write('g', T, 1, stateOf(5n, [0]), 0, 2), ErrorCode.FENCED_STATE_EPOCH);
+  await persister.write('g', T, 1, stateOf(5n, [0]), 0, 3);
   assert.deepEqual(await persister.read('g', T, 1, 0), stateOf(5n, [0]));
+});
+
+test('offsets reset from another broker: the share-partition leader\'s next write carries the old state epoch and is fenced (FENCED_STATE_EPOCH); it drops its copy and its next fetch loads the new start offset', async () => {
+  const { clock, scheduler, coordinators, newPersister, lead } = twoBrokers();
+  // Broker 2 coordinates the key's state; broker 1 leads the share-partition; broker 2 is also the group coordinator.
+  await lead(partitionForShareKey('g', T, 0, N), 2);
+  const configs = new ShareGroupConfigs({ recordLockDurationMs: 30_000, minRecordLockDurationMs: 15_000, maxRecordLockDurationMs: 60_000, deliveryCountLimit: 5, maxRecordLocks: 2000, sessionTimeoutMs: 45_000, minSessionTimeoutMs: 45_000, maxSessionTimeoutMs: 60_000, heartbeatIntervalMs: 5_000, minHeartbeatIntervalMs: 5_000, maxHeartbeatIntervalMs: 15_000 }, null);
+  await configs.alter('g', [{ name: 'share.auto.offset.reset', op: 0, value: 'earliest' }], false);
+  const view = new TenRecords(0);
+  const persister1 = newPersister();
+  const persister2 = newPersister();
+  const leader = new SharePartitionManager({ clock, scheduler, log: silent, persister: persister1, groupConfigs: configs, partition: () => view, onAvailable: () => undefined });
+  const groupSide = new SharePartitionManager({ clock, scheduler, log: silent, persister: persister2, groupConfigs: configs, partition: () => view, onAvailable: () => undefined });
+  const opts = { maxRecords: 100, maxBytes: 1 << 20, mode: 'batch_optimized' as const };
+  // The group coordinator initialises the state at group epoch 1; the leader loads it (state epoch 1) and delivers 0-9.
+  await persister2.initialize('g', T, 0, 1, -1n);
+  assert.deepEqual((await leader.fetch('g', 'm1', T, 0, view, opts)).acquired, [{ firstOffset: 0n, lastOffset: 9n, deliveryCount: 1 }]);
+  await leader.acknowledge('g', 'm1', T, 0, view, [{ firstOffset: 0n, lastOffset: 1n, acknowledgeTypes: [1] }]);
+  // The group empties (epoch 3) and AlterShareGroupOffsets on broker 2 sets the start offset to 7 at that epoch.
+  await groupSide.initialize('g', T, 0, 3, 7n);
+  const sc = coordinators.get(2)!;
+  assert.deepEqual(await sc.readState({ groupId: 'g', topicId: T, partition: 0 }, -1), { stateEpoch: 3, startOffset: 7n, stateBatches: [] });
+  // A describe answered on broker 1 reads through the same persister: it must not move the epoch the cached copy writes with.
+  assert.deepEqual(await persister1.readWithStateEpoch('g', T, 0), { state: { startOffset: 7n, stateBatches: [] }, stateEpoch: 3 });
+  // Broker 1 still holds its copy (start 2, 2-9 acquired); its acknowledgement writes at state epoch 1: refused, the reset stands.
+  assert.equal(leader.loaded('g', T, 0)?.startOffset, 2n);
+  await rejectsWith(leader.acknowledge('g', 'm1', T, 0, view, [{ firstOffset: 2n, lastOffset: 4n, acknowledgeTypes: [1] }]), ErrorCode.FENCED_STATE_EPOCH);
+  assert.equal(leader.loaded('g', T, 0), undefined, 'the fenced copy is dropped from the cache');
+  assert.deepEqual(await sc.readState({ groupId: 'g', topicId: T, partition: 0 }, -1), { stateEpoch: 3, startOffset: 7n, stateBatches: [] }, 'the reset was not overwritten');
+  // The next fetch loads the share-partition again from the coordinator: from offset 7, at state epoch 3.
+  assert.deepEqual((await leader.fetch('g', 'm2', T, 0, view, opts)).acquired, [{ firstOffset: 7n, lastOffset: 9n, deliveryCount: 1 }]);
+  assert.equal(leader.loaded('g', T, 0)?.startOffset, 7n);
+  await leader.acknowledge('g', 'm2', T, 0, view, [{ firstOffset: 7n, lastOffset: 9n, acknowledgeTypes: [1] }]);
+  assert.deepEqual(await sc.readState({ groupId: 'g', topicId: T, partition: 0 }, -1), { stateEpoch: 3, startOffset: 10n, stateBatches: [] }, 'the reloaded copy writes at the new epoch');
+});
+
+test('in memory: an offsets reset fences the cached share-partition; its lock-expiry write is refused (FENCED_STATE_EPOCH), the copy goes, the next fetch starts at the new start offset', async () => {
+  const clock = new ManualClock(1_000);
+  const scheduler = new ManualScheduler(clock);
+  const persister = new MemoryShareStatePersister();
+  const configs = new ShareGroupConfigs({ recordLockDurationMs: 30_000, minRecordLockDurationMs: 15_000, maxRecordLockDurationMs: 60_000, deliveryCountLimit: 5, maxRecordLocks: 2000, sessionTimeoutMs: 45_000, minSessionTimeoutMs: 45_000, maxSessionTimeoutMs: 60_000, heartbeatIntervalMs: 5_000, minHeartbeatIntervalMs: 5_000, maxHeartbeatIntervalMs: 15_000 }, null);
+  await configs.alter('g', [{ name: 'share.auto.offset.reset', op: 0, value: 'earliest' }], false);
+  const view = new TenRecords(0);
+  let available = 0;
+  const leader = new SharePartitionManager({ clock, scheduler, log: silent, persister, groupConfigs: configs, partition: () => view, onAvailable: () => void available++ });
+  const opts = { maxRecords: 100, maxBytes: 1 << 20, mode: 'batch_optimized' as const };
+  await persister.initialize('g', T, 0, 1, -1n);
+  assert.deepEqual((await leader.fetch('g', 'm1', T, 0, view, opts)).acquired, [{ firstOffset: 0n, lastOffset: 9n, deliveryCount: 1 }]);
+  await settle();
+  assert.equal(persister.stateEpochs.get(`g\u0000${T}\u00000`), 1);
+  // Another broker's AlterShareGroupOffsets: the state starts at 6, at state epoch 2 (nothing reaches this manager).
+  await persister.initialize('g', T, 0, 2, 6n);
+  await rejectsWith(persister.write('g', T, 0, { startOffset: 0n, stateBatches: [] }, 0, 1), ErrorCode.FENCED_STATE_EPOCH);
+  // The locks of 0-9 expire: the copy writes at epoch 1, is refused and dropped; the reset stands.
+  clock.advance(30_000);
+  await settle();
+  assert.ok(available > 0);
+  assert.equal(leader.loaded('g', T, 0), undefined, 'the fenced copy is dropped');
+  assert.deepEqual(await persister.read('g', T, 0), { startOffset: 6n, stateBatches: [] });
+  assert.deepEqual((await leader.fetch('g', 'm1', T, 0, view, opts)).acquired, [{ firstOffset: 6n, lastOffset: 9n, deliveryCount: 1 }], 'reloaded at the new start offset');
+  await settle();
+  assert.equal(persister.states.get(`g\u0000${T}\u00000`)?.startOffset, 6n);
+  leader.close();
+});
+
+test('in memory: a member new to a cached share-partition has its state epoch checked first, so its first fetch after a reset or a delete elsewhere is served from the new state', async () => {
+  const clock = new ManualClock(1_000);
+  const scheduler = new ManualScheduler(clock);
+  const persister = new MemoryShareStatePersister();
+  const configs = new ShareGroupConfigs({ recordLockDurationMs: 30_000, minRecordLockDurationMs: 15_000, maxRecordLockDurationMs: 60_000, deliveryCountLimit: 5, maxRecordLocks: 2000, sessionTimeoutMs: 45_000, minSessionTimeoutMs: 45_000, maxSessionTimeoutMs: 60_000, heartbeatIntervalMs: 5_000, minHeartbeatIntervalMs: 5_000, maxHeartbeatIntervalMs: 15_000 }, null);
+  await configs.alter('g', [{ name: 'share.auto.offset.reset', op: 0, value: 'earliest' }], false);
+  const view = new TenRecords(0);
+  const leader = new SharePartitionManager({ clock, scheduler, log: silent, persister, groupConfigs: configs, partition: () => view, onAvailable: () => undefined });
+  const opts = { maxRecords: 100, maxBytes: 1 << 20, mode: 'batch_optimized' as const };
+  await persister.initialize('g', T, 0, 1, -1n);
+  await leader.fetch('g', 'm1', T, 0, view, opts);
+  await leader.acknowledge('g', 'm1', T, 0, view, [{ firstOffset: 0n, lastOffset: 2n, acknowledgeTypes: [1] }]);
+  await leader.releaseMember('g', 'm1');
+  assert.equal(leader.loaded('g', T, 0)?.startOffset, 3n);
+  // The group is empty; another broker resets the start offset to 8 (state epoch 2).
+  await persister.initialize('g', T, 0, 2, 8n);
+  assert.deepEqual((await leader.fetch('g', 'm2', T, 0, view, opts)).acquired, [{ firstOffset: 8n, lastOffset: 9n, deliveryCount: 1 }], 'not 3-9 from the stale copy');
+  // A member it served goes on without a read; the state is then deleted elsewhere (DeleteShareGroupOffsets).
+  await leader.acknowledge('g', 'm2', T, 0, view, [{ firstOffset: 8n, lastOffset: 9n, acknowledgeTypes: [1] }]);
+  await leader.releaseMember('g', 'm2');
+  await persister.delete('g', T, 0);
+  assert.deepEqual((await leader.fetch('g', 'm3', T, 0, view, opts)).acquired, [{ firstOffset: 0n, lastOffset: 9n, deliveryCount: 1 }], 'no state: share.auto.offset.reset (earliest) again');
+  leader.close();
 });
