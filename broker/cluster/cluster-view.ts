@@ -121,6 +121,16 @@ export class ClusterView {
   }
 
   /**
+   * The error for a partition this broker has no log of: as Kafka's
+   * ReplicaManager answers, NOT_LEADER_OR_FOLLOWER when the image knows the
+   * topic (its log is not open here yet, or no longer: clients refresh and
+   * retry), UNKNOWN_TOPIC_OR_PARTITION when it does not.
+   */
+  notHostedError(topic: string): number {
+    return this.isClusterTopic(topic) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+  }
+
+  /**
    * The partition's current leader as this broker's image shows it (KIP-951's
    * CurrentLeader, Kafka's metadata cache lookup): this broker too when it
    * leads; undefined for a topic that is not a cluster topic (a local one).

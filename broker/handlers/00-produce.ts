@@ -112,7 +112,7 @@ export const handler: ApiHandler<ProduceRequest, ProduceResponse, BrokerContext>
               return { ...partitionResponse(p.index, notLeader.errorCode), currentLeader: { leaderId: notLeader.leaderId, leaderEpoch: notLeader.leaderEpoch } };
             }
             const partition = broker.topics.partition(name, p.index);
-            if (partition === undefined) return partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+            if (partition === undefined) return partitionResponse(p.index, broker.cluster?.notHostedError(name) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
             // As in Kafka, __remote_log_metadata is written by Produce (TopicBasedRemoteLogMetadataManager's producer; in a cluster every broker's).
             if (broker.topics.isInternal(name) && name !== REMOTE_LOG_METADATA_TOPIC) return partitionResponse(p.index, ErrorCode.INVALID_TOPIC_EXCEPTION, `cannot produce to internal topic ${name}`);
             if (p.records === null || p.records.length === 0) return partitionResponse(p.index, ErrorCode.CORRUPT_MESSAGE, 'no records');

@@ -115,7 +115,7 @@ function decide(broker: BrokerContext, name: string, partition: PartitionView | 
   }
   // A follower without a live cluster session serves nothing (its fetchers stop with it).
   if (standing === 'follower' && broker.cluster?.isLive !== true) standing = 'not-replica';
-  if (standing !== 'not-replica' && partition === undefined) return { kind: 'error', errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+  if (standing !== 'not-replica' && partition === undefined) return { kind: 'error', errorCode: broker.cluster?.notHostedError(name) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
   return consumerFetchDecision({
     standing,
     leaderEpoch: partition?.leaderEpoch ?? 0,

@@ -9,7 +9,6 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AdminClient, type ClusterMetadata, type PartitionMetadata } from '../../broker/cli/admin-client.js';
-import { BrokerConnection } from '../../broker/cli/broker-connection.js';
 import { ErrorCode } from '../../broker/protocol/errors.js';
 import { apis } from '../../broker/protocol/messages/index.js';
 import type { DeleteRecordsResponse } from '../../broker/protocol/messages/delete-records.js';
@@ -32,24 +31,14 @@ function partitionOf(md: ClusterMetadata): PartitionMetadata | undefined {
   return md.topics.find((t) => t.name === TOPIC)?.partitions[0];
 }
 
-async function connect(nodeId: number): Promise<BrokerConnection> {
-  const [host, port] = cluster.broker(nodeId).bootstrap.split(':');
-  return BrokerConnection.connect(host!, Number(port));
-}
-
+/** acks=all straight to `nodeId`, retried while retriable (the leader's image may be a moment behind node 1's). */
 async function produce(nodeId: number, values: readonly string[]): Promise<number> {
-  const conn = await connect(nodeId);
-  try {
-    const records = buildRecordBatch({ records: values.map((value) => ({ key: null, value, timestamp: Date.now() })) });
-    const { body } = await conn.send(apis.Produce, () => ({ transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: TOPIC, topicId: '', partitionData: [{ index: 0, records }] }] }), { max: 12 });
-    return body.responses[0]!.partitionResponses[0]!.errorCode;
-  } finally {
-    conn.close();
-  }
+  const records = buildRecordBatch({ records: values.map((value) => ({ key: null, value, timestamp: Date.now() })) });
+  return cluster.produceRetrying(nodeId, { topic: TOPIC, acks: -1 }, records);
 }
 
 async function deleteRecords(nodeId: number, offset: bigint, timeoutMs: number): Promise<DeleteRecordsResponse['topics'][number]['partitions'][number]> {
-  const conn = await connect(nodeId);
+  const conn = await cluster.connect(nodeId);
   try {
     const { body } = await conn.send(apis.DeleteRecords, () => ({ timeoutMs, topics: [{ name: TOPIC, partitions: [{ partitionIndex: 0, offset }] }] }));
     return body.topics[0]!.partitions[0]!;
@@ -60,7 +49,7 @@ async function deleteRecords(nodeId: number, offset: bigint, timeoutMs: number):
 
 /** A consumer's sessionless Fetch at `offset` sent to one broker, leader or follower (a follower answers consumers, KIP-392). */
 async function fetchAt(nodeId: number, topicId: string, offset: bigint): Promise<FetchResponsePartitionData> {
-  const conn = await connect(nodeId);
+  const conn = await cluster.connect(nodeId);
   try {
     const { body } = await conn.send(apis.Fetch, () => ({
       replicaId: -1,

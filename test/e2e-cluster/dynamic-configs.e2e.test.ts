@@ -10,7 +10,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AdminClient } from '../../broker/cli/admin-client.js';
-import { BrokerConnection } from '../../broker/cli/broker-connection.js';
 import { ErrorCode } from '../../broker/protocol/errors.js';
 import { apis } from '../../broker/protocol/messages/index.js';
 import { buildRecordBatch } from '../../broker/protocol/record-batch.js';
@@ -27,15 +26,8 @@ let cluster: SedimentCluster;
 
 /** Produces one record of `size` bytes to `partition`, straight to `nodeId`: the partition's error code. */
 async function produceTo(nodeId: number, partition: number, size: number): Promise<number> {
-  const [host, port] = cluster.broker(nodeId).bootstrap.split(':');
-  const conn = await BrokerConnection.connect(host!, Number(port));
-  try {
-    const records = buildRecordBatch({ records: [{ key: null, value: 'x'.repeat(size), timestamp: Date.now() }] });
-    const { body } = await conn.send(apis.Produce, () => ({ transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: TOPIC, topicId: '', partitionData: [{ index: partition, records }] }] }), { max: 9 });
-    return body.responses[0]!.partitionResponses[0]!.errorCode;
-  } finally {
-    conn.close();
-  }
+  const records = buildRecordBatch({ records: [{ key: null, value: 'x'.repeat(size), timestamp: Date.now() }] });
+  return cluster.produceTo(nodeId, { topic: TOPIC, partition, acks: 1, timeoutMs: 5000, maxVersion: 9 }, records);
 }
 
 async function configs(nodeId: number, args: readonly string[], check = true) {

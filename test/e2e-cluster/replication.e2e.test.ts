@@ -14,7 +14,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AdminClient, type ClusterMetadata, type PartitionMetadata } from '../../broker/cli/admin-client.js';
-import { BrokerConnection } from '../../broker/cli/broker-connection.js';
 import { ManualClock } from '../../broker/common/clock.js';
 import { PartitionLog } from '../../broker/log/partition-log.js';
 import { ErrorCode } from '../../broker/protocol/errors.js';
@@ -51,15 +50,7 @@ async function kcatValues(bootstrap: string): Promise<string[]> {
 
 /** One Produce of one record straight to `nodeId`: the partition's error code, as the broker answered it. */
 async function produceOnce(nodeId: number, acks: number, value: string): Promise<number> {
-  const [host, port] = cluster.broker(nodeId).bootstrap.split(':');
-  const conn = await BrokerConnection.connect(host!, Number(port));
-  try {
-    const records = buildRecordBatch({ records: [{ key: null, value, timestamp: Date.now() }] });
-    const { body } = await conn.send(apis.Produce, () => ({ transactionalId: null, acks, timeoutMs: 5000, topicData: [{ name: TOPIC, topicId: '', partitionData: [{ index: 0, records }] }] }), { max: 12 });
-    return body.responses[0]!.partitionResponses[0]!.errorCode;
-  } finally {
-    conn.close();
-  }
+  return cluster.produceTo(nodeId, { topic: TOPIC, acks, timeoutMs: 5000 }, buildRecordBatch({ records: [{ key: null, value, timestamp: Date.now() }] }));
 }
 
 /** The partition's batches below `end`, as the log of `nodeId` holds them (a copy of its directory, opened here). */
@@ -213,8 +204,7 @@ describe('replication: RF 3, acks=all, min.insync.replicas=2, over three broker 
     const survived = values.includes('maybe-acks1');
     assert.deepEqual(values, survived ? [...before, 'maybe-acks1', 'd0', 'd1', 'd2'] : acknowledged, 'the acks=1 record only the dead leader had is gone; everything acknowledged is there once, in order');
     if (survived) acknowledged.splice(before.length, 0, 'maybe-acks1');
-    const [host, port] = cluster.broker(newLeader).bootstrap.split(':');
-    const conn = await BrokerConnection.connect(host!, Number(port));
+    const conn = await cluster.connect(newLeader);
     let hw: bigint;
     try {
       const { body } = await conn.send(apis.ListOffsets, () => ({ replicaId: -1, isolationLevel: 0, topics: [{ name: TOPIC, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n, maxNumOffsets: 1 }] }], timeoutMs: 5000 }));

@@ -18,7 +18,6 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { AdminClient, type ClusterMetadata, type PartitionMetadata } from '../../broker/cli/admin-client.js';
-import { BrokerConnection } from '../../broker/cli/broker-connection.js';
 import { ErrorCode } from '../../broker/protocol/errors.js';
 import { apis } from '../../broker/protocol/messages/index.js';
 import { buildRecordBatch } from '../../broker/protocol/record-batch.js';
@@ -263,13 +262,8 @@ describe('tiered storage on an RF 3 topic over three broker processes, etcd and 
 
 let leaderAfterFailover = -1;
 
-async function connect(nodeId: number): Promise<BrokerConnection> {
-  const [host, port] = cluster.broker(nodeId).bootstrap.split(':');
-  return BrokerConnection.connect(host!, Number(port));
-}
-
 async function initProducerId(nodeId: number): Promise<{ producerId: bigint; producerEpoch: number }> {
-  const conn = await connect(nodeId);
+  const conn = await cluster.connect(nodeId);
   try {
     const { body } = await conn.send(apis.InitProducerId, () => ({ transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1, enable2Pc: false, keepPreparedTxn: false }));
     assert.equal(body.errorCode, ErrorCode.NONE);
@@ -281,12 +275,6 @@ async function initProducerId(nodeId: number): Promise<{ producerId: bigint; pro
 
 /** One idempotent batch of five records `<tag>-0..4` at `seq`, acks=all, straight to `nodeId`: the partition's error code. */
 async function produceIdempotent(nodeId: number, pid: { producerId: bigint; producerEpoch: number }, seq: number, tag: string): Promise<number> {
-  const conn = await connect(nodeId);
-  try {
-    const records = buildRecordBatch({ records: Array.from({ length: 5 }, (_, i) => ({ key: null, value: `${tag}-${i}`, timestamp: Date.now() })), producerId: pid.producerId, producerEpoch: pid.producerEpoch, baseSequence: seq });
-    const { body } = await conn.send(apis.Produce, () => ({ transactionalId: null, acks: -1, timeoutMs: 10_000, topicData: [{ name: TOPIC, topicId: '', partitionData: [{ index: 0, records }] }] }), { max: 12 });
-    return body.responses[0]!.partitionResponses[0]!.errorCode;
-  } finally {
-    conn.close();
-  }
+  const records = buildRecordBatch({ records: Array.from({ length: 5 }, (_, i) => ({ key: null, value: `${tag}-${i}`, timestamp: Date.now() })), producerId: pid.producerId, producerEpoch: pid.producerEpoch, baseSequence: seq });
+  return cluster.produceTo(nodeId, { topic: TOPIC, acks: -1 }, records);
 }

@@ -3,6 +3,9 @@
 // each with its own log dir. Brokers are SedimentProcess children, so a test
 // can kill -9 one and start it again on the same port and data.
 import { AdminClient, type ClusterMetadata } from '../../broker/cli/admin-client.js';
+import { BrokerConnection } from '../../broker/cli/broker-connection.js';
+import { isRetriable } from '../../broker/protocol/errors.js';
+import { apis } from '../../broker/protocol/messages/index.js';
 import type { EtcdServer } from './etcd.js';
 import { startSediment, type SedimentProcess } from './sediment.js';
 
@@ -16,6 +19,16 @@ export interface ClusterOptions {
   readonly brokerOverrides?: (nodeId: number) => Readonly<Record<string, string>>;
   /** Node flags of one broker's process (e.g. `--cpu-prof`). */
   readonly brokerNodeArgs?: (nodeId: number) => readonly string[];
+}
+
+/** Where produceTo sends its batch, and how. */
+export interface ProduceTarget {
+  readonly topic: string;
+  readonly partition?: number;
+  readonly acks: number;
+  readonly timeoutMs?: number;
+  /** Highest Produce version to send (12 unless told). */
+  readonly maxVersion?: number;
 }
 
 export class SedimentCluster {
@@ -63,6 +76,41 @@ export class SedimentCluster {
         last = e instanceof Error ? e.message : String(e);
       }
       if (Date.now() >= deadline) throw new Error(`${what}: not within ${timeoutMs} ms; last answer from node ${nodeId}: ${JSON.stringify(last)}`);
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  }
+
+  /** A connection to one broker alone (no routing). */
+  async connect(nodeId: number): Promise<BrokerConnection> {
+    const [host, port] = this.broker(nodeId).bootstrap.split(':');
+    return BrokerConnection.connect(host!, Number(port));
+  }
+
+  /** One Produce of a built batch straight to `nodeId` (no routing, no retry): the partition's error code, as the broker answered it. */
+  async produceTo(nodeId: number, target: ProduceTarget, records: Buffer): Promise<number> {
+    const conn = await this.connect(nodeId);
+    try {
+      const { body } = await conn.send(
+        apis.Produce,
+        () => ({ transactionalId: null, acks: target.acks, timeoutMs: target.timeoutMs ?? 10_000, topicData: [{ name: target.topic, topicId: '', partitionData: [{ index: target.partition ?? 0, records }] }] }),
+        { max: target.maxVersion ?? 12 },
+      );
+      return body.responses[0]!.partitionResponses[0]!.errorCode;
+    } finally {
+      conn.close();
+    }
+  }
+
+  /**
+   * produceTo, sent again while the answer is retriable (a broker whose image
+   * or log is a moment behind the one that answered Metadata), as a client
+   * retries, for up to `timeoutMs`: the last error code.
+   */
+  async produceRetrying(nodeId: number, target: ProduceTarget, records: Buffer, timeoutMs = 10_000, intervalMs = 100): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const code = await this.produceTo(nodeId, target, records);
+      if (!isRetriable(code) || Date.now() >= deadline) return code;
       await new Promise((r) => setTimeout(r, intervalMs));
     }
   }

@@ -66,6 +66,12 @@ describe('ClusterView', () => {
     assert.equal(view.notLeader('__consumer_offsets', 7), null);
   });
 
+  it('a partition with no log here: NOT_LEADER_OR_FOLLOWER for a topic the image knows (clients retry), UNKNOWN_TOPIC_OR_PARTITION otherwise', () => {
+    const view = new ClusterView(image([1, 2], [led(1)], 1), 1, 'PLAINTEXT');
+    assert.equal(view.notHostedError('t'), ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    assert.equal(view.notHostedError('nope'), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  });
+
   it("currentLeader (KIP-951's CurrentLeader): the image's leader and epoch, this broker too once live; -1 when unknown; undefined for local topics", () => {
     const view = new ClusterView(image([1, 2], [led(1, [1], [1], 6), led(2, [2], [2], 3), led(-1, [3], [3], 4)], 1), 1, 'PLAINTEXT');
     assert.deepEqual(view.currentLeader('t', 0), { leaderId: -1, leaderEpoch: 6 }, 'not registered yet: it does not lead');
