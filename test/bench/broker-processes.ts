@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startKafkaReference, waitForKafka } from '../support/kafka-reference.js';
-import { parseProcStatCpuTicks, parseProcStatUserSystemTicks, parseProcStatusMemory, parsePromSample } from './perf-output.js';
+import { parseProcStatUserSystemTicks, parseProcStatusMemory, parsePromSample } from './perf-output.js';
 
 export type BrokerName = 'sediment' | 'kafka';
 
@@ -46,7 +46,8 @@ function ticksPerSecond(): number {
 
 /** CPU time (user + system, all threads) the process has used so far, from /proc/<pid>/stat. */
 export function processCpuSeconds(pid: number): number {
-  return parseProcStatCpuTicks(readFileSync(`/proc/${pid}/stat`, 'utf8')) / ticksPerSecond();
+  const t = processUserSystemSeconds(pid);
+  return t.user + t.system;
 }
 
 /** User and system CPU seconds of the process apart, from /proc/<pid>/stat. */

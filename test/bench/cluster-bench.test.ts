@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fmt, quantile } from './cluster.bench.js';
-import { spread } from './perf-output.js';
+import { fmt } from './cluster.bench.js';
+import { quantile, spread } from './perf-output.js';
 
 describe('cluster bench figures', () => {
   it('quantile is the nearest-rank value, whatever the input order', () => {

@@ -23,7 +23,7 @@ import { startKafkaReference } from '../support/kafka-reference.js';
 import { startSedimentCluster, type SedimentCluster } from '../support/sediment-cluster.js';
 import { processCpuSeconds } from './broker-processes.js';
 import { consume, produce, RECORD_SIZE, BATCH_SIZE, LINGER_MS } from './load.js';
-import { spread, type Spread } from './perf-output.js';
+import { quantile, spread, type Spread } from './perf-output.js';
 
 interface Args {
   readonly part: 'processes' | 'metadata' | 'startup' | 'all';
@@ -51,13 +51,6 @@ function parseArgs(argv: readonly string[]): Args {
     kafka: !argv.includes('--no-kafka'),
     cpuProfileDir: argv.includes('--cpu-profile') ? path.resolve(get('cpu-profile', '.')) : null,
   };
-}
-
-/** The q-quantile (0..1) of values, nearest rank. */
-export function quantile(values: readonly number[], q: number): number {
-  if (values.length === 0) throw new Error('quantile of no values');
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
 }
 
 export function fmt(s: Spread, digits = 1): string {

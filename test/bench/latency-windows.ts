@@ -1,6 +1,7 @@
 // Pure statistics of the tiering bench's produce latency phase: the samples of
 // one paced producer (test/bench/produce-latency-probe.ts) cut into the windows
 // the bench marked (idle, copy running, cold read running). No I/O.
+import { quantile } from './perf-output.js';
 
 /** One acknowledged send: when it started (epoch ms) and how long it took (ms). */
 export interface LatencySample {
@@ -17,10 +18,7 @@ export interface WindowStats {
 
 /** Nearest-rank percentile (0 < q <= 100) of unsorted values; throws on none. */
 export function percentile(values: readonly number[], q: number): number {
-  if (values.length === 0) throw new Error('no values');
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.max(1, Math.ceil((q / 100) * sorted.length));
-  return sorted[Math.min(sorted.length, rank) - 1] as number;
+  return quantile(values, q / 100);
 }
 
 /** The sends that started in [from, to); null when none did. */

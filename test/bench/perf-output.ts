@@ -113,6 +113,13 @@ export function spread(values: readonly number[]): Spread {
   return { median, min: s[0]!, max: s[s.length - 1]!, n: s.length };
 }
 
+/** The q-quantile (0..1) of values, nearest rank. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) throw new Error('quantile of no values');
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+}
+
 /** Reads VmRSS and VmHWM (kB) from a /proc/<pid>/status text; bytes, or null when absent. */
 export function parseProcStatusMemory(status: string): { rssBytes: number | null; hwmBytes: number | null } {
   const kb = (key: string): number | null => {
@@ -129,12 +136,8 @@ export function parseProcStatusMemory(status: string): { rssBytes: number | null
  * the last ')'.
  */
 export function parseProcStatCpuTicks(stat: string): number {
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // Fields 14 (utime) and 15 (stime) of proc(5); `rest` starts at field 3.
-  const utime = Number(rest[11]);
-  const stime = Number(rest[12]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`unreadable /proc/<pid>/stat: ${stat.slice(0, 200)}`);
-  return utime + stime;
+  const { user, system } = parseProcStatUserSystemTicks(stat);
+  return user + system;
 }
 
 /** The value of an unlabelled sample `name value` in a Prometheus text exposition, or null. */
@@ -172,9 +175,10 @@ export function sumPromSamples(text: string, name: string, match: Readonly<Recor
   return sum;
 }
 
-/** /proc/<pid>/stat utime and stime apart, in clock ticks. */
+/** /proc/<pid>/stat utime and stime apart, in clock ticks (fields counted from the last ')', as parseProcStatCpuTicks says). */
 export function parseProcStatUserSystemTicks(stat: string): { user: number; system: number } {
   const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 (utime) and 15 (stime) of proc(5); `rest` starts at field 3.
   const user = Number(rest[11]);
   const system = Number(rest[12]);
   if (!Number.isFinite(user) || !Number.isFinite(system)) throw new Error(`unreadable /proc/<pid>/stat: ${stat.slice(0, 200)}`);
