@@ -10,17 +10,14 @@
 // on Kafka: the reset start offsets survive, and after --delete-offsets the
 // group has no share-partition state and starts again at share.auto.offset.reset.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { BrokerConnection } from '../../broker/cli/broker-connection.js';
 import { apis } from '../../broker/protocol/messages/index.js';
 import { startSediment, type SedimentProcess } from '../support/sediment.js';
-import { kafkaClasspath, repoRoot, requireTools } from '../support/tools.js';
-import { cliJvmOptions } from '../compat/kafka-cli.js';
+import { requireTools } from '../support/tools.js';
 import { eventually } from '../e2e-groups/support.js';
-import { compileShareMember, createAndProduce, Ledger, produce, ShareMember, type MemberEnv } from './support.js';
+import { compileShareMember, createAndProduce, groupRows, Ledger, type MemberEnv, produce, shareGroupsTool, ShareMember } from './support.js';
 
 let broker: SedimentProcess;
 let classes: string;
@@ -31,27 +28,10 @@ const group = 'g-restart';
 const first = Array.from({ length: 20 }, (_, i) => `first-${i}`);
 const second = Array.from({ length: 10 }, (_, i) => `second-${i}`);
 
-/** Runs kafka-share-groups (4.3.1) with `args`; resolves with stdout, rejects on a non-zero exit. */
-function shareGroups(...args: string[]): Promise<string> {
-  const log4j = path.join(repoRoot(), 'test', 'compat', 'java', 'log4j2.properties');
-  const child = spawn('java', [...cliJvmOptions, `-Dlog4j2.configurationFile=${log4j}`, '-cp', kafkaClasspath(), 'org.apache.kafka.tools.consumer.group.ShareGroupCommand', '--bootstrap-server', broker.bootstrap, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  child.stdout.on('data', (b: Buffer) => out.push(b));
-  child.stderr.on('data', (b: Buffer) => err.push(b));
-  return new Promise((resolve, reject) => {
-    child.on('close', (code) => {
-      const stdout = Buffer.concat(out).toString('utf8');
-      if (code === 0) resolve(stdout);
-      else reject(new Error(`kafka-share-groups ${args.join(' ')}: exit ${code}\n${stdout}\n${Buffer.concat(err).toString('utf8').slice(-3000)}`));
-    });
-  });
-}
+/** kafka-share-groups (4.3.1) against the broker: its stdout. */
+const shareGroups = (...args: string[]): Promise<string> => shareGroupsTool(broker.bootstrap, ...args);
 
-/** The rows of a tool's table whose first column is the group, split on whitespace. */
-function rows(output: string): string[][] {
-  return output.split('\n').map((l) => l.trim().split(/\s+/)).filter((c) => c[0] === group);
-}
+const rows = (output: string): string[][] => groupRows(output, group);
 
 /** PARTITION START-OFFSET LAG of the group's share-partitions, by partition. */
 async function startOffsets(): Promise<string[][]> {

@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { KafkaTool, runKafkaTool } from '../support/kafka-reference.js';
 import { kafkaClasspath, repoRoot } from '../support/tools.js';
 import { JsonLineProcess, type JsonEvent } from '../e2e-groups/support.js';
 
@@ -117,3 +118,13 @@ export async function produce(bootstrap: string, topic: string, partitions: numb
   await producer.disconnect();
 }
 
+
+/** Runs kafka-share-groups (4.3.1) against `bootstrap` with `args`: its stdout; rejects on a non-zero exit. */
+export async function shareGroupsTool(bootstrap: string, ...args: string[]): Promise<string> {
+  return (await runKafkaTool(KafkaTool.shareGroups, ['--bootstrap-server', bootstrap, ...args])).stdout;
+}
+
+/** The rows of a tool's table whose first column is `group`, split on whitespace. */
+export function groupRows(output: string, group: string): string[][] {
+  return output.split('\n').map((l) => l.trim().split(/\s+/)).filter((c) => c[0] === group);
+}
