@@ -68,11 +68,19 @@ export interface ChaosProxy {
 
 export const ApiKey = { produce: 0, fetch: 1, listOffsets: 2, metadata: 3, apiVersions: 18, initProducerId: 22 } as const;
 
-/** Fault every n-th request of `apiKey` (n, 2n, ...), at most `limit` times. */
-export function everyNth(apiKey: number, n: number, action: FaultAction = 'close-after-response', limit = Infinity): FaultPlan {
+/**
+ * Fault every n-th request of `apiKey` counted from when the plan is set (n, 2n, ...;
+ * with `fromFirst`, 1, n+1, 2n+1, ... so that even a run of a single request is
+ * faulted), at most `limit` times.
+ */
+export function everyNth(apiKey: number, n: number, action: FaultAction = 'close-after-response', limit = Infinity, fromFirst = false): FaultPlan {
+  let seen = 0;
   let injected = 0;
   return (r) => {
-    if (r.apiKey !== apiKey || r.nthOfApi % n !== 0 || injected >= limit) return 'forward';
+    if (r.apiKey !== apiKey) return 'forward';
+    seen++;
+    const due = fromFirst ? (seen - 1) % n === 0 : seen % n === 0;
+    if (!due || injected >= limit) return 'forward';
     injected++;
     return action;
   };

@@ -121,6 +121,11 @@ export class SimulatedMember {
     private readonly extra: Partial<ConsumerHeartbeatParams> = {},
   ) {}
 
+  /** True while it keeps partitions it was asked to give up. */
+  get revoking(): boolean {
+    return this.pending !== null;
+  }
+
   ownedList(): { topicId: string; partitions: number[] }[] {
     return [...this.owned].map(([topicId, ps]) => ({ topicId, partitions: [...ps].sort((a, b) => a - b) }));
   }
