@@ -149,6 +149,24 @@ export class LeaderState {
     return [...this.committed.isr, replicaId];
   }
 
+  /**
+   * Why `replicaId`, out of the ISR, has not joined it (for the log: an ISR that
+   * stays small has a reason a person can read), or null when it is in the ISR.
+   */
+  notJoiningReason(replicaId: number, highWatermark: bigint, registeredEpoch: bigint | undefined, now: number): string | null {
+    if (this.committed.isr.includes(replicaId)) return null;
+    const f = this.followers.get(replicaId);
+    if (f === undefined) return 'not a replica';
+    if (f.logEndOffset < 0n) return 'has not fetched from this leader';
+    if (this.pending !== null) return `an ISR change to [${this.pending.join(',')}] is in flight`;
+    if (!brokerEpochIsrEligible(f.brokerEpoch, registeredEpoch)) {
+      return registeredEpoch === undefined ? 'is not registered' : `fetched with broker epoch ${f.brokerEpoch}, registered with ${registeredEpoch}`;
+    }
+    if (f.logEndOffset < highWatermark) return `log end ${f.logEndOffset} below the high watermark ${highWatermark}`;
+    if (f.logEndOffset < this.epochStartOffset) return `log end ${f.logEndOffset} below the epoch start ${this.epochStartOffset}`;
+    return `caught up (log end ${f.logEndOffset}); last fetch ${now - f.lastFetchTimeMs} ms ago`;
+  }
+
   /** ISR members that are out of sync at `now` (Kafka's getOutOfSyncReplicas). */
   outOfSync(leaderLogEndOffset: bigint, now: number): number[] {
     const out: number[] = [];

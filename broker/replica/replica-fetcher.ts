@@ -97,6 +97,8 @@ const key = (topicId: string, partition: number): string => `${topicId}:${partit
 export class ReplicaFetcher {
   private readonly partitions = new Map<string, FollowedPartition>();
   private readonly delayedUntil = new Map<string, number>();
+  /** Per partition, the leader epoch and error of its last failed fetch (logged at info when it changes). */
+  private readonly lastError = new Map<string, string>();
   /** Partitions added with an empty log whose start (KIP-1023) is not decided yet. */
   private readonly unplaced = new Set<string>();
   private conn: FetchConnection | null = null;
@@ -145,6 +147,7 @@ export class ReplicaFetcher {
     this.partitions.delete(k);
     this.delayedUntil.delete(k);
     this.unplaced.delete(k);
+    this.lastError.delete(k);
   }
 
   async stop(): Promise<void> {
@@ -306,7 +309,11 @@ export class ReplicaFetcher {
       }
     }
     this.o.onEvent?.({ type: 'partition-error', partition: p, errorCode: d.errorCode });
-    this.o.log.debug({ topic: p.topic, partition: p.partition, leader: this.o.leaderId, error: errorName(d.errorCode) }, 'replica fetch of a partition failed; backing off');
+    // Once per error and leader epoch at info (a follower kept out of the ISR says why), repeats at debug.
+    const note = `${p.leaderEpoch}:${d.errorCode}`;
+    const level = this.lastError.get(k) === note ? 'debug' : 'info';
+    this.lastError.set(k, note);
+    this.o.log[level]({ topic: p.topic, partition: p.partition, leader: this.o.leaderId, leaderEpoch: p.leaderEpoch, fetchOffset: String(log.logEndOffset), error: errorName(d.errorCode) }, 'replica fetch of a partition failed; backing off');
     this.delayedUntil.set(k, this.o.clock.now() + this.o.config.backoffMs);
   }
 

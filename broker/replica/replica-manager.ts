@@ -114,6 +114,8 @@ export class ReplicaManager {
   private readonly fetchers = new Map<string, ReplicaFetcher>();
   private readonly listeners: Array<(e: ReplicationEvent) => void> = [];
   private isrTimer: TimerHandle | null = null;
+  /** Per led partition and follower out of its ISR, the last reason logged (noteOutOfIsr). */
+  private readonly outOfIsr = new Map<string, string>();
   private stopped = false;
   /** False without a live cluster session: no role at all until the next one starts. */
   private live: boolean;
@@ -508,6 +510,25 @@ export class ReplicaManager {
       const state = r.role.state;
       const shrink = state.shrink(r.log.logEndOffset, now);
       if (shrink !== null) this.alterIsr(r, state, shrink.isr, 'shrink', shrink.removed);
+      this.noteOutOfIsr(r, state, now);
+    }
+  }
+
+  /** Logs, when it changes, why each replica outside a led partition's ISR has not joined it. */
+  private noteOutOfIsr(r: Replica, state: LeaderState, now: number): void {
+    for (const f of state.allFollowers()) {
+      const k = `${key(r.topic, r.partition)}\u0000${f.replicaId}`;
+      const reason = state.notJoiningReason(f.replicaId, r.log.highWatermark, this.o.image.broker(f.replicaId)?.brokerEpoch, now);
+      const before = this.outOfIsr.get(k);
+      if (reason === null) {
+        this.outOfIsr.delete(k);
+        continue;
+      }
+      // The time since the last fetch changes every check: compare the reason without it.
+      const stable = reason.replace(/; last fetch .*$/, '');
+      if (before === stable) continue;
+      this.outOfIsr.set(k, stable);
+      this.o.log.info({ topic: r.topic, partition: r.partition, replicaId: f.replicaId, isr: state.isr, leaderEpoch: state.leaderEpoch, reason }, 'replica out of the ISR');
     }
   }
 

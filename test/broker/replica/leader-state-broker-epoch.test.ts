@@ -31,3 +31,18 @@ it('brokerEpochIsrEligible', () => {
   assert.equal(brokerEpochIsrEligible(-1n, 5n), true);
   assert.equal(brokerEpochIsrEligible(5n, undefined), false);
 });
+
+it('notJoiningReason names why a follower stays out of the ISR, and null once it is in', () => {
+  const s = new LeaderState(1, 3, 5n, [1, 2], { isr: [1], partitionEpoch: 4 }, 1000, 30_000);
+  assert.equal(s.notJoiningReason(2, 10n, 42n, 1100), 'has not fetched from this leader');
+  assert.ok(s.updateFollowerFetch(2, 10n, 10n, 41n, 1100));
+  assert.equal(s.notJoiningReason(2, 10n, 42n, 1100), 'fetched with broker epoch 41, registered with 42');
+  assert.equal(s.notJoiningReason(2, 10n, undefined, 1100), 'is not registered');
+  assert.ok(s.updateFollowerFetch(2, 4n, 10n, 42n, 1200));
+  assert.equal(s.notJoiningReason(2, 4n, 42n, 1200), 'log end 4 below the epoch start 5');
+  assert.equal(s.notJoiningReason(2, 8n, 42n, 1200), 'log end 4 below the high watermark 8');
+  s.proposed([1, 2]);
+  assert.equal(s.notJoiningReason(2, 4n, 42n, 1200), 'an ISR change to [1,2] is in flight');
+  s.committedIsr({ isr: [1, 2], partitionEpoch: 5 });
+  assert.equal(s.notJoiningReason(2, 4n, 42n, 1200), null);
+});
