@@ -108,7 +108,8 @@ const RECORD_BYTES = 12 * 1024;
 const GETS_IN_FLIGHT = 3;
 const TOPIC = 'tiering-bench';
 const UPLOAD_TARGET = 0.9;
-const COLD_TARGET = 0.8;
+// Issue 16's goals: at least 0.9x the raw baseline on MinIO in every round (not the median).
+const COLD_TARGET = 0.9;
 
 function usage(msg: string): never {
   console.error(`tiering.bench: ${msg}`);
@@ -758,7 +759,11 @@ function report(o: Options, res: Results): string {
   const med = (f: (x: (typeof rows)[number]) => number): number => median(rows.map(f));
   const uploadRatio = med((x) => x.upload);
   const coldRatio = med((x) => x.coldRatio);
-  const mark = (ok: boolean): string => (ok ? 'met' : '**missed**');
+  // A goal is met only when every round meets it; the report says how many did.
+  const judge = (values: readonly number[], target: number): string => {
+    const met = values.filter((v) => v >= target).length;
+    return `target >= ${target}x in every round: ${met === values.length ? 'met' : `**missed** (${met} of ${values.length} rounds)`}`;
+  };
   const first = res.rounds[0];
   const lines = [
     `Run on ${new Date().toISOString().slice(0, 10)} at commit ${gitHead()}: ${os.cpus().length} CPUs (${os.cpus()[0]?.model.trim() ?? 'unknown'}), load average ${os.loadavg()[0]?.toFixed(1)}, Node ${process.version}, ` +
@@ -770,11 +775,11 @@ function report(o: Options, res: Results): string {
     '| measure | MiB/s | ratio |',
     '| --- | ---: | ---: |',
     `| raw PutObject (AWS SDK, unsigned, no checksum; one PUT per segment file, partitions in parallel; mean of the runs just before and after the copy) | ${med((x) => x.rawPut).toFixed(0)} (${rows.map((x) => x.rawPut.toFixed(0)).join(', ')}) | baseline |`,
-    `| copy task: metadata records, data (CRC-32C verified by the server), indexes, manifest | ${med((x) => x.copy).toFixed(0)} (${rows.map((x) => x.copy.toFixed(0)).join(', ')}) | **${uploadRatio.toFixed(2)}x** raw PUT (${rows.map((x) => x.upload.toFixed(2)).join(', ')}); target >= ${UPLOAD_TARGET}x: ${mark(uploadRatio >= UPLOAD_TARGET)} |`,
+    `| copy task: metadata records, data (CRC-32C verified by the server), indexes, manifest | ${med((x) => x.copy).toFixed(0)} (${rows.map((x) => x.copy.toFixed(0)).join(', ')}) | **${uploadRatio.toFixed(2)}x** raw PUT (${rows.map((x) => x.upload.toFixed(2)).join(', ')}); ${judge(rows.map((x) => x.upload), UPLOAD_TARGET)} |`,
     `| raw ranged GETs of the same data objects (AWS SDK with its default HTTP handler, bodies read by 'data' events; ${o.chunkMb} MiB = the chunk size, ${GETS_IN_FLIGHT} in flight per partition; mean of the runs just before and after the cold read) | ${med((x) => x.rawGet).toFixed(0)} (${rows.map((x) => x.rawGet.toFixed(0)).join(', ')}) | baseline |`,
     `| raw ranged GETs of ${o.chunkMb * o.fetchChunks} MiB (the broker's request size, rsm.config.chunk.cache.fetch.chunks=${o.fetchChunks}; otherwise as above) | ${med((x) => x.rawGetRequest).toFixed(0)} (${rows.map((x) => x.rawGetRequest.toFixed(0)).join(', ')}) | second baseline |`,
     `| raw ranged GETs of ${o.chunkMb} MiB through the broker's own GET transport (the SDK on DirectHttpHandler, rsm.config.s3.read.http.handler=direct; otherwise as the baseline) | ${med((x) => x.rawGetDirect).toFixed(0)} (${rows.map((x) => x.rawGetDirect.toFixed(0)).join(', ')}) | third baseline |`,
-    `| cold read: one kcat consumer per partition from offset 0, restarted broker | ${med((x) => x.cold).toFixed(0)} (${rows.map((x) => x.cold.toFixed(0)).join(', ')}) | **${coldRatio.toFixed(2)}x** raw GET (${rows.map((x) => x.coldRatio.toFixed(2)).join(', ')}); target >= ${COLD_TARGET}x: ${mark(coldRatio >= COLD_TARGET)}; **${med((x) => x.coldRequestRatio).toFixed(2)}x** the second baseline (${rows.map((x) => x.coldRequestRatio.toFixed(2)).join(', ')}); **${med((x) => x.coldDirectRatio).toFixed(2)}x** the third (${rows.map((x) => x.coldDirectRatio.toFixed(2)).join(', ')}) |`,
+    `| cold read: one kcat consumer per partition from offset 0, restarted broker | ${med((x) => x.cold).toFixed(0)} (${rows.map((x) => x.cold.toFixed(0)).join(', ')}) | **${coldRatio.toFixed(2)}x** raw GET (${rows.map((x) => x.coldRatio.toFixed(2)).join(', ')}); ${judge(rows.map((x) => x.coldRatio), COLD_TARGET)}; **${med((x) => x.coldRequestRatio).toFixed(2)}x** the second baseline (${rows.map((x) => x.coldRequestRatio.toFixed(2)).join(', ')}); **${med((x) => x.coldDirectRatio).toFixed(2)}x** the third (${rows.map((x) => x.coldDirectRatio.toFixed(2)).join(', ')}) |`,
     `| warm read: the same consumers again | ${med((x) => x.warm).toFixed(0)} (${rows.map((x) => x.warm.toFixed(0)).join(', ')}) | chunk cache hit rate ${(100 * med((x) => x.hitRate)).toFixed(1)}% |`,
     `| reference: the same records read by the same consumers from local disk, before tiering | ${med((x) => x.local).toFixed(0)} (${rows.map((x) => x.local.toFixed(0)).join(', ')}) | |`,
     '',
