@@ -40,6 +40,8 @@ export class LeaderState {
   private committed: CommittedIsr;
   /** The ISR proposed to the store and not yet answered, or null. */
   private pending: readonly number[] | null = null;
+  /** How many ISR changes this leader proposed: the last one's number. */
+  private proposals = 0;
   private replicaList: readonly number[];
 
   constructor(
@@ -187,21 +189,34 @@ export class LeaderState {
     return { isr: this.committed.isr.filter((r) => !removed.includes(r)), removed };
   }
 
-  /** An ISR change was sent to the store. */
-  proposed(isr: readonly number[]): void {
+  /** An ISR change was sent to the store; the number names it in committedIsr and proposalFailed. */
+  proposed(isr: readonly number[]): number {
     this.pending = [...isr];
+    return ++this.proposals;
   }
 
-  /** The store answered (accepted, or refused with its current state), or the image showed a new ISR. */
-  committedIsr(committed: CommittedIsr): void {
-    if (committed.replicas !== undefined) this.updateReplicas(committed.replicas);
-    this.committed = { isr: [...committed.isr], partitionEpoch: committed.partitionEpoch };
+  /**
+   * The image showed a new partition state (no `proposal`), or the store
+   * answered proposal `proposal` (accepted, or refused with its state then).
+   * A state older than the one held is not applied: the answer to a change can
+   * arrive after the image has shown a later one (the controller's, through
+   * the watch), and taking it then would put this leader's ISR back to an
+   * epoch etcd has left, with members the partition no longer has (it would
+   * then never propose them again: the frozen ISR of issue 14). As Kafka's
+   * Partition ignores an AlterPartition answer once its state has moved on.
+   */
+  committedIsr(committed: CommittedIsr, proposal?: number): void {
+    if (proposal !== undefined && proposal !== this.proposals) return; // a superseded proposal's answer
+    if (committed.partitionEpoch >= this.committed.partitionEpoch) {
+      if (committed.replicas !== undefined) this.updateReplicas(committed.replicas);
+      this.committed = { isr: [...committed.isr], partitionEpoch: committed.partitionEpoch };
+    }
     this.pending = null;
   }
 
-  /** The change in flight failed without an answer (store unreachable): it is retried on the next check. */
-  proposalFailed(): void {
-    this.pending = null;
+  /** Proposal `proposal` failed without an answer (store unreachable): it is retried on the next check. */
+  proposalFailed(proposal: number): void {
+    if (proposal === this.proposals) this.pending = null;
   }
 }
 

@@ -533,7 +533,7 @@ export class ReplicaManager {
   }
 
   private alterIsr(r: Replica, state: LeaderState, isr: readonly number[], kind: 'expand' | 'shrink', changed: readonly number[]): void {
-    state.proposed(isr);
+    const proposal = state.proposed(isr);
     const ref = { topicId: r.topicId, partition: r.partition };
     const expected = { leaderEpoch: state.leaderEpoch, partitionEpoch: state.partitionEpoch };
     this.o.log.info({ topic: r.topic, partition: r.partition, from: state.isr, to: isr, leaderEpoch: state.leaderEpoch, partitionEpoch: state.partitionEpoch }, kind === 'expand' ? 'expanding the ISR' : 'shrinking the ISR');
@@ -541,7 +541,7 @@ export class ReplicaManager {
       .alterPartition(ref, expected, { replicas: state.replicas, leader: this.o.nodeId, leaderEpoch: state.leaderEpoch, isr })
       .then((next) => {
         if (r.role.kind !== 'leader' || r.role.state !== state) return;
-        state.committedIsr(next);
+        state.committedIsr(next, proposal);
         this.emit({ type: kind === 'expand' ? 'isr-expand' : 'isr-shrink', topic: r.topic, partition: r.partition, isr: next.isr, changed, partitionEpoch: next.partitionEpoch });
         this.completeAcks(r);
         this.maybeAdvanceHighWatermark(r);
@@ -550,12 +550,12 @@ export class ReplicaManager {
         if (r.role.kind !== 'leader' || r.role.state !== state) return;
         if (err instanceof StalePartitionUpdateError && err.current.leader === this.o.nodeId && err.current.leaderEpoch === state.leaderEpoch) {
           // Fenced by a newer partition epoch (the controller changed the ISR): decide again from the store's state.
-          state.committedIsr(err.current);
+          state.committedIsr(err.current, proposal);
           this.o.log.info({ topic: r.topic, partition: r.partition, isr: err.current.isr, partitionEpoch: err.current.partitionEpoch }, 'ISR change refused on a stale partition epoch; retrying from the current state');
           this.completeAcks(r);
           return;
         }
-        state.proposalFailed();
+        state.proposalFailed(proposal);
         this.o.log.warn({ topic: r.topic, partition: r.partition, err: err instanceof Error ? err.message : String(err) }, 'ISR change failed; retried on the next check');
       });
   }
