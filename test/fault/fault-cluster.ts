@@ -170,14 +170,15 @@ export class FaultCluster {
   }
 
   /** Metadata for `topic` from the first broker that answers (admin connection per call: brokers come and go). */
-  async metadata(topic: string): Promise<ClusterMetadata> {
+  /** Metadata of `topic`, or of every topic, internal ones included (null), from the first live broker that answers. */
+  async metadata(topic: string | null): Promise<ClusterMetadata> {
     let last: unknown = new Error('no broker alive');
     for (const [id, b] of this.brokers) {
       if (!b.alive || this.paused.has(id)) continue;
       try {
         const admin = await AdminClient.connect(b.bootstrap, { timeoutMs: 5000 });
         try {
-          return await admin.metadata([topic]);
+          return await admin.metadata(topic === null ? null : [topic]);
         } finally {
           admin.close();
         }
@@ -207,6 +208,26 @@ export class FaultCluster {
         last = e instanceof Error ? e.message : String(e);
       }
       if (Date.now() >= deadline) return { ok: false, last };
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  /**
+   * Polls the metadata of every topic, internal ones included, until `done`
+   * holds for each of them; resolves with whether it held within `timeoutMs`
+   * and the topics for which it did not, last seen.
+   */
+  async untilEveryTopic(done: (t: TopicMetadata) => boolean, timeoutMs: number): Promise<{ ok: boolean; notYet: TopicMetadata[] | string }> {
+    const deadline = Date.now() + timeoutMs;
+    let notYet: TopicMetadata[] | string = 'no answer';
+    for (;;) {
+      try {
+        notYet = (await this.metadata(null)).topics.filter((t) => !done(t));
+        if (notYet.length === 0) return { ok: true, notYet };
+      } catch (e) {
+        notYet = e instanceof Error ? e.message : String(e);
+      }
+      if (Date.now() >= deadline) return { ok: false, notYet };
       await new Promise((r) => setTimeout(r, 250));
     }
   }

@@ -17,7 +17,7 @@ import { FaultCluster, trialDir } from './fault-cluster.js';
 import { readHighWatermarks, readLocalLog, readRemoteLog } from './replica-logs.js';
 import { Rng, type Schedule, describeStep, faultCount } from './schedule.js';
 import { Workload, probe, type ProbeResult } from './workload.js';
-import type { TopicMetadata } from '../../broker/cli/admin-client.js';
+import type { PartitionMetadata, TopicMetadata } from '../../broker/cli/admin-client.js';
 
 export interface TrialOptions {
   readonly workloadBin: string;
@@ -50,6 +50,16 @@ const NOT_ENOUGH = new Set(['NOT_ENOUGH_REPLICAS', 'NOT_ENOUGH_REPLICAS_AFTER_AP
 
 function isrFull(replicas: number) {
   return (t: TopicMetadata): boolean => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0 && p.isr.length === replicas);
+}
+
+/** A partition led, with every one of its replicas in the ISR. */
+function partitionFull(p: PartitionMetadata): boolean {
+  return p.leader >= 0 && p.isr.length === p.replicas.length;
+}
+
+/** Every partition of the topic (whatever its replication factor: internal topics' too) has its full ISR. */
+function isrFullOfItsReplicas(t: TopicMetadata): boolean {
+  return t.partitions.every(partitionFull);
 }
 
 export async function runTrial(schedule: Schedule, o: TrialOptions): Promise<TrialResult> {
@@ -134,8 +144,18 @@ export async function runTrial(schedule: Schedule, o: TrialOptions): Promise<Tri
     const back = await cluster.until(topic, isrFull(3), ISR_FULL_MS);
     if (!back.ok) harness(`after the availability check the ISR is not full within ${ISR_FULL_MS} ms: ${JSON.stringify(back.last)}`, -1, 'isr');
 
-    // The console's replication picture and the metrics agree with the cluster's metadata.
-    if (back.ok && typeof back.last !== 'string') for (const f of await checkObservability(cluster, topic, back.last)) harness(f, -1, 'observability');
+    // The console's replication picture and the metrics agree with the cluster's metadata. The
+    // metrics count every partition a broker leads, internal topics' too (as Kafka's
+    // UnderReplicatedPartitions): those must be fully replicated first, which is itself checked.
+    if (back.ok && typeof back.last !== 'string') {
+      const everyTopic = await cluster.untilEveryTopic(isrFullOfItsReplicas, ISR_FULL_MS);
+      if (!everyTopic.ok) {
+        const rest = typeof everyTopic.notYet === 'string' ? everyTopic.notYet : everyTopic.notYet.map((t) => `${t.name} ${JSON.stringify(t.partitions.filter((p) => !partitionFull(p)))}`).join('; ');
+        harness(`after the availability check not every partition has its full ISR within ${ISR_FULL_MS} ms: ${rest.slice(0, 600)}`, -1, 'isr');
+      } else {
+        for (const f of await checkObservability(cluster, topic, back.last)) harness(f, -1, 'observability');
+      }
+    }
 
     const result = await workload.stop();
     workload = undefined;
