@@ -196,7 +196,14 @@ export class ReplicaManager {
       return;
     }
     if (state.leader >= 0) {
-      if (role.kind === 'follower' && role.leaderId === state.leader && role.leaderEpoch === state.leaderEpoch) return;
+      if (role.kind === 'follower' && role.leaderId === state.leader && role.leaderEpoch === state.leaderEpoch) {
+        // Became follower while the leader had no registration in the image (it re-registered since, with the
+        // same leadership): start fetching now, or this replica would wait out of the ISR for a leadership change.
+        if (!this.fetching(r) && this.startFetching(r, state)) {
+          this.o.log.info({ topic: r.topic, partition: r.partition, leader: state.leader, leaderEpoch: state.leaderEpoch }, 'the leader has an endpoint in the cluster metadata now: fetching');
+        }
+        return;
+      }
       this.becomeFollower(r, state);
       return;
     }
@@ -224,11 +231,23 @@ export class ReplicaManager {
   private becomeFollower(r: Replica, state: PartitionState): void {
     this.leaveRole(r, ErrorCode.NOT_LEADER_OR_FOLLOWER);
     r.role = { kind: 'follower', leaderId: state.leader, leaderEpoch: state.leaderEpoch };
-    const fetcher = this.fetcherFor(state.leader, fetcherIndex(r.topic, r.partition, this.o.config.numReplicaFetchers));
-    if (fetcher !== null) fetcher.add({ topic: r.topic, topicId: r.topicId, partition: r.partition, log: r.log, leaderEpoch: state.leaderEpoch });
-    else this.o.log.warn({ topic: r.topic, partition: r.partition, leader: state.leader }, 'the leader has no endpoint in the cluster metadata; not fetching until it registers');
+    if (!this.startFetching(r, state)) this.o.log.warn({ topic: r.topic, partition: r.partition, leader: state.leader }, 'the leader has no endpoint in the cluster metadata; not fetching until it registers');
     this.o.log.info({ topic: r.topic, partition: r.partition, leader: state.leader, leaderEpoch: state.leaderEpoch, logEndOffset: String(r.log.logEndOffset) }, 'became follower');
     this.emit({ type: 'role', topic: r.topic, partition: r.partition, role: 'follower', leaderEpoch: state.leaderEpoch });
+  }
+
+  /** Hands a follower's partition to the fetcher of its leader; false while the leader has no endpoint in the image. */
+  private startFetching(r: Replica, state: PartitionState): boolean {
+    const fetcher = this.fetcherFor(state.leader, fetcherIndex(r.topic, r.partition, this.o.config.numReplicaFetchers));
+    if (fetcher === null) return false;
+    fetcher.add({ topic: r.topic, topicId: r.topicId, partition: r.partition, log: r.log, leaderEpoch: state.leaderEpoch });
+    return true;
+  }
+
+  /** Whether some fetcher has the partition. */
+  private fetching(r: Replica): boolean {
+    for (const f of this.fetchers.values()) if (f.has(r.topicId, r.partition)) return true;
+    return false;
   }
 
   /** Stops whatever the partition did: fetching, or leading (waiting acks are answered `ackError`). */

@@ -296,6 +296,17 @@ describe('ReplicaManager (two brokers, in-memory metadata twin, manual clock)', 
     await rig.until(() => leader.log.highWatermark === end && follower.log.logEndOffset === end, 5000, 'replicated again');
   });
 
+  it('a follower made follower while its leader had no registration starts fetching once the leader registers, with the leadership unchanged', async () => {
+    const follower = await rig.start(2);
+    await follower.store.createTopic({ topicId: TOPIC_ID, name: TOPIC, partitionCount: 1, configs: {} }, initialProposals([[1, 2]]));
+    await rig.until(() => follower.manager.replica(TOPIC, 0)?.role.kind === 'follower', 1000, 'follower role without a registered leader');
+    const leader = await rig.start(1);
+    await rig.until(() => leader.manager.replica(TOPIC, 0)?.role.kind === 'leader', 1000, 'leader role');
+    assert.deepEqual(rig.state(2)?.leaderEpoch, 0, 'no leadership change');
+    const end = await leaderAppend(leader, 3, 0);
+    await rig.until(() => follower.log.logEndOffset === end && leader.log.highWatermark === end, 5000, 'the follower fetched from the leader that registered');
+  });
+
   it('KIP-392: the leader sees each replica\'s rack, log start and end and ISR membership; a follower out of the ISR is no longer preferred', async () => {
     const leader = await rig.start(1, 'a');
     const follower = await rig.start(2, 'b');
