@@ -152,6 +152,7 @@ export class Broker {
         const t = store.get(topic);
         return t !== undefined && (topicId === null || topicId === t.topicId);
       },
+      topicIdOf: (topic) => store.get(topic)?.topicId,
     });
     const topics = new BrokerTopics(store, logs, INTERNAL_TOPICS, log.child({ component: 'topics' }));
     // In a cluster every topic (the internal ones too, __remote_log_metadata included) comes from the image.

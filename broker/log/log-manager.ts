@@ -45,6 +45,14 @@ export interface LogManagerOptions {
   maxOpenFiles?: number;
   /** Skips partition directories the caller no longer knows (e.g. deleted topics); default: load all. */
   shouldLoad?: (topic: string, partition: number, topicId: string | null) => boolean;
+  /**
+   * The id the broker knows a topic by. A partition directory without a
+   * readable `partition.metadata` (a crash between its creation and that
+   * file's write) takes it, as Kafka assigns a log without one the topic id
+   * from the metadata; without it the log would keep an empty id and match
+   * no topic.
+   */
+  topicIdOf?: (topic: string) => string | undefined;
 }
 
 const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
@@ -123,11 +131,16 @@ export class LogManager {
       }
       const rp = recoveryPoints.get(k);
       const lso = startOffsets.get(k);
+      let topicId = meta?.topicId;
+      if (topicId === undefined) {
+        topicId = this.opts.topicIdOf?.(parsed.topic);
+        if (topicId !== undefined) this.logger?.warn({ dir: full, topicId }, 'partition directory without a topic id: it takes the id of its topic');
+      }
       const log = await PartitionLog.open({
         dir: full,
         topic: parsed.topic,
         partition: parsed.partition,
-        topicId: meta?.topicId ?? '',
+        topicId: topicId ?? '',
         config: this.opts.configFor(parsed.topic),
         clock: this.opts.clock,
         cleanShutdown,

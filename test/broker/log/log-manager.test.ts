@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile, readdir, stat, truncate } from 'node:fs/promises';
+import { readFile, readdir, rm, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ManualClock } from '../../../broker/common/clock.js';
@@ -90,6 +90,24 @@ describe('LogManager', () => {
     const rp = await readFile(path.join(path.dirname(log.dir), 'recovery-point-offset-checkpoint'), 'utf8');
     assert.match(rp, /^0\n1\nt 0 \d+\n$/);
     await mgr.shutdown();
+  });
+
+  it('a partition directory without a topic id (a crash before partition.metadata was written) takes the id the broker knows its topic by', async () => {
+    const clock = new ManualClock();
+    const mgr = await LogManager.startup(options(clock));
+    const log = await mgr.getOrCreateLog('orders', 0, 'id-orders');
+    await log.append(batch({ tag: 'kept' }), client);
+    await mgr.shutdown();
+    await rm(path.join(log.dir, 'partition.metadata'));
+    const blind = await LogManager.startup(options(clock));
+    assert.equal(blind.getLog('orders', 0)?.topicId, '', 'without topicIdOf the id stays unknown');
+    await blind.shutdown();
+    const again = await LogManager.startup(options(clock, { topicIdOf: (topic) => (topic === 'orders' ? 'id-orders' : undefined) }));
+    const reloaded = again.getLog('orders', 0);
+    assert.equal(reloaded?.topicId, 'id-orders');
+    assert.equal(reloaded.logEndOffset, 1n);
+    assert.equal(await readFile(path.join(log.dir, 'partition.metadata'), 'utf8'), 'version: 0\ntopic_id: id-orders\n');
+    await again.shutdown();
   });
 
   it('never reuses the directory of a deleted topic with the same name', async () => {
