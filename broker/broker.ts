@@ -22,7 +22,7 @@ import { localMarkerWriter } from './txn/local-marker-writer.js';
 import { coordinatorReplicationWait, type CoordinatorReplicationDeps } from './replica/coordinator-replication.js';
 import { ChunkCache } from '../remote-log/read/chunk-cache.js';
 import { RemoteLogManager, remoteLogManagerConfig } from '../remote-log/remote-log-manager.js';
-import { FetchWorkerPool, shareableStorageUrl } from '../remote-log/read/fetch-worker-pool.js';
+import { StorageWorkerPool, shareableStorageUrl } from '../remote-log/workers/storage-worker-pool.js';
 import { createRemoteStorage, parseRsmConfig, RSM_CONFIG_PREFIX } from '../remote-log/storage-url.js';
 import { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/index.js';
 import { REMOTE_LOG_METADATA_TOPIC } from '../metadata/remote-log-metadata/metadata-topic-log.js';
@@ -287,13 +287,18 @@ export class Broker {
       const metadataLog =
         clusterMetadataLog ?? new InternalTopicLog(REMOTE_LOG_METADATA_TOPIC, store.get(REMOTE_LOG_METADATA_TOPIC)!.partitionCount, (p) => logs.getLog(REMOTE_LOG_METADATA_TOPIC, p), clock);
       const metadata = new RemoteLogMetadataManager({ log: metadataLog });
-      const chunkSource =
-        rsm.fetchWorkerThreads > 0 && shareableStorageUrl(config.remoteLogStorageUrl)
-          ? new FetchWorkerPool({ url: config.remoteLogStorageUrl, rsmConfig, threads: rsm.fetchWorkerThreads, logger: log.child({ component: 'remote-fetch-workers' }) })
+      const workers = (threads: number, component: string): StorageWorkerPool | undefined =>
+        threads > 0 && shareableStorageUrl(config.remoteLogStorageUrl)
+          ? new StorageWorkerPool({ url: config.remoteLogStorageUrl, rsmConfig, threads, logger: log.child({ component }) })
           : undefined;
+      const chunkSource = workers(rsm.fetchWorkerThreads, 'remote-fetch-workers');
+      const copier = workers(rsm.copyWorkerThreads, 'remote-copy-workers');
+      chunkSource?.warm();
+      copier?.warm();
       rlm = RemoteLogManager.create({
         storage,
         ...(chunkSource === undefined ? {} : { chunkSource }),
+        ...(copier === undefined ? {} : { copier }),
         metadata,
         clock,
         scheduler,
@@ -334,7 +339,7 @@ export class Broker {
         });
         tieringMetadataLog = clusterMetadataLog;
       }
-      log.info({ url: config.remoteLogStorageUrl, fetchWorkerThreads: chunkSource?.threads ?? 0 }, 'tiered storage started');
+      log.info({ url: config.remoteLogStorageUrl, fetchWorkerThreads: chunkSource?.threads ?? 0, copyWorkerThreads: copier?.threads ?? 0 }, 'tiered storage started');
     }
 
     let dispatcher: Dispatcher<BrokerContext> | null = null;

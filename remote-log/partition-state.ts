@@ -176,6 +176,8 @@ export class PartitionState {
 /** What the tasks of the RemoteLogManager share. */
 export interface RlmContext {
   readonly storage: RemoteStorage;
+  /** Where segment copies go: the storage itself, or worker threads (StorageWorkerPool). */
+  readonly copier: Pick<RemoteStorage, 'copySegment'>;
   readonly metadata: RemoteLogMetadataManager;
   readonly clock: Clock;
   readonly scheduler: Scheduler;

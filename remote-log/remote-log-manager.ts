@@ -82,8 +82,13 @@ export interface RemoteLogManagerConfig {
   readonly detectUncompressedBatches?: boolean;
 }
 
-/** Where the chunk cache's data reads go when not to the storage itself (a FetchWorkerPool). */
+/** Where the chunk cache's data reads go when not to the storage itself (a StorageWorkerPool). */
 export interface ChunkSource extends Pick<RemoteStorage, 'fetchChunks'> {
+  close(): Promise<void>;
+}
+
+/** Where segment copies go when not to the storage itself (a StorageWorkerPool). */
+export interface SegmentCopier extends Pick<RemoteStorage, 'copySegment'> {
   close(): Promise<void>;
 }
 
@@ -91,6 +96,8 @@ export interface RemoteLogManagerOptions {
   readonly storage: RemoteStorage;
   /** Serves the chunk cache's data reads instead of `storage` (closed with the manager). */
   readonly chunkSource?: ChunkSource;
+  /** Runs the copy task's segment uploads instead of `storage` (closed with the manager). */
+  readonly copier?: SegmentCopier;
   readonly metadata: RemoteLogMetadataManager;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
@@ -186,6 +193,7 @@ export class RemoteLogManager {
   /** Remote reads started and not yet answered (Kafka's reader task queue; here they run concurrently). */
   private readsInFlight = 0;
   private readonly chunkSource: ChunkSource | undefined;
+  private readonly copier: SegmentCopier | undefined;
   private readonly leadershipOf: (log: LocalLog) => PartitionLeadership;
   private readonly replayAllOnStart: boolean;
   private readonly sweepUnmanaged: boolean;
@@ -199,9 +207,11 @@ export class RemoteLogManager {
     this.replayAllOnStart = options.replayAllOnStart ?? true;
     this.sweepUnmanaged = options.sweepUnmanagedPartitions ?? true;
     this.chunkSource = options.chunkSource;
+    this.copier = options.copier;
     const logger = options.logger ?? silentLogger();
     this.ctx = {
       storage: options.storage,
+      copier: options.copier ?? options.storage,
       metadata: options.metadata,
       clock: options.clock,
       scheduler: options.scheduler,
@@ -252,6 +262,7 @@ export class RemoteLogManager {
     this.ctx.chunkCache.close();
     this.ctx.indexCache.close();
     await this.chunkSource?.close();
+    await this.copier?.close();
   }
 
   /** Resolves once the scheduled run in progress (if any) has finished. */

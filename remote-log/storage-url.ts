@@ -18,6 +18,7 @@
 // | rsm.config.chunk.cache.prefetch.chunks   | 8              | ChunkCache read-ahead, in chunks                           |
 // | rsm.config.chunk.cache.fetch.chunks      | 8              | chunks one ranged GET carries at most                      |
 // | rsm.config.fetch.worker.threads          | 0              | threads running data GETs off the event loop (0 = none)    |
+// | rsm.config.copy.worker.threads           | 1              | threads running segment uploads off the event loop (0: on it) |
 // | rsm.config.orphan.sweep.interval.ms      | 300000         | orphan sweep: LIST of each partition's new objects         |
 // | rsm.config.orphan.full.sweep.interval.ms | 86400000       | orphan sweep: LIST of every object, not only new ones      |
 // | rsm.config.fs.fsync                      | true           | file://: fsync each object and its directory               |
@@ -70,6 +71,7 @@ const KEYS = {
   'chunk.cache.prefetch.chunks': 'int',
   'chunk.cache.fetch.chunks': 'int',
   'fetch.worker.threads': 'int',
+  'copy.worker.threads': 'int',
   'orphan.sweep.interval.ms': 'int',
   'orphan.full.sweep.interval.ms': 'int',
   'fs.fsync': 'bool',
@@ -103,6 +105,8 @@ export interface RsmConfig {
   readonly chunkCacheFetchChunks: number;
   /** Worker threads for data reads (s3:// and file:// only; 0 = on the event loop). */
   readonly fetchWorkerThreads: number;
+  /** Worker threads for segment uploads (s3:// and file:// only; 0 = on the event loop). */
+  readonly copyWorkerThreads: number;
   /** How often the orphan sweep lists each partition's objects past what it has checked (read by the RemoteLogManager). */
   readonly orphanSweepIntervalMs: number;
   /** How often it lists every object instead (read by the RemoteLogManager). */
@@ -194,6 +198,7 @@ export function parseRsmConfig(raw: Readonly<Record<string, string>>): RsmConfig
     chunkCachePrefetchChunks: int('chunk.cache.prefetch.chunks', 8, 0, 1024),
     chunkCacheFetchChunks: int('chunk.cache.fetch.chunks', 8, 1, 1024),
     fetchWorkerThreads: int('fetch.worker.threads', 0, 0, 64),
+    copyWorkerThreads: int('copy.worker.threads', 1, 0, 64),
     orphanSweepIntervalMs: int('orphan.sweep.interval.ms', 5 * 60_000, 1),
     orphanFullSweepIntervalMs: int('orphan.full.sweep.interval.ms', 24 * 3_600_000, 1),
     fsFsync: bool('fs.fsync', true),

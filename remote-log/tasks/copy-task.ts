@@ -124,7 +124,7 @@ async function copySegment(ctx: RlmContext, state: PartitionState, segment: Loca
     recorded = true;
     ctx.logger.info(fields, 'remote segment copy started');
     const files = await segmentFiles(state, segment, epochs, options);
-    const result = await ctx.storage.copySegment(refOf(started), files, signal);
+    const result = await ctx.copier.copySegment(refOf(started), files, signal);
     // Leadership ended during the upload: the new leader decides about this range (its cleanup deletes this copy).
     signal.throwIfAborted();
     await ctx.metadata.updateRemoteLogSegmentMetadata({

@@ -44,6 +44,7 @@ describe('parseRsmConfig', () => {
     assert.equal(c.chunkCachePrefetchChunks, 8);
     assert.equal(c.chunkCacheFetchChunks, 8);
     assert.equal(c.fetchWorkerThreads, 0);
+    assert.equal(c.copyWorkerThreads, 1);
     assert.equal(c.s3.readHttpHandler, 'direct');
   });
 
@@ -57,12 +58,14 @@ describe('parseRsmConfig', () => {
       'rsm.config.chunk.size.bytes': '65536',
       'rsm.config.chunk.cache.fetch.chunks': '4',
       'rsm.config.fetch.worker.threads': '2',
+      'rsm.config.copy.worker.threads': '0',
       'rsm.config.s3.read.http.handler': 'node-http',
       'log.dirs': '/x',
     });
     assert.equal(c.s3.readHttpHandler, 'node-http');
     assert.equal(c.chunkCacheFetchChunks, 4);
     assert.equal(c.fetchWorkerThreads, 2);
+    assert.equal(c.copyWorkerThreads, 0);
     assert.equal(c.s3.endpoint, 'http://127.0.0.1:9000');
     assert.equal(c.s3.pathStyleAccess, true);
     assert.equal(c.s3.accessKeyId, 'ak');
@@ -78,6 +81,7 @@ describe('parseRsmConfig', () => {
       [{ 'rsm.config.s3.endpont': 'x' }, /unknown setting rsm\.config\.s3\.endpont/],
       [{ 'rsm.config.s3.access.key.id': 'ak' }, /go together/],
       [{ 'rsm.config.chunk.cache.fetch.chunks': '0' }, /rsm\.config\.chunk\.cache\.fetch\.chunks: 0 is outside/],
+      [{ 'rsm.config.copy.worker.threads': '-1' }, /rsm\.config\.copy\.worker\.threads: -1 is outside/],
       [{ 'rsm.config.s3.endpoint': '127.0.0.1:9000' }, /rsm\.config\.s3\.endpoint: want http/],
       [{ 'rsm.config.s3.read.http.handler': 'undici' }, /rsm\.config\.s3\.read\.http\.handler: want one of direct, node-http/],
       [{ 'rsm.config.s3.retry.backoff.ms': '500', 'rsm.config.s3.retry.backoff.max.ms': '100' }, /backoff\.max\.ms/],

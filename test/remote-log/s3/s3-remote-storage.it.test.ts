@@ -14,7 +14,7 @@ import { crc32c } from '@node-rs/crc32';
 import { objectKey } from '../../../remote-log/objects/object-keys.js';
 import { pieceCrc32c } from '../../../remote-log/objects/object-store.js';
 import { RemoteAbortedError, RemoteStorageError, RemoteTimeoutError } from '../../../remote-log/remote-storage.js';
-import { FetchWorkerPool } from '../../../remote-log/read/fetch-worker-pool.js';
+import { StorageWorkerPool } from '../../../remote-log/workers/storage-worker-pool.js';
 import { S3RemoteStorage, type S3RemoteStorageOptions } from '../../../remote-log/s3/s3-remote-storage.js';
 import { startMinio, type MinioServer } from '../../support/minio.js';
 import { makeSegment, newRef, remoteStorageContract } from '../remote-storage.contract.js';
@@ -110,7 +110,7 @@ describe('S3RemoteStorage on MinIO', () => {
       };
       // Stored in 64 KiB chunks, read in 64 KiB chunks: the worker cuts the GET's body as it streams.
       const storage = new S3RemoteStorage(s3Options(prefix, { chunkSize: 65536 }));
-      const pool = new FetchWorkerPool({ url: `s3://${minio.bucket}/${prefix}`, rsmConfig, threads: 1 });
+      const pool = new StorageWorkerPool({ url: `s3://${minio.bucket}/${prefix}`, rsmConfig, threads: 1 });
       try {
         const seg = makeSegment(8 * 65536 + 100, 5);
         const ref = newRef();

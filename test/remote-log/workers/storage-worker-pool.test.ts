@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { ErrorCode } from '../../../broker/protocol/errors.js';
 import { FileSystemRemoteStorage } from '../../../remote-log/filesystem/filesystem-remote-storage.js';
-import { FetchWorkerPool, shareableStorageUrl } from '../../../remote-log/read/fetch-worker-pool.js';
+import { StorageWorkerPool, shareableStorageUrl } from '../../../remote-log/workers/storage-worker-pool.js';
 import { objectKey } from '../../../remote-log/objects/object-keys.js';
 import type { RemoteSegmentRef } from '../../../remote-log/remote-storage.js';
 import { RemoteAbortedError, RemoteCorruptionError, RemoteResourceNotFoundError, RemoteStorageError } from '../../../remote-log/remote-storage.js';
@@ -15,7 +15,7 @@ import { makeSegment, newRef } from '../remote-storage.contract.js';
 const CHUNK = 16 * 1024;
 const RSM = { 'rsm.config.chunk.size.bytes': String(CHUNK) };
 
-describe('FetchWorkerPool', () => {
+describe('StorageWorkerPool', () => {
   let root: string;
   let url: string;
   let storage: FileSystemRemoteStorage;
@@ -23,7 +23,7 @@ describe('FetchWorkerPool', () => {
   let data: Buffer;
 
   before(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'sediment-fetch-workers-'));
+    root = await mkdtemp(path.join(tmpdir(), 'sediment-storage-workers-'));
     url = pathToFileURL(root).href;
     storage = new FileSystemRemoteStorage(root, { chunkSize: CHUNK });
     const seg = makeSegment(5 * CHUNK + 123, 7);
@@ -37,7 +37,7 @@ describe('FetchWorkerPool', () => {
   });
 
   it('serves the same verified chunks as the storage, each owning its memory', async () => {
-    const pool = new FetchWorkerPool({ url, rsmConfig: RSM, threads: 2 });
+    const pool = new StorageWorkerPool({ url, rsmConfig: RSM, threads: 2 });
     try {
       const chunks = await pool.fetchChunks(ref, 0, 9, CHUNK);
       assert.equal(chunks.length, 6);
@@ -54,7 +54,7 @@ describe('FetchWorkerPool', () => {
   });
 
   it('posts each chunk as it completes: told in order, the answer holds the same chunks, those told before a failure stay valid', async () => {
-    const pool = new FetchWorkerPool({ url, rsmConfig: RSM, threads: 1 });
+    const pool = new StorageWorkerPool({ url, rsmConfig: RSM, threads: 1 });
     try {
       const told: Array<[number, Buffer]> = [];
       const chunks = await pool.fetchChunks(ref, 1, 9, CHUNK, undefined, (i, c) => told.push([i, c]));
@@ -96,7 +96,7 @@ describe('FetchWorkerPool', () => {
   });
 
   it('reports storage errors with their class and Kafka code', async () => {
-    const pool = new FetchWorkerPool({ url, rsmConfig: RSM, threads: 1 });
+    const pool = new StorageWorkerPool({ url, rsmConfig: RSM, threads: 1 });
     const other = newRef();
     try {
       const missing = await pool.fetchChunks(other, 0, 0, CHUNK).then(
@@ -125,7 +125,7 @@ describe('FetchWorkerPool', () => {
   });
 
   it('an aborted fetch rejects at once and the pool goes on', async () => {
-    const pool = new FetchWorkerPool({ url, rsmConfig: RSM, threads: 1 });
+    const pool = new StorageWorkerPool({ url, rsmConfig: RSM, threads: 1 });
     try {
       const controller = new AbortController();
       const pending = pool.fetchChunks(ref, 0, 5, CHUNK, controller.signal);
@@ -140,7 +140,7 @@ describe('FetchWorkerPool', () => {
   });
 
   it('a worker that cannot open the store fails its requests with KAFKA_STORAGE_ERROR, naming why', async () => {
-    const pool = new FetchWorkerPool({ url, rsmConfig: { 'rsm.config.chunk.size.bytes': '1' }, threads: 1 });
+    const pool = new StorageWorkerPool({ url, rsmConfig: { 'rsm.config.chunk.size.bytes': '1' }, threads: 1 });
     try {
       const err = await pool.fetchChunks(ref, 0, 0, CHUNK).then(
         () => assert.fail('served without a store'),
@@ -154,11 +154,51 @@ describe('FetchWorkerPool', () => {
     }
   });
 
+  it('copies a segment in a worker (data by path, indexes in memory): the storage reads back the same bytes and indexes', async () => {
+    const pool = new StorageWorkerPool({ url, rsmConfig: RSM, threads: 1 });
+    try {
+      const seg = makeSegment(3 * CHUNK + 77, 11);
+      const dataFile = path.join(root, 'segment-to-copy.log');
+      await writeFile(dataFile, seg.data);
+      const copied = newRef();
+      const result = await pool.copySegment(copied, { ...seg.files, data: dataFile });
+      assert.equal(result.dataSize, seg.data.length);
+      // The same verdict on its batches (random bytes here: not batches) as the storage's own copy gives.
+      const own = await storage.copySegment(newRef(), seg.files);
+      assert.equal(result.batchesVerified, own.batchesVerified);
+      assert.deepEqual(result.batchProblem, own.batchProblem);
+      assert.equal(result.storedDataSize, own.storedDataSize);
+      assert.ok(Buffer.isBuffer(result.customMetadata), 'custom metadata arrives as a Buffer');
+      assert.deepEqual(JSON.parse(result.customMetadata.toString('utf8')).dataSize, seg.data.length);
+      assert.deepEqual(await storage.fetchData(copied, 0), seg.data);
+      assert.deepEqual(await storage.fetchIndex(copied, 'offset'), seg.indexes.offset);
+      assert.deepEqual(await storage.fetchIndex(copied, 'producerSnapshot'), seg.indexes.producerSnapshot);
+      assert.deepEqual(await storage.fetchIndex(copied, 'leaderEpoch'), seg.indexes.leaderEpoch);
+      // A data file that is gone fails the copy with the storage's error, naming the file; no manifest is written.
+      const gone = newRef();
+      const err = await pool.copySegment(gone, { ...seg.files, data: path.join(root, 'no-such.log') }).then(
+        () => assert.fail('copied a missing file'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof RemoteStorageError);
+      assert.equal(err.code, ErrorCode.KAFKA_STORAGE_ERROR);
+      assert.match(err.message, /no-such\.log/);
+      await assert.rejects(storage.fetchData(gone, 0), RemoteResourceNotFoundError);
+      // An aborted copy rejects at once.
+      const controller = new AbortController();
+      const pending = pool.copySegment(newRef(), { ...seg.files, data: dataFile }, controller.signal);
+      controller.abort(new Error('leadership lost'));
+      await assert.rejects(pending, RemoteAbortedError);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('is refused for a memory store, which one thread owns', () => {
     assert.equal(shareableStorageUrl('memory://'), false);
     assert.equal(shareableStorageUrl('s3://bucket/prefix'), true);
     assert.equal(shareableStorageUrl(url), true);
-    assert.throws(() => new FetchWorkerPool({ url: 'memory://', rsmConfig: {}, threads: 1 }), RangeError);
-    assert.throws(() => new FetchWorkerPool({ url, rsmConfig: {}, threads: 0 }), RangeError);
+    assert.throws(() => new StorageWorkerPool({ url: 'memory://', rsmConfig: {}, threads: 1 }), RangeError);
+    assert.throws(() => new StorageWorkerPool({ url, rsmConfig: {}, threads: 0 }), RangeError);
   });
 });

@@ -1,32 +1,35 @@
-// Remote data reads off the event loop: a pool of worker threads (fetch-worker.ts),
-// each with its own connection to the remote store, serving the ChunkCache's
-// fetchChunks, each chunk posted back as soon as it has arrived. On the event
-// loop a remote read then costs a message per chunk and one at the end;
-// the GET, the body copy and the CRC checks run on other cores, so serving
-// Kafka requests and receiving from S3 no longer take turns on one thread.
-// Only stores another thread can open by URL use it (s3://, file://).
+// Remote storage work off the event loop: a pool of worker threads
+// (storage-worker.ts), each with its own connection to the remote store,
+// serving the ChunkCache's fetchChunks (each chunk posted back as soon as it
+// has arrived) or the copy task's copySegment. On the event loop a remote read
+// then costs a message per chunk and one at the end, and a segment copy two
+// messages; the GETs and PUTs, the body copies, the file reads and the CRC
+// checks run on other cores, so serving Kafka requests and talking to S3 no
+// longer take turns on one thread. Only stores another thread can open by URL
+// use it (s3://, file://).
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { FetchWorkerData, FetchWorkerReply, FetchWorkerRequest } from './fetch-worker-protocol.js';
-import { deserializeError } from './fetch-worker-protocol.js';
-import type { ChunkListener, RemoteSegmentRef, RemoteStorage } from '../remote-storage.js';
+import type { StorageWorkerData, StorageWorkerReply, StorageWorkerRequest } from './storage-worker-protocol.js';
+import { deserializeError, receivedCopyResult } from './storage-worker-protocol.js';
+import type { ChunkListener, CopyResult, RemoteSegmentRef, RemoteStorage, SegmentFiles } from '../remote-storage.js';
 import { RemoteAbortedError, RemoteStorageError } from '../remote-storage.js';
 import { parseStorageUrl } from '../storage-url.js';
 
-export interface FetchWorkerPoolOptions {
+export interface StorageWorkerPoolOptions {
   readonly url: string;
   /** rsm.config.* settings, prefixed, as createRemoteStorage takes them. */
   readonly rsmConfig: Readonly<Record<string, string>>;
-  /** Worker threads, started on first use. */
+  /** Worker threads, started by warm() or on first use. */
   readonly threads: number;
   readonly logger?: Logger;
 }
 
 interface Pending {
-  /** Chunks received so far, in order. */
+  /** A fetch's chunks received so far, in order. */
   readonly chunks: Buffer[];
   readonly onChunk: ChunkListener | undefined;
-  readonly resolve: (chunks: Buffer[]) => void;
+  /** Told the fetch's chunks, or a copy's result. */
+  readonly resolve: (answer: { chunks: Buffer[]; result?: CopyResult }) => void;
   readonly reject: (e: unknown) => void;
 }
 
@@ -40,30 +43,46 @@ export function shareableStorageUrl(url: string): boolean {
   return parseStorageUrl(url).scheme !== 'memory';
 }
 
-export class FetchWorkerPool implements Pick<RemoteStorage, 'fetchChunks'> {
+export class StorageWorkerPool implements Pick<RemoteStorage, 'fetchChunks' | 'copySegment'> {
   readonly threads: number;
   private readonly workers: Array<PoolWorker | undefined>;
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly options: FetchWorkerPoolOptions) {
+  constructor(private readonly options: StorageWorkerPoolOptions) {
     if (!Number.isInteger(options.threads) || options.threads < 1) throw new RangeError(`threads must be >= 1: ${options.threads}`);
-    if (!shareableStorageUrl(options.url)) throw new RangeError(`${options.url}: a memory store cannot be read from worker threads`);
+    if (!shareableStorageUrl(options.url)) throw new RangeError(`${options.url}: a memory store cannot be used from worker threads`);
     this.threads = options.threads;
     this.workers = Array.from({ length: options.threads }, () => undefined);
   }
 
   fetchChunks(ref: RemoteSegmentRef, first: number, last: number, chunkSize: number, signal?: AbortSignal, onChunk?: ChunkListener): Promise<Buffer[]> {
-    if (signal?.aborted === true) return Promise.reject(new RemoteAbortedError('remote fetch: aborted', { cause: signal.reason }));
-    if (this.closed) return Promise.reject(new RemoteStorageError('remote fetch workers are closed'));
+    return this.request('remote fetch', signal, onChunk, (id) => ({ type: 'fetch', id, ref, first, last, chunkSize })).then((a) => a.chunks);
+  }
+
+  copySegment(ref: RemoteSegmentRef, files: SegmentFiles, signal?: AbortSignal): Promise<CopyResult> {
+    return this.request('remote copy', signal, undefined, (id) => ({ type: 'copy', id, ref, files })).then((a) => {
+      if (a.result === undefined) throw new RemoteStorageError('remote copy: the worker answered without a result');
+      return a.result;
+    });
+  }
+
+  private request(
+    what: string,
+    signal: AbortSignal | undefined,
+    onChunk: ChunkListener | undefined,
+    message: (id: number) => StorageWorkerRequest,
+  ): Promise<{ chunks: Buffer[]; result?: CopyResult }> {
+    if (signal?.aborted === true) return Promise.reject(new RemoteAbortedError(`${what}: aborted`, { cause: signal.reason }));
+    if (this.closed) return Promise.reject(new RemoteStorageError(`${what}: the storage workers are closed`));
     const w = this.pick();
     const id = this.nextId++;
-    return new Promise<Buffer[]>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         if (!w.pending.delete(id)) return;
         if (w.pending.size === 0) w.worker.unref();
-        w.worker.postMessage({ type: 'cancel', id } satisfies FetchWorkerRequest);
-        reject(new RemoteAbortedError('remote fetch: aborted', { cause: signal?.reason }));
+        w.worker.postMessage({ type: 'cancel', id } satisfies StorageWorkerRequest);
+        reject(new RemoteAbortedError(`${what}: aborted`, { cause: signal?.reason }));
       };
       const done = (): void => {
         signal?.removeEventListener('abort', onAbort);
@@ -74,9 +93,9 @@ export class FetchWorkerPool implements Pick<RemoteStorage, 'fetchChunks'> {
       w.pending.set(id, {
         chunks: [],
         onChunk,
-        resolve: (chunks) => {
+        resolve: (answer) => {
           done();
-          resolve(chunks);
+          resolve(answer);
         },
         reject: (e) => {
           done();
@@ -84,8 +103,18 @@ export class FetchWorkerPool implements Pick<RemoteStorage, 'fetchChunks'> {
         },
       });
       signal?.addEventListener('abort', onAbort, { once: true });
-      w.worker.postMessage({ type: 'fetch', id, ref, first, last, chunkSize } satisfies FetchWorkerRequest);
+      w.worker.postMessage(message(id));
     });
+  }
+
+  /**
+   * Starts every worker that is not running, without waiting for it: a
+   * worker's start (a fresh isolate loading the storage's modules) takes
+   * hundreds of milliseconds, better spent before the first request than in it.
+   */
+  warm(): void {
+    if (this.closed) return;
+    for (let i = 0; i < this.workers.length; i++) if (this.workers[i] === undefined) this.start(i);
   }
 
   /** Stops the workers; requests still pending fail. */
@@ -93,7 +122,7 @@ export class FetchWorkerPool implements Pick<RemoteStorage, 'fetchChunks'> {
     this.closed = true;
     const running = this.workers.filter((w): w is PoolWorker => w !== undefined);
     this.workers.fill(undefined);
-    for (const w of running) this.failAll(w, new RemoteStorageError('remote fetch workers closed'));
+    for (const w of running) this.failAll(w, new RemoteStorageError('remote storage workers closed'));
     await Promise.all(running.map((w) => w.worker.terminate()));
   }
 
@@ -112,12 +141,12 @@ export class FetchWorkerPool implements Pick<RemoteStorage, 'fetchChunks'> {
   }
 
   private start(slot: number): PoolWorker {
-    const data: FetchWorkerData = { url: this.options.url, rsmConfig: { ...this.options.rsmConfig } };
-    const worker = new Worker(new URL('./fetch-worker.js', import.meta.url), { workerData: data });
+    const data: StorageWorkerData = { url: this.options.url, rsmConfig: { ...this.options.rsmConfig } };
+    const worker = new Worker(new URL('./storage-worker.js', import.meta.url), { workerData: data });
     // The pool's owner closes it; an idle worker must not keep the process alive.
     worker.unref();
     const w: PoolWorker = { worker, pending: new Map() };
-    worker.on('message', (m: FetchWorkerReply) => {
+    worker.on('message', (m: StorageWorkerReply) => {
       const p = w.pending.get(m.id);
       if (p === undefined) return; // cancelled
       if (m.type === 'chunk') {
@@ -128,19 +157,20 @@ export class FetchWorkerPool implements Pick<RemoteStorage, 'fetchChunks'> {
         } catch (e) {
           // The caller refused the chunk: the request fails, and the worker stops it.
           w.pending.delete(m.id);
-          w.worker.postMessage({ type: 'cancel', id: m.id } satisfies FetchWorkerRequest);
+          w.worker.postMessage({ type: 'cancel', id: m.id } satisfies StorageWorkerRequest);
           p.reject(e);
         }
         return;
       }
       w.pending.delete(m.id);
-      if (m.type === 'done') p.resolve(p.chunks);
+      if (m.type === 'done') p.resolve({ chunks: p.chunks });
+      else if (m.type === 'copied') p.resolve({ chunks: [], result: receivedCopyResult(m.result) });
       else p.reject(deserializeError(m.error));
     });
     const lost = (why: string): void => {
       if (this.workers[slot] === w) this.workers[slot] = undefined;
-      if (w.pending.size > 0) this.options.logger?.warn({ slot, pending: w.pending.size }, `remote fetch worker ${why}`);
-      this.failAll(w, new RemoteStorageError(`remote fetch worker ${why}`));
+      if (w.pending.size > 0) this.options.logger?.warn({ slot, pending: w.pending.size }, `remote storage worker ${why}`);
+      this.failAll(w, new RemoteStorageError(`remote storage worker ${why}`));
     };
     worker.on('error', (e) => lost(`failed: ${e.message}`));
     worker.on('exit', (code) => lost(`exited with code ${code}`));
