@@ -12,7 +12,8 @@ export interface RemoteTier {
   logStartOffset(log: PartitionLog): bigint | null;
   highestRemoteOffset(log: PartitionLog): bigint;
   /** Whole batches from `fetchOffset`; the bytes may come as several parts (sent one after another, never joined). */
-  read(log: PartitionLog, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Records | null>;
+  /** With `lease`, the bytes stay valid until it is released (the response written); without, for good. */
+  read(log: PartitionLog, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal, lease?: ReadLease): Promise<Records | null>;
   offsetForTimestamp(log: PartitionLog, timestamp: bigint): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | null>;
   /** DeleteRecords across both tiers. */
   deleteRecordsBefore(log: PartitionLog, offset: bigint): Promise<bigint>;
@@ -61,7 +62,7 @@ export class LocalPartitionView implements PartitionView {
 
   async read(fetchOffset: bigint, maxBytes: number, opts: { maxOffset: bigint; minOneBatch: boolean; signal?: AbortSignal; lease?: ReadLease }) {
     if (this.remote !== null && fetchOffset < this.log.localLogStartOffset) {
-      const records = await this.remote.read(this.log, fetchOffset, maxBytes, opts.minOneBatch, opts.signal);
+      const records = await this.remote.read(this.log, fetchOffset, maxBytes, opts.minOneBatch, opts.signal, opts.lease);
       return { records, abortedTransactions: [] };
     }
     const r = await this.log.read(fetchOffset, maxBytes, { maxOffset: opts.maxOffset, minOneBatch: opts.minOneBatch, ...(opts.lease === undefined ? {} : { lease: opts.lease }) });

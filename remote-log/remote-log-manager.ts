@@ -36,7 +36,8 @@ import type { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/r
 import type { RemoteLogSegmentMetadata, TopicIdPartition } from '../metadata/remote-log-metadata/types.js';
 import { topicIdPartitionKey } from '../metadata/remote-log-metadata/types.js';
 import { REMOTE_LOG_METADATA_TOPIC } from '../metadata/remote-log-metadata/metadata-topic-log.js';
-import { ChunkCache, type ChunkCacheStats } from './read/chunk-cache.js';
+import { ChunkCache, type ChunkCacheStats, type ChunkLease } from './read/chunk-cache.js';
+import { ChunkMemory } from './read/chunk-memory.js';
 import { copyCandidates, copyLogSegments } from './tasks/copy-task.js';
 import { deleteRemotePartition, expirationCandidates, expireRemoteSegments, onlyLocalLogSegmentsSize } from './tasks/expiration-task.js';
 import { IndexCache, type IndexCacheStats } from './read/index-cache.js';
@@ -80,7 +81,12 @@ export interface RemoteLogManagerConfig {
   readonly taskConcurrency?: number;
   /** Scan batch headers so the store may compress uncompressed segments (default: when the store compresses). */
   readonly detectUncompressedBatches?: boolean;
+  /** Read chunks into reused slots of shared memory rather than fresh buffers (ChunkMemory). Default true. */
+  readonly reuseChunkMemory?: boolean;
 }
+
+/** Chunk memory beyond the cache's limit: chunks in flight, and evicted ones a response still holds. */
+const CHUNK_MEMORY_HEADROOM_BYTES = 64 * 1024 * 1024;
 
 /** Where the chunk cache's data reads go when not to the storage itself (a StorageWorkerPool). */
 export interface ChunkSource extends Pick<RemoteStorage, 'fetchChunks'> {
@@ -142,6 +148,7 @@ export function remoteLogManagerConfig(
     readonly chunkCacheFetchChunks?: number;
     readonly orphanSweepIntervalMs?: number;
     readonly orphanFullSweepIntervalMs?: number;
+    readonly chunkCacheReuseEnable?: boolean;
   },
 ): RemoteLogManagerConfig {
   return {
@@ -156,6 +163,7 @@ export function remoteLogManagerConfig(
     ...(rsm.chunkCacheFetchChunks === undefined ? {} : { maxChunksPerRequest: rsm.chunkCacheFetchChunks }),
     ...(rsm.orphanSweepIntervalMs === undefined ? {} : { orphanSweepIntervalMs: rsm.orphanSweepIntervalMs }),
     ...(rsm.orphanFullSweepIntervalMs === undefined ? {} : { orphanFullSweepIntervalMs: rsm.orphanFullSweepIntervalMs }),
+    ...(rsm.chunkCacheReuseEnable === undefined ? {} : { reuseChunkMemory: rsm.chunkCacheReuseEnable }),
   };
 }
 
@@ -228,6 +236,10 @@ export class RemoteLogManager {
         maxBytes: c.chunkCacheBytes,
         ...(c.readAheadChunks === undefined ? {} : { readAheadChunks: c.readAheadChunks }),
         ...(c.maxChunksPerRequest === undefined ? {} : { maxChunksPerRequest: c.maxChunksPerRequest }),
+        // Shared when worker threads fill the chunks (slower to copy into: ChunkMemory).
+        ...(c.reuseChunkMemory === false || c.chunkCacheBytes <= 0
+          ? {}
+          : { memory: new ChunkMemory(c.chunkSize, c.chunkCacheBytes + CHUNK_MEMORY_HEADROOM_BYTES, options.chunkSource !== undefined) }),
       }),
       indexCache: new IndexCache({ source: options.storage, maxBytes: c.indexCacheBytes }),
       orphanGraceMs: c.orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS,
@@ -525,7 +537,7 @@ export class RemoteLogManager {
    * abandoned). Throws OFFSET_OUT_OF_RANGE, REPLICA_NOT_AVAILABLE (metadata not
    * loaded yet), KAFKA_STORAGE_ERROR (store failing) or CORRUPT_MESSAGE.
    */
-  async read(log: LocalLog, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Records | null> {
+  async read(log: LocalLog, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal, lease?: ChunkLease): Promise<Records | null> {
     const state = this.stateOf(log);
     state.counters.fetchRequests++;
     const controller = new AbortController();
@@ -544,7 +556,8 @@ export class RemoteLogManager {
     this.readsInFlight++;
     try {
       // Views into the cached chunks: the Fetch answer writes them without joining.
-      const parts = await raceAbort(this.reader.readParts(state, fetchOffset, maxBytes, minOneBatch, controller.signal), controller.signal, 'remote read');
+      // Under `lease` (the Fetch's), the chunks they view are not reused before the response is written.
+      const parts = await raceAbort(this.reader.readParts(state, fetchOffset, maxBytes, minOneBatch, controller.signal, lease), controller.signal, 'remote read');
       return recordsOf(parts);
     } catch (err) {
       if (deadline.passed || callerAborted()) {

@@ -110,6 +110,16 @@ export interface RemoteSegmentListing {
   readonly lastModified: number;
 }
 
+/**
+ * Memory a fetchChunks caller lends for the chunks it asks for: the buffer
+ * chunk `index` (`length` bytes as stored) is to be read into, at least that
+ * long, or undefined (the store allocates its own). A store that uses it tells
+ * and returns the chunk as `target.subarray(0, length)`, and writes the target
+ * no more once the chunk is told or the request has settled. A store may
+ * ignore it (compressed data, data stored under another chunk size).
+ */
+export type ChunkTargets = (index: number, length: number) => Buffer | undefined;
+
 /** Told each chunk of a fetchChunks request as it arrives: `index` is the chunk's index in the segment. */
 export type ChunkListener = (index: number, chunk: Buffer) => void;
 
@@ -147,6 +157,7 @@ export interface RemoteStorage {
     chunkSize: number,
     signal?: AbortSignal,
     onChunk?: ChunkListener,
+    targets?: ChunkTargets,
   ): Promise<Buffer[]>;
   fetchIndex(ref: RemoteSegmentRef, kind: IndexKind, signal?: AbortSignal): Promise<Buffer>;
   deleteSegment(ref: RemoteSegmentRef, signal?: AbortSignal): Promise<void>;

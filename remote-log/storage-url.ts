@@ -17,6 +17,7 @@
 // | rsm.config.chunk.cache.size.bytes        | 268435456      | ChunkCache byte limit (read by the RemoteLogManager)       |
 // | rsm.config.chunk.cache.prefetch.chunks   | 8              | ChunkCache read-ahead, in chunks                           |
 // | rsm.config.chunk.cache.fetch.chunks      | 8              | chunks one ranged GET carries at most                      |
+// | rsm.config.chunk.cache.reuse.enable      | true           | read chunks into reused shared memory, not fresh buffers   |
 // | rsm.config.fetch.worker.threads          | 0              | threads running data GETs off the event loop (0 = none)    |
 // | rsm.config.copy.worker.threads           | 1              | threads running segment uploads off the event loop (0: on it) |
 // | rsm.config.orphan.sweep.interval.ms      | 300000         | orphan sweep: LIST of each partition's new objects         |
@@ -70,6 +71,7 @@ const KEYS = {
   'chunk.cache.size.bytes': 'int',
   'chunk.cache.prefetch.chunks': 'int',
   'chunk.cache.fetch.chunks': 'int',
+  'chunk.cache.reuse.enable': 'bool',
   'fetch.worker.threads': 'int',
   'copy.worker.threads': 'int',
   'orphan.sweep.interval.ms': 'int',
@@ -103,6 +105,8 @@ export interface RsmConfig {
   readonly chunkCachePrefetchChunks: number;
   /** Chunks one ranged GET carries at most (runs of missing chunks are split into requests of this many). */
   readonly chunkCacheFetchChunks: number;
+  /** Chunks read into reused slots of shared memory (read by the RemoteLogManager). */
+  readonly chunkCacheReuseEnable: boolean;
   /** Worker threads for data reads (s3:// and file:// only; 0 = on the event loop). */
   readonly fetchWorkerThreads: number;
   /** Worker threads for segment uploads (s3:// and file:// only; 0 = on the event loop). */
@@ -197,6 +201,7 @@ export function parseRsmConfig(raw: Readonly<Record<string, string>>): RsmConfig
     chunkCacheSizeBytes: int('chunk.cache.size.bytes', 256 * 1024 * 1024, 0),
     chunkCachePrefetchChunks: int('chunk.cache.prefetch.chunks', 8, 0, 1024),
     chunkCacheFetchChunks: int('chunk.cache.fetch.chunks', 8, 1, 1024),
+    chunkCacheReuseEnable: bool('chunk.cache.reuse.enable', true),
     fetchWorkerThreads: int('fetch.worker.threads', 0, 0, 64),
     copyWorkerThreads: int('copy.worker.threads', 1, 0, 64),
     orphanSweepIntervalMs: int('orphan.sweep.interval.ms', 5 * 60_000, 1),

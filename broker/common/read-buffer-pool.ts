@@ -66,9 +66,16 @@ export class ReadBufferPool {
   }
 }
 
-/** The pooled buffers one request read into; all returned together by release(). */
+/** Told when a lease is released: the response holding the bytes is written. */
+export type LeaseEnd = () => void;
+
+/**
+ * The pooled buffers one request read into, and what else must wait for its
+ * response to be written (deferred), all given back together by release().
+ */
 export class ReadLease {
   private taken: Buffer[] = [];
+  private deferred: LeaseEnd[] = [];
   private released = false;
 
   constructor(private readonly pool: ReadBufferPool) {}
@@ -82,11 +89,25 @@ export class ReadLease {
     return buf;
   }
 
+  /**
+   * Runs `end` at release(), with the buffers' return: for memory of other
+   * pools (the remote chunk cache's) that this request's response refers to.
+   * False, and `end` is not kept, when the lease is already released.
+   */
+  defer(end: LeaseEnd): boolean {
+    if (this.released) return false;
+    this.deferred.push(end);
+    return true;
+  }
+
   /** Gives every buffer back. Call only when nothing read into them can be referenced any more. */
   release(): void {
     if (this.released) return;
     this.released = true;
     for (const b of this.taken) this.pool.give(b);
     this.taken = [];
+    const deferred = this.deferred;
+    this.deferred = [];
+    for (const end of deferred) end();
   }
 }

@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener } from '../objects/object-store.js';
-import { clampRange } from '../objects/object-store.js';
+import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener, PieceTargets } from '../objects/object-store.js';
+import { clampRange, pieceBuffer } from '../objects/object-store.js';
 import { RemoteResourceNotFoundError, RemoteStorageError, throwIfAborted } from '../remote-storage.js';
 
 const TMP_MARKER = '.sediment-tmp-';
@@ -76,17 +76,18 @@ export class FileSystemObjectStore implements ObjectStore {
     return bytes ?? Buffer.alloc(0);
   }
 
-  async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal, onPiece?: PieceListener): Promise<Buffer[]> {
-    return this.readPieces(key, range, () => lengths, signal, onPiece);
+  async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal, onPiece?: PieceListener, targets?: PieceTargets): Promise<Buffer[]> {
+    return this.readPieces(key, range, () => lengths, signal, onPiece, targets);
   }
 
-  /** Reads the (clamped) range into fresh buffers of the lengths `cut` gives for its size, stopping at the end of the file. */
+  /** Reads the (clamped) range into fresh (or lent) buffers of the lengths `cut` gives for its size, stopping at the end of the file. */
   private async readPieces(
     key: string,
     range: ByteRange | undefined,
     cut: (length: number) => readonly number[],
     signal?: AbortSignal,
     onPiece?: PieceListener,
+    targets?: PieceTargets,
   ): Promise<Buffer[]> {
     throwIfAborted(signal, `get ${key}`);
     let handle: FileHandle | undefined;
@@ -98,7 +99,7 @@ export class FileSystemObjectStore implements ObjectStore {
       let position = start;
       for (const n of cut(end - start)) {
         if (position >= end) break;
-        const buf = Buffer.allocUnsafeSlow(Math.min(n, end - position));
+        const buf = pieceBuffer(targets, out.length, Math.min(n, end - position));
         let filled = 0;
         while (filled < buf.length) {
           throwIfAborted(signal, `get ${key}`);

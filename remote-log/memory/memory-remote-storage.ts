@@ -5,7 +5,7 @@ import type { Clock } from '../../broker/common/clock.js';
 import { systemClock } from '../../broker/common/clock.js';
 import type { ObjectRemoteStorageOptions } from '../objects/object-remote-storage.js';
 import { ObjectRemoteStorage } from '../objects/object-remote-storage.js';
-import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener } from '../objects/object-store.js';
+import type { ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener, PieceTargets } from '../objects/object-store.js';
 import { clampRange, collectBody, copyPieces } from '../objects/object-store.js';
 import { RemoteResourceNotFoundError, RemoteStorageError, throwIfAborted } from '../remote-storage.js';
 
@@ -38,13 +38,13 @@ export class MemoryObjectStore implements ObjectStore {
     return Buffer.from(e.data.subarray(start, end));
   }
 
-  async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal, onPiece?: PieceListener): Promise<Buffer[]> {
+  async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal, onPiece?: PieceListener, targets?: PieceTargets): Promise<Buffer[]> {
     this.checkOpen();
     throwIfAborted(signal, `get ${key}`);
     const e = this.objects.get(key);
     if (e === undefined) throw new RemoteResourceNotFoundError(`memory://${key} does not exist`);
     const { start, end } = clampRange(e.data.length, range);
-    return copyPieces(e.data.subarray(start, end), lengths, onPiece);
+    return copyPieces(e.data.subarray(start, end), lengths, onPiece, targets);
   }
 
   async delete(key: string, signal?: AbortSignal): Promise<void> {

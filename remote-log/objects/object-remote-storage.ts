@@ -11,10 +11,11 @@ import { ChunkedDataWriter, DEFAULT_CHUNK_SIZE, DEFAULT_ZSTD_LEVEL, chunksCoveri
 import type { Manifest, ObjectEntry } from './manifest.js';
 import { MANIFEST_FORMAT_VERSION, chunkCount, decodeManifest, encodeManifest, storedChunkRange } from './manifest.js';
 import { objectKey, parseObjectKey, segmentIdentity, validateRef } from './object-keys.js';
-import type { ObjectStore, PieceListener } from './object-store.js';
+import type { ObjectStore, PieceListener, PieceTargets } from './object-store.js';
 import { copyPieces, pieceCrc32c } from './object-store.js';
 import type {
   ChunkListener,
+  ChunkTargets,
   CopyResult,
   IndexKind,
   ListedObject,
@@ -236,6 +237,7 @@ export class ObjectRemoteStorage implements RemoteStorage {
     chunkSize: number,
     signal?: AbortSignal,
     onChunk?: ChunkListener,
+    targets?: ChunkTargets,
   ): Promise<Buffer[]> {
     if (!Number.isSafeInteger(firstChunk) || firstChunk < 0 || !Number.isSafeInteger(lastChunk)) {
       throw new RangeError(`invalid chunks ${firstChunk}..${lastChunk}`);
@@ -267,7 +269,10 @@ export class ObjectRemoteStorage implements RemoteStorage {
       chunks.push(chunk);
       onChunk?.(firstChunk + k, chunk);
     };
-    const pieces = await this.getPieces(key, range, lengths, signal, take);
+    // Stored as they are read, the chunks may go straight into the caller's memory (compressed, they are decoded into fresh buffers).
+    const lent: PieceTargets | undefined =
+      targets === undefined || layout.compression !== 'none' ? undefined : (k, length) => targets(firstChunk + k, length);
+    const pieces = await this.getPieces(key, range, lengths, signal, take, lent);
     // What was not told as it came: a store without streaming, or a short last piece (refused as truncated).
     for (let k = chunks.length; k < pieces.length; k++) take(k, pieces[k] as Buffer);
     if (chunks.length !== lengths.length) {
@@ -381,10 +386,11 @@ export class ObjectRemoteStorage implements RemoteStorage {
     lengths: readonly number[],
     signal: AbortSignal | undefined,
     onPiece: PieceListener,
+    targets: PieceTargets | undefined,
   ): Promise<Buffer[]> {
     if (this.store.getPieces === undefined) return copyPieces(await this.get(key, range, signal), lengths);
     try {
-      return await this.store.getPieces(key, range, lengths, signal, onPiece);
+      return await this.store.getPieces(key, range, lengths, signal, onPiece, targets);
     } catch (e) {
       throw this.wrap(e, `reading ${key}`);
     }

@@ -5,11 +5,22 @@
 // shares fetches already in flight, and starts reading ahead the next chunks
 // so a sequential consumer finds them cached. Cached bytes never
 // exceed the byte limit: each entry owns exactly its bytes.
+//
+// With a ChunkMemory, chunks are read into its reusable slots instead of fresh
+// buffers (a fresh MiB per chunk kept V8 collecting, issue 16). A slot is
+// reused only when its chunk has left the cache and nothing can still refer to
+// it: a reader that passes a lease (a Fetch request's ReadLease) pins the
+// chunks it is given until the lease is released (the response written); a
+// reader without one is given copies by read(), and marks the chunks
+// readParts() hands it as escaped, never reused. A reader waiting for a chunk
+// still in flight holds its claim from the moment it asked, so a chunk is
+// never reused between its arrival and its reader.
 import { setMaxListeners } from 'node:events';
 import { ownedBytes } from '../objects/chunked-zstd.js';
 import { segmentIdentity } from '../objects/object-keys.js';
-import type { RemoteSegmentRef, RemoteStorage } from '../remote-storage.js';
+import type { ChunkTargets, RemoteSegmentRef, RemoteStorage } from '../remote-storage.js';
 import { raceAbort, throwIfAborted } from '../remote-storage.js';
+import type { ChunkMemory } from './chunk-memory.js';
 import { SegmentLru } from './segment-lru.js';
 
 const EMPTY = Buffer.alloc(0);
@@ -28,6 +39,35 @@ export interface ChunkCacheOptions {
    * larger request costs a reader no wait, and it saves requests.
    */
   readonly maxChunksPerRequest?: number;
+  /** Slots chunks are read into and reused from (see above); without it, every chunk is a fresh buffer. */
+  readonly memory?: ChunkMemory;
+}
+
+/** What a reader's chunks stay pinned by: released once nothing refers to them (ReadLease satisfies it). */
+export interface ChunkLease {
+  /** Runs `end` when the lease is released; false (and `end` is dropped) when it already was. */
+  defer(end: () => void): boolean;
+}
+
+/** A chunk in a slot of the ChunkMemory. */
+interface SlotChunk {
+  readonly slot: Buffer;
+  /** Readers holding it under a lease not yet released. */
+  pins: number;
+  /** Handed to a reader without a lease: never reused. */
+  escaped: boolean;
+  /** In the LRU now. */
+  cached: boolean;
+  freed: boolean;
+}
+
+/** A reader's claim on a chunk it asked for before it arrived. */
+interface Claim {
+  readonly lease: ChunkLease | undefined;
+  /** Set when it arrives, for the lease to unpin. */
+  chunk?: Buffer;
+  /** The lease was released before the chunk arrived. */
+  dropped?: boolean;
 }
 
 export interface ChunkCacheStats {
@@ -46,12 +86,17 @@ export interface ChunkCacheStats {
   /** Bytes held now (never above maxBytes). */
   readonly bytes: number;
   readonly entries: number;
+  /** Chunks read into reused slots of the ChunkMemory, and slots given back for reuse. */
+  readonly slotFills: number;
+  readonly slotReturns: number;
 }
 
 export interface ChunkReadOptions {
   readonly signal?: AbortSignal;
   /** The segment's data size when the caller knows it: read-ahead stops at its end. */
   readonly segmentSize?: number;
+  /** Pins the chunks readParts hands out until released (see above). */
+  readonly lease?: ChunkLease;
 }
 
 export class ChunkCache {
@@ -61,11 +106,20 @@ export class ChunkCache {
   readonly maxChunksPerRequest: number;
   private readonly source: Pick<RemoteStorage, 'fetchData'> & Partial<Pick<RemoteStorage, 'fetchChunks'>>;
   private readonly cache: SegmentLru;
-  private counters = { hits: 0, inFlightHits: 0, misses: 0, readAheadChunks: 0, readAheadErrors: 0, fetches: 0, fetchedBytes: 0 };
+  private readonly memory: ChunkMemory | undefined;
+  /** The chunks that live in slots, by their Buffer. */
+  private readonly slotChunks = new WeakMap<Buffer, SlotChunk>();
+  /** Claims of readers on chunks in flight, by key. */
+  private readonly claims = new Map<string, Claim[]>();
+  private counters = { hits: 0, inFlightHits: 0, misses: 0, readAheadChunks: 0, readAheadErrors: 0, fetches: 0, fetchedBytes: 0, slotFills: 0, slotReturns: 0 };
 
   constructor(options: ChunkCacheOptions) {
     if (!Number.isSafeInteger(options.chunkSize) || options.chunkSize <= 0) throw new RangeError(`chunkSize must be positive: ${options.chunkSize}`);
-    this.cache = new SegmentLru(options.maxBytes);
+    if (options.memory !== undefined && options.memory.slotSize < options.chunkSize) {
+      throw new RangeError(`memory slots of ${options.memory.slotSize} bytes cannot hold chunks of ${options.chunkSize}`);
+    }
+    this.memory = options.maxBytes > 0 ? options.memory : undefined;
+    this.cache = new SegmentLru(options.maxBytes, (buf) => this.left(buf));
     // Every fetch in flight listens on the close signal (one listener per request attempt): many is normal here.
     setMaxListeners(0, this.cache.closing.signal);
     this.source = options.source;
@@ -93,8 +147,18 @@ export class ChunkCache {
    * through the cache, as one buffer (a view when one chunk holds them all).
    */
   async read(ref: RemoteSegmentRef, start: number, endInclusive: number, options: ChunkReadOptions = {}): Promise<Buffer> {
-    const parts = await this.readParts(ref, start, endInclusive, options);
-    return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+    if (this.memory === undefined || options.lease !== undefined) {
+      const parts = await this.readParts(ref, start, endInclusive, options);
+      return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+    }
+    // Pinned while copied out: the caller keeps no view of a slot it cannot give back.
+    const lease = new OneShotLease();
+    try {
+      const parts = await this.readParts(ref, start, endInclusive, { ...options, lease });
+      return parts.length === 1 && !this.memory.holds(parts[0] as Buffer) ? (parts[0] as Buffer) : Buffer.concat(parts);
+    } finally {
+      lease.release();
+    }
   }
 
   /**
@@ -125,6 +189,11 @@ export class ChunkCache {
       const key = `${segment}#${i}`;
       const cached = this.cache.get(key);
       const flying = cached === undefined ? this.cache.inFlight.get(key) : undefined;
+      if (this.memory !== undefined) {
+        // Claimed now, before any wait: the chunk cannot be reused before this reader has it.
+        if (cached !== undefined) this.hold(cached, options.lease);
+        else this.claim(key, options.lease);
+      }
       if (cached === undefined && flying === undefined) {
         if (runStart < 0) runStart = i;
         continue;
@@ -168,6 +237,72 @@ export class ChunkCache {
   stats(): ChunkCacheStats {
     return { ...this.counters, evictions: this.cache.evictions, bytes: this.cache.bytes, entries: this.cache.entries };
   }
+
+  /** A reader takes a chunk it found cached: pinned under its lease, or escaped without one. */
+  private hold(chunk: Buffer, lease: ChunkLease | undefined): void {
+    const s = this.slotChunks.get(chunk);
+    if (s === undefined) return;
+    if (lease !== undefined && lease.defer(() => this.unpin(s))) s.pins++;
+    else s.escaped = true;
+  }
+
+  /** A reader waits for a chunk not cached: its claim turns into a pin (or an escape) when the chunk arrives. */
+  private claim(key: string, lease: ChunkLease | undefined): void {
+    const claim: Claim = { lease };
+    if (lease !== undefined) {
+      const kept = lease.defer(() => {
+        if (claim.chunk !== undefined) {
+          const s = this.slotChunks.get(claim.chunk);
+          if (s !== undefined) this.unpin(s);
+        } else claim.dropped = true;
+      });
+      // Released already (an abandoned read finishing late): whatever it gets, nobody will read it.
+      if (!kept) return;
+    }
+    let list = this.claims.get(key);
+    if (list === undefined) {
+      list = [];
+      this.claims.set(key, list);
+    }
+    list.push(claim);
+  }
+
+  /** Chunk `key` arrived (or failed: no chunk): its claims become pins or escapes. */
+  private settleClaims(key: string, chunk: Buffer | undefined): void {
+    const list = this.claims.get(key);
+    if (list === undefined) return;
+    this.claims.delete(key);
+    const s = chunk === undefined ? undefined : this.slotChunks.get(chunk);
+    if (s === undefined) return;
+    for (const c of list) {
+      if (c.lease === undefined) s.escaped = true;
+      else if (c.dropped !== true) {
+        c.chunk = chunk;
+        s.pins++;
+      }
+    }
+  }
+
+  private unpin(s: SlotChunk): void {
+    s.pins--;
+    this.maybeFree(s);
+  }
+
+  /** A buffer left the LRU. */
+  private left(buf: Buffer): void {
+    const s = this.slotChunks.get(buf);
+    if (s === undefined || !s.cached) return;
+    s.cached = false;
+    this.maybeFree(s);
+  }
+
+  private maybeFree(s: SlotChunk): void {
+    if (s.freed || s.cached || s.escaped || s.pins > 0 || this.memory === undefined) return;
+    s.freed = true;
+    this.counters.slotReturns++;
+    this.memory.give(s.slot);
+  }
+
 
   /** Cancels read-ahead and empties the cache. */
   close(): void {
@@ -232,13 +367,40 @@ export class ChunkCache {
       const groupEnd = fetchChunks === undefined ? groupStart : Math.min(to, groupStart + this.maxChunksPerRequest - 1);
       const first = groupStart;
       const waiting = Array.from({ length: groupEnd - first + 1 }, () => settleable<Buffer>());
+      // Slots lent to this request: a slot its chunk arrived in belongs to that chunk; the rest come back when it settles.
+      const memory = fetchChunks === undefined ? undefined : this.memory;
+      const lent: Array<Buffer | undefined> = memory === undefined ? [] : waiting.map(() => undefined);
+      const targets: ChunkTargets | undefined =
+        memory === undefined
+          ? undefined
+          : (index, length) => {
+              const k = index - first;
+              if (k < 0 || k >= lent.length || length > memory.slotSize) return undefined;
+              lent[k] ??= memory.take();
+              return lent[k];
+            };
+      const adopt = (k: number, chunk: Buffer): void => {
+        const slot = lent[k];
+        if (slot === undefined || chunk.buffer !== slot.buffer || chunk.byteOffset !== slot.byteOffset) return;
+        lent[k] = undefined;
+        this.counters.slotFills++;
+        this.slotChunks.set(chunk, { slot, pins: 0, escaped: false, cached: false, freed: false });
+      };
+      const giveBackUnused = (): void => {
+        for (const [k, slot] of lent.entries()) {
+          if (slot === undefined) continue;
+          lent[k] = undefined;
+          memory?.give(slot);
+        }
+      };
       const onChunk = (i: number, chunk: Buffer): void => {
+        adopt(i - first, chunk);
         waiting[i - first]?.resolve(chunk);
       };
       const send = (): Promise<Buffer[]> =>
         fetchChunks === undefined
           ? this.source.fetchData(ref, first * this.chunkSize, (first + 1) * this.chunkSize - 1, this.cache.closing.signal).then((b) => [b])
-          : fetchChunks(ref, first, groupEnd, this.chunkSize, this.cache.closing.signal, onChunk);
+          : fetchChunks(ref, first, groupEnd, this.chunkSize, this.cache.closing.signal, onChunk, targets);
       // Read-ahead starts its requests after the current I/O callbacks: preparing a request
       // (signing, middleware) then delays no fetch answer. In flight from now on all the same.
       const group = deferred ? new Promise<void>((resolve) => setImmediate(resolve)).then(send) : send();
@@ -246,9 +408,16 @@ export class ChunkCache {
       // A failure fails only the chunks not told yet.
       group.then(
         (chunks) => {
-          for (const [k, w] of waiting.entries()) w.resolve(chunks[k] ?? EMPTY);
+          for (const [k, w] of waiting.entries()) {
+            const chunk = chunks[k];
+            if (chunk !== undefined) adopt(k, chunk);
+            w.resolve(chunk ?? EMPTY);
+          }
+          giveBackUnused();
         },
         (e: unknown) => {
+          // The store writes no slot once its answer has settled (ChunkTargets).
+          giveBackUnused();
           for (const w of waiting) w.reject(e);
         },
       );
@@ -265,18 +434,49 @@ export class ChunkCache {
     const piece: Promise<Buffer> = arrival
       .then((buf) => {
         this.counters.fetchedBytes += buf.length;
-        // A view into a larger buffer would keep all of it alive behind the accounting: own the bytes.
-        const own = ownedBytes(buf);
-        if (own.length > 0) this.cache.set(key, own);
-        return own;
+        const slot = this.slotChunks.get(buf);
+        if (slot === undefined) {
+          // A view into a larger buffer would keep all of it alive behind the accounting: own the bytes.
+          const own = ownedBytes(buf);
+          this.settleClaims(key, undefined);
+          if (own.length > 0) this.cache.set(key, own);
+          return own;
+        }
+        // Its slot holds exactly the chunk. Claims first: a reader waiting for it holds it from now on.
+        this.settleClaims(key, buf);
+        if (buf.length > 0 && this.cache.set(key, buf)) slot.cached = true;
+        // Not cached (closed, or empty): nothing will say when its last reader is done.
+        else slot.escaped = true;
+        return buf;
       })
       .finally(() => {
+        this.claims.delete(key);
         if (this.cache.inFlight.get(key) === piece) this.cache.inFlight.delete(key);
       });
     // Read-ahead pieces may have no reader: a failure must not become an unhandled rejection.
     piece.catch(() => {});
     this.cache.inFlight.set(key, piece);
     return piece;
+  }
+}
+
+/** A lease of one read() call, released as soon as the bytes are copied out. */
+class OneShotLease implements ChunkLease {
+  private ends: Array<() => void> = [];
+  private released = false;
+
+  defer(end: () => void): boolean {
+    if (this.released) return false;
+    this.ends.push(end);
+    return true;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    const ends = this.ends;
+    this.ends = [];
+    for (const end of ends) end();
   }
 }
 

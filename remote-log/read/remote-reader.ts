@@ -20,6 +20,7 @@ import {
 } from '../../broker/protocol/record-batch.js';
 import type { RemoteLogSegmentMetadata } from '../../metadata/remote-log-metadata/types.js';
 import { ByteParts } from './byte-parts.js';
+import type { ChunkLease } from './chunk-cache.js';
 import { batchesVerifiedAtUpload } from '../objects/copy-summary.js';
 import type { PartitionState, RlmContext } from '../partition-state.js';
 import { refOf } from '../partition-state.js';
@@ -80,7 +81,14 @@ export class RemoteReader {
    * Whole batches from the one holding `fetchOffset`, as views into the cached
    * chunks (nothing copied); none when no batch fits in maxBytes.
    */
-  async readParts(state: PartitionState, fetchOffset: bigint, maxBytes: number, minOneBatch: boolean, signal?: AbortSignal): Promise<Buffer[]> {
+  async readParts(
+    state: PartitionState,
+    fetchOffset: bigint,
+    maxBytes: number,
+    minOneBatch: boolean,
+    signal?: AbortSignal,
+    lease?: ChunkLease,
+  ): Promise<Buffer[]> {
     const found = this.findSegment(state, fetchOffset);
     if (found === undefined) {
       const earliest = this.ctx.metadata.earliestRemoteOffset(state.tp);
@@ -97,7 +105,7 @@ export class RemoteReader {
     let offset = fetchOffset;
     let needOne = minOneBatch;
     for (;;) {
-      const r = await this.readSegment(segment, offset, maxBytes - used, needOne, signal);
+      const r = await this.readSegment(segment, offset, maxBytes - used, needOne, signal, lease);
       if (r.length > 0) {
         parts.push(...r.parts);
         used += r.length;
@@ -126,6 +134,7 @@ export class RemoteReader {
     maxBytes: number,
     minOneBatch: boolean,
     signal?: AbortSignal,
+    lease?: ChunkLease,
   ): Promise<SegmentRead> {
     const ref = refOf(segment);
     const size = segment.segmentSizeInBytes;
@@ -144,7 +153,13 @@ export class RemoteReader {
     const limit = minOneBatch ? Math.max(maxBytes, first.size) : maxBytes;
     if (first.size > limit) return { parts: [], length: 0, nextOffset: offset, reachedEnd: false };
     const end = Math.min(size, position + limit);
-    const bytes = new ByteParts(await this.ctx.chunkCache.readParts(ref, position, end - 1, { ...(signal === undefined ? {} : { signal }), segmentSize: size }));
+    const bytes = new ByteParts(
+      await this.ctx.chunkCache.readParts(ref, position, end - 1, {
+        ...(signal === undefined ? {} : { signal }),
+        ...(lease === undefined ? {} : { lease }),
+        segmentSize: size,
+      }),
+    );
     if (bytes.length < end - position) {
       throw new RemoteCorruptionError(`${describe(ref)}: data ends at ${position + bytes.length}, metadata says ${size} bytes`);
     }

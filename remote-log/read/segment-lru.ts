@@ -15,7 +15,11 @@ export class SegmentLru {
   private evicted = 0;
   private readonly lru: LRUCache<string, Buffer> | undefined;
 
-  constructor(readonly maxBytes: number) {
+  /** @param onDispose told each buffer that leaves the cache (evicted, deleted, replaced, cleared). */
+  constructor(
+    readonly maxBytes: number,
+    onDispose?: (buf: Buffer) => void,
+  ) {
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be >= 0: ${maxBytes}`);
     this.lru =
       maxBytes === 0
@@ -24,8 +28,9 @@ export class SegmentLru {
             maxSize: maxBytes,
             // Empty buffers (an index with no entries) still take a slot.
             sizeCalculation: (b) => Math.max(1, b.length),
-            dispose: (_v, _k, reason) => {
+            dispose: (v, _k, reason) => {
               if (reason === 'evict') this.evicted++;
+              onDispose?.(v);
             },
           });
   }
@@ -43,9 +48,14 @@ export class SegmentLru {
     return this.lru?.has(key) === true;
   }
 
-  /** Caches `buf` unless the cache is closed (a fetch that lands after close() is dropped). */
-  set(key: string, buf: Buffer): void {
-    if (!this.closing.signal.aborted) this.lru?.set(key, buf);
+  /**
+   * Caches `buf` unless the cache is closed (a fetch that lands after close()
+   * is dropped) or `buf` is larger than the whole cache; true when it is held.
+   */
+  set(key: string, buf: Buffer): boolean {
+    if (this.closing.signal.aborted || this.lru === undefined) return false;
+    this.lru.set(key, buf);
+    return this.lru.peek(key) === buf;
   }
 
   /** Drops every cached part of a segment. */

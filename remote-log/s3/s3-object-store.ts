@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { crc32c } from '@node-rs/crc32';
 import { crc32cCombine, crc32cShift } from '../objects/crc32c-combine.js';
-import type { BufferLender, ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener } from '../objects/object-store.js';
+import type { BufferLender, ByteRange, ObjectBody, ObjectInfo, ObjectStore, PieceListener, PieceTargets } from '../objects/object-store.js';
 import { PieceFiller, handedOverPieces, pieceCrc32c } from '../objects/object-store.js';
 import { RemoteResourceNotFoundError, RemoteStorageError, throwIfAborted } from '../remote-storage.js';
 import type { RetryPolicy, TransportOptions } from '../objects/retry.js';
@@ -135,7 +135,7 @@ export class S3ObjectStore implements ObjectStore {
    * were told, the retry asks only for the rest (its range starts at the first
    * piece not told), so no piece is fetched or told twice.
    */
-  async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal, onPiece?: PieceListener): Promise<Buffer[]> {
+  async getPieces(key: string, range: ByteRange, lengths: readonly number[], signal?: AbortSignal, onPiece?: PieceListener, targets?: PieceTargets): Promise<Buffer[]> {
     const told: Buffer[] = [];
     let listenerFailure: unknown;
     const listener = (k: number, piece: Buffer): void => {
@@ -164,7 +164,11 @@ export class S3ObjectStore implements ObjectStore {
             { abortSignal: s },
           );
           if (res.Body === undefined) return told;
-          const filler = new PieceFiller(done === 0 ? lengths : lengths.slice(done), (k, piece) => listener(done + k, piece));
+          const filler = new PieceFiller(
+            done === 0 ? lengths : lengths.slice(done),
+            (k, piece) => listener(done + k, piece),
+            targets === undefined ? undefined : (k, n) => targets(done + k, n),
+          );
           await consumeBody(res.Body, (bytes) => filler.push(bytes), s);
           if (res.ContentLength !== undefined && filler.total !== res.ContentLength) {
             throw new Error(`response body ended after ${filler.total} of ${res.ContentLength} bytes`);

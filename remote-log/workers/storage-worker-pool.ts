@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { StorageWorkerData, StorageWorkerReply, StorageWorkerRequest } from './storage-worker-protocol.js';
 import { deserializeError, receivedCopyResult } from './storage-worker-protocol.js';
-import type { ChunkListener, CopyResult, RemoteSegmentRef, RemoteStorage, SegmentFiles } from '../remote-storage.js';
+import type { ChunkListener, ChunkTargets, CopyResult, RemoteSegmentRef, RemoteStorage, SegmentFiles } from '../remote-storage.js';
 import { RemoteAbortedError, RemoteStorageError } from '../remote-storage.js';
 import { parseStorageUrl } from '../storage-url.js';
 
@@ -28,6 +28,11 @@ interface Pending {
   /** A fetch's chunks received so far, in order. */
   readonly chunks: Buffer[];
   readonly onChunk: ChunkListener | undefined;
+  /** A fetch's first chunk, and the slots lent for its chunks (by chunk - first). */
+  readonly first: number;
+  readonly lent: ReadonlyArray<Buffer | undefined> | undefined;
+  /** Why the request failed while the worker may still be writing its lent slots: told once the worker ends it. */
+  failure?: { readonly error: unknown };
   /** Told the fetch's chunks, or a copy's result. */
   readonly resolve: (answer: { chunks: Buffer[]; result?: CopyResult }) => void;
   readonly reject: (e: unknown) => void;
@@ -36,6 +41,14 @@ interface Pending {
 interface PoolWorker {
   readonly worker: Worker;
   readonly pending: Map<number, Pending>;
+  /** The shared memories this worker has been sent, by their number. */
+  readonly memories: Set<number>;
+}
+
+/** The slot of shared memory a target is, as a worker can name it, or null (memory a worker cannot fill). */
+function sharedSlot(target: Buffer | undefined): { buffer: SharedArrayBuffer; offset: number; length: number } | null {
+  if (target === undefined || !(target.buffer instanceof SharedArrayBuffer)) return null;
+  return { buffer: target.buffer, offset: target.byteOffset, length: target.length };
 }
 
 /** Whether another thread can open the store named by `url` (memory:// lives in one thread only). */
@@ -48,6 +61,8 @@ export class StorageWorkerPool implements Pick<RemoteStorage, 'fetchChunks' | 'c
   private readonly workers: Array<PoolWorker | undefined>;
   private nextId = 1;
   private closed = false;
+  private readonly memoryIds = new WeakMap<SharedArrayBuffer, number>();
+  private nextMemoryId = 1;
 
   constructor(private readonly options: StorageWorkerPoolOptions) {
     if (!Number.isInteger(options.threads) || options.threads < 1) throw new RangeError(`threads must be >= 1: ${options.threads}`);
@@ -56,43 +71,74 @@ export class StorageWorkerPool implements Pick<RemoteStorage, 'fetchChunks' | 'c
     this.workers = Array.from({ length: options.threads }, () => undefined);
   }
 
-  fetchChunks(ref: RemoteSegmentRef, first: number, last: number, chunkSize: number, signal?: AbortSignal, onChunk?: ChunkListener): Promise<Buffer[]> {
-    return this.request('remote fetch', signal, onChunk, (id) => ({ type: 'fetch', id, ref, first, last, chunkSize })).then((a) => a.chunks);
+  /**
+   * With `targets`, each chunk goes into the target lent for it when that is
+   * shared memory (a ChunkMemory slot), filled by the worker in place; other
+   * chunks come as transferred memory. Such a fetch settles only once the
+   * worker has ended it, an aborted one too (then rejected): until then the
+   * worker may still write the lent slots.
+   */
+  fetchChunks(
+    ref: RemoteSegmentRef,
+    first: number,
+    last: number,
+    chunkSize: number,
+    signal?: AbortSignal,
+    onChunk?: ChunkListener,
+    targets?: ChunkTargets,
+  ): Promise<Buffer[]> {
+    const lent = targets === undefined ? undefined : Array.from({ length: Math.max(0, last - first + 1) }, (_, k) => targets(first + k, chunkSize));
+    return this.request('remote fetch', signal, { onChunk, first, lent }, (id, w) => {
+      const slots = lent?.map((t) => {
+        const shared = sharedSlot(t);
+        return shared === null ? null : { memory: this.share(w, shared.buffer), offset: shared.offset, length: shared.length };
+      });
+      return { type: 'fetch', id, ref, first, last, chunkSize, ...(slots === undefined || slots.every((x) => x === null) ? {} : { targets: slots }) };
+    }).then((a) => a.chunks);
   }
 
   copySegment(ref: RemoteSegmentRef, files: SegmentFiles, signal?: AbortSignal): Promise<CopyResult> {
-    return this.request('remote copy', signal, undefined, (id) => ({ type: 'copy', id, ref, files })).then((a) => {
+    return this.request('remote copy', signal, { onChunk: undefined, first: 0, lent: undefined }, (id) => ({ type: 'copy', id, ref, files })).then((a) => {
       if (a.result === undefined) throw new RemoteStorageError('remote copy: the worker answered without a result');
       return a.result;
     });
   }
 
+  /** The number `buffer` goes by, sent to worker `w` first if it has not seen it. */
+  private share(w: PoolWorker, buffer: SharedArrayBuffer): number {
+    let id = this.memoryIds.get(buffer);
+    if (id === undefined) {
+      id = this.nextMemoryId++;
+      this.memoryIds.set(buffer, id);
+    }
+    if (!w.memories.has(id)) {
+      w.memories.add(id);
+      w.worker.postMessage({ type: 'memory', memory: id, buffer } satisfies StorageWorkerRequest);
+    }
+    return id;
+  }
+
   private request(
     what: string,
     signal: AbortSignal | undefined,
-    onChunk: ChunkListener | undefined,
-    message: (id: number) => StorageWorkerRequest,
+    fetch: { onChunk: ChunkListener | undefined; first: number; lent: ReadonlyArray<Buffer | undefined> | undefined },
+    message: (id: number, w: PoolWorker) => StorageWorkerRequest,
   ): Promise<{ chunks: Buffer[]; result?: CopyResult }> {
     if (signal?.aborted === true) return Promise.reject(new RemoteAbortedError(`${what}: aborted`, { cause: signal.reason }));
     if (this.closed) return Promise.reject(new RemoteStorageError(`${what}: the storage workers are closed`));
     const w = this.pick();
     const id = this.nextId++;
+    const lends = fetch.lent?.some((t) => sharedSlot(t) !== null) === true;
     return new Promise((resolve, reject) => {
-      const onAbort = (): void => {
-        if (!w.pending.delete(id)) return;
-        if (w.pending.size === 0) w.worker.unref();
-        w.worker.postMessage({ type: 'cancel', id } satisfies StorageWorkerRequest);
-        reject(new RemoteAbortedError(`${what}: aborted`, { cause: signal?.reason }));
-      };
       const done = (): void => {
         signal?.removeEventListener('abort', onAbort);
         if (w.pending.size === 0) w.worker.unref();
       };
-      // Referenced while it owes answers: a caller awaiting one keeps the process alive.
-      if (w.pending.size === 0) w.worker.ref();
-      w.pending.set(id, {
+      const pending: Pending = {
         chunks: [],
-        onChunk,
+        onChunk: fetch.onChunk,
+        first: fetch.first,
+        lent: fetch.lent,
         resolve: (answer) => {
           done();
           resolve(answer);
@@ -101,9 +147,24 @@ export class StorageWorkerPool implements Pick<RemoteStorage, 'fetchChunks' | 'c
           done();
           reject(e);
         },
-      });
+      };
+      const onAbort = (): void => {
+        if (w.pending.get(id) !== pending || pending.failure !== undefined) return;
+        const error = new RemoteAbortedError(`${what}: aborted`, { cause: signal?.reason });
+        w.worker.postMessage({ type: 'cancel', id } satisfies StorageWorkerRequest);
+        if (lends) {
+          // Told when the worker has stopped writing the lent slots.
+          pending.failure = { error };
+          return;
+        }
+        w.pending.delete(id);
+        pending.reject(error);
+      };
+      // Referenced while it owes answers: a caller awaiting one keeps the process alive.
+      if (w.pending.size === 0) w.worker.ref();
+      w.pending.set(id, pending);
       signal?.addEventListener('abort', onAbort, { once: true });
-      w.worker.postMessage(message(id));
+      w.worker.postMessage(message(id, w));
     });
   }
 
@@ -145,25 +206,36 @@ export class StorageWorkerPool implements Pick<RemoteStorage, 'fetchChunks' | 'c
     const worker = new Worker(new URL('./storage-worker.js', import.meta.url), { workerData: data });
     // The pool's owner closes it; an idle worker must not keep the process alive.
     worker.unref();
-    const w: PoolWorker = { worker, pending: new Map() };
+    const w: PoolWorker = { worker, pending: new Map(), memories: new Set() };
     worker.on('message', (m: StorageWorkerReply) => {
       const p = w.pending.get(m.id);
       if (p === undefined) return; // cancelled
-      if (m.type === 'chunk') {
-        const chunk = Buffer.from(m.chunk);
+      if (m.type === 'chunk' || m.type === 'filled') {
+        if (p.failure !== undefined) return; // failed already: waiting for the worker's end
+        const chunk = m.type === 'chunk' ? Buffer.from(m.chunk) : p.lent?.[m.index - p.first]?.subarray(0, m.length);
+        if (chunk === undefined) {
+          p.failure = { error: new RemoteStorageError(`remote fetch: the worker filled chunk ${m.index}, which had no slot`) };
+          w.worker.postMessage({ type: 'cancel', id: m.id } satisfies StorageWorkerRequest);
+          return;
+        }
         p.chunks.push(chunk);
         try {
           p.onChunk?.(m.index, chunk);
         } catch (e) {
           // The caller refused the chunk: the request fails, and the worker stops it.
-          w.pending.delete(m.id);
           w.worker.postMessage({ type: 'cancel', id: m.id } satisfies StorageWorkerRequest);
+          if (p.lent !== undefined) {
+            p.failure = { error: e };
+            return;
+          }
+          w.pending.delete(m.id);
           p.reject(e);
         }
         return;
       }
       w.pending.delete(m.id);
-      if (m.type === 'done') p.resolve({ chunks: p.chunks });
+      if (p.failure !== undefined) p.reject(p.failure.error);
+      else if (m.type === 'done') p.resolve({ chunks: p.chunks });
       else if (m.type === 'copied') p.resolve({ chunks: [], result: receivedCopyResult(m.result) });
       else p.reject(deserializeError(m.error));
     });

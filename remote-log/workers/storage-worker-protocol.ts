@@ -17,23 +17,46 @@ export interface StorageWorkerData {
   readonly rsmConfig: Readonly<Record<string, string>>;
 }
 
+/** A slot of shared memory the broker lends a fetch for one chunk: `length` bytes at `offset` of memory `memory`. */
+export interface LentSlot {
+  readonly memory: number;
+  readonly offset: number;
+  readonly length: number;
+}
+
 /**
- * 'fetch' is RemoteStorage.fetchChunks, 'copy' is RemoteStorage.copySegment
- * (files named by path are read by the worker; bytes held in memory are
- * copied across with the message); 'cancel' aborts either.
+ * 'fetch' is RemoteStorage.fetchChunks: `targets[k]`, when there is one, is
+ * where chunk first + k goes (its targets); 'memory' shares a
+ * SharedArrayBuffer the broker's slots live in, sent before the first fetch
+ * that names it. 'copy' is RemoteStorage.copySegment (files named by path are
+ * read by the worker; bytes held in memory are copied across with the
+ * message); 'cancel' aborts a fetch or a copy.
  */
 export type StorageWorkerRequest =
-  | { readonly type: 'fetch'; readonly id: number; readonly ref: RemoteSegmentRef; readonly first: number; readonly last: number; readonly chunkSize: number }
+  | {
+      readonly type: 'fetch';
+      readonly id: number;
+      readonly ref: RemoteSegmentRef;
+      readonly first: number;
+      readonly last: number;
+      readonly chunkSize: number;
+      readonly targets?: ReadonlyArray<LentSlot | null>;
+    }
+  | { readonly type: 'memory'; readonly memory: number; readonly buffer: SharedArrayBuffer }
   | { readonly type: 'copy'; readonly id: number; readonly ref: RemoteSegmentRef; readonly files: SegmentFiles }
   | { readonly type: 'cancel'; readonly id: number };
 
 /**
- * A fetch's chunks come one 'chunk' message each (its memory transferred) as
- * soon as each has arrived and been verified; then 'done', or 'failed' (the
- * chunks already sent stay valid). A copy ends with 'copied' or 'failed'.
+ * A fetch's chunks come one message each as soon as each has arrived and been
+ * verified: 'filled' when it went into its lent slot (`length` bytes), else
+ * 'chunk' (its memory transferred); then 'done', or 'failed' (the chunks
+ * already sent stay valid). Every fetch ends with one of those two, a
+ * cancelled one too: only then does the worker write its slots no more. A copy
+ * ends with 'copied' or 'failed'.
  */
 export type StorageWorkerReply =
   | { readonly type: 'chunk'; readonly id: number; readonly index: number; readonly chunk: ArrayBuffer }
+  | { readonly type: 'filled'; readonly id: number; readonly index: number; readonly length: number }
   | { readonly type: 'done'; readonly id: number }
   | { readonly type: 'copied'; readonly id: number; readonly result: CopyResult }
   | { readonly type: 'failed'; readonly id: number; readonly error: SerializedError };

@@ -2,11 +2,13 @@
 // storage itself and serves, off the broker's event loop,
 // - fetchChunks requests: the ranged GET, copying the body into chunk buffers
 //   and the CRC checks, handing each verified chunk back as soon as it has
-//   arrived, by transferring its memory (no copy);
+//   arrived: read into the slot of shared memory the broker lent for it, or
+//   else by transferring its memory (no copy either way);
 // - copySegment requests: reading the segment files, the batch CRC scan, the
 //   chunk CRCs and the uploads, answering with the copy's result.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { StorageWorkerData, StorageWorkerReply, StorageWorkerRequest } from './storage-worker-protocol.js';
+import type { ChunkTargets } from '../remote-storage.js';
+import type { LentSlot, StorageWorkerData, StorageWorkerReply, StorageWorkerRequest } from './storage-worker-protocol.js';
 import { receivedSegmentFiles, serializeError } from './storage-worker-protocol.js';
 import { createRemoteStorage } from '../storage-url.js';
 
@@ -15,6 +17,8 @@ const port = parentPort;
 const { url, rsmConfig } = workerData as StorageWorkerData;
 const storage = createRemoteStorage(url, rsmConfig);
 const running = new Map<number, AbortController>();
+/** The broker's shared chunk memory, by the number it gave each buffer. */
+const memories = new Map<number, SharedArrayBuffer>();
 
 /** The chunk's whole memory, to transfer: a chunk sharing its memory with others is copied first. */
 function transferable(chunk: Buffer): ArrayBuffer {
@@ -34,6 +38,10 @@ port.on('message', (m: StorageWorkerRequest) => {
     running.get(m.id)?.abort(new Error('cancelled by the broker'));
     return;
   }
+  if (m.type === 'memory') {
+    memories.set(m.memory, m.buffer);
+    return;
+  }
   const controller = new AbortController();
   running.set(m.id, controller);
   let work: Promise<void>;
@@ -43,13 +51,33 @@ port.on('message', (m: StorageWorkerRequest) => {
       port.postMessage(reply);
     });
   } else {
+    const lent = m.targets;
+    const slotOf = (index: number): { slot: LentSlot; buffer: SharedArrayBuffer } | undefined => {
+      const slot = lent?.[index - m.first] ?? null;
+      const buffer = slot === null ? undefined : memories.get(slot.memory);
+      return slot === null || buffer === undefined ? undefined : { slot, buffer };
+    };
+    const targets: ChunkTargets | undefined =
+      lent === undefined
+        ? undefined
+        : (index, length) => {
+            const at = slotOf(index);
+            return at === undefined || length > at.slot.length ? undefined : Buffer.from(at.buffer, at.slot.offset, at.slot.length);
+          };
     const onChunk = (index: number, chunk: Buffer): void => {
+      const at = slotOf(index);
+      if (at !== undefined && chunk.buffer === at.buffer && chunk.byteOffset === at.slot.offset) {
+        // In the broker's own memory already: only its length crosses.
+        const reply: StorageWorkerReply = { type: 'filled', id: m.id, index, length: chunk.length };
+        port.postMessage(reply);
+        return;
+      }
       // Transferring detaches the worker's Buffer: the storage keeps no use for it once told.
       const memory = transferable(chunk);
       const reply: StorageWorkerReply = { type: 'chunk', id: m.id, index, chunk: memory };
       port.postMessage(reply, [memory]);
     };
-    work = storage.fetchChunks(m.ref, m.first, m.last, m.chunkSize, controller.signal, onChunk).then(() => {
+    work = storage.fetchChunks(m.ref, m.first, m.last, m.chunkSize, controller.signal, onChunk, targets).then(() => {
       const reply: StorageWorkerReply = { type: 'done', id: m.id };
       port.postMessage(reply);
     });

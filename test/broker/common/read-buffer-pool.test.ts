@@ -53,4 +53,20 @@ describe('ReadBufferPool', () => {
     lease.release();
     assert.equal(pool.retained, 3 * MIN_POOLED_BYTES);
   });
+
+  it('runs what was deferred once, at release, and refuses to defer after it', () => {
+    const lease = new ReadBufferPool().lease();
+    const ran: string[] = [];
+    assert.equal(lease.defer(() => ran.push('a')), true);
+    assert.equal(lease.defer(() => ran.push('b')), true);
+    assert.equal(ran.length, 0);
+    lease.release();
+    lease.release();
+    assert.deepEqual([...ran], ['a', 'b']);
+    const late = (): void => {
+      ran.push('late');
+    };
+    assert.equal(lease.defer(late), false);
+    assert.deepEqual([...ran], ['a', 'b']);
+  });
 });

@@ -4,7 +4,9 @@ import fc from 'fast-check';
 import { ChunkCache } from '../../../remote-log/read/chunk-cache.js';
 import { MemoryRemoteStorage } from '../../../remote-log/memory/memory-remote-storage.js';
 import { objectKey } from '../../../remote-log/objects/object-keys.js';
-import type { ChunkListener, RemoteSegmentRef, RemoteStorage } from '../../../remote-log/remote-storage.js';
+import type { ChunkListener, ChunkTargets, RemoteSegmentRef, RemoteStorage } from '../../../remote-log/remote-storage.js';
+import { ChunkMemory } from '../../../remote-log/read/chunk-memory.js';
+import { ReadBufferPool, type ReadLease } from '../../../broker/common/read-buffer-pool.js';
 import { RemoteAbortedError, RemoteCorruptionError } from '../../../remote-log/remote-storage.js';
 import { makeSegment, newRef } from '../remote-storage.contract.js';
 
@@ -14,7 +16,7 @@ const CS = 4096;
 class CountingSource {
   readonly calls: Array<[number, number | undefined]> = [];
   readonly pending = new Set<Promise<unknown>>();
-  private gate: Promise<void> | undefined;
+  protected gate: Promise<void> | undefined;
   private open: (() => void) | undefined;
   constructor(readonly storage: RemoteStorage) {}
   hold(): void {
@@ -42,9 +44,18 @@ class CountingSource {
 /** A source that also cuts runs of chunks itself (fetchChunks), as ObjectRemoteStorage does. */
 class ChunkingSource extends CountingSource {
   readonly chunkCalls: Array<[number, number]> = [];
-  fetchChunks(ref: RemoteSegmentRef, first: number, last: number, chunkSize: number, signal?: AbortSignal, onChunk?: ChunkListener): Promise<Buffer[]> {
+  fetchChunks(
+    ref: RemoteSegmentRef,
+    first: number,
+    last: number,
+    chunkSize: number,
+    signal?: AbortSignal,
+    onChunk?: ChunkListener,
+    targets?: ChunkTargets,
+  ): Promise<Buffer[]> {
     this.chunkCalls.push([first, last]);
-    const p = this.storage.fetchChunks(ref, first, last, chunkSize, signal, onChunk);
+    const gate = this.gate;
+    const p = (gate ?? Promise.resolve()).then(() => this.storage.fetchChunks(ref, first, last, chunkSize, signal, onChunk, targets));
     this.pending.add(p);
     void p.finally(() => this.pending.delete(p)).catch(() => {});
     return p;
@@ -246,6 +257,117 @@ describe('ChunkCache', () => {
         },
       ),
       { numRuns: 60 },
+    );
+  });
+});
+
+describe('ChunkCache with ChunkMemory (reused chunk slots)', () => {
+  const leases = new ReadBufferPool();
+
+  it('reads chunks into slots and reuses a slot only once its chunk is evicted and no lease holds it', async () => {
+    const { storage, refs, data } = await setup(1, 8 * CS);
+    const seg = data[0]!;
+    const memory = new ChunkMemory(CS, 16 * CS);
+    const cache = new ChunkCache({ source: new ChunkingSource(storage), chunkSize: CS, maxBytes: 2 * CS, readAheadChunks: 0, memory });
+    const held = leases.lease();
+    const first = await cache.readParts(refs[0]!, 0, CS - 1, { lease: held });
+    assert.ok(memory.holds(first[0]!), 'the chunk is in slot memory');
+    assert.equal(cache.stats().slotFills, 1);
+    // Chunks 1..5 evict chunk 0 (the cache holds two); their own leases are released at once.
+    for (let i = 1; i <= 5; i++) {
+      const l = leases.lease();
+      assert.deepEqual(Buffer.concat(await cache.readParts(refs[0]!, i * CS, i * CS + CS - 1, { lease: l })), seg.subarray(i * CS, (i + 1) * CS));
+      l.release();
+    }
+    assert.ok(cache.stats().evictions >= 4);
+    // Chunk 0's slot is not back while `held` is out: its bytes are still chunk 0's.
+    assert.deepEqual(first[0], seg.subarray(0, CS));
+    const returnedBefore = cache.stats().slotReturns;
+    held.release();
+    assert.equal(cache.stats().slotReturns, returnedBefore + 1, 'released and evicted: the slot goes back');
+    assert.ok(memory.stats().inUse <= 2 + 1, `slots in use ${memory.stats().inUse}`);
+    cache.close();
+    assert.equal(memory.stats().inUse, 0, 'closing the cache gives every unpinned slot back');
+  });
+
+  it('a reader without a lease gets copies from read(), and chunks readParts hands it are never reused', async () => {
+    const { storage, refs, data } = await setup(1, 6 * CS);
+    const seg = data[0]!;
+    const memory = new ChunkMemory(CS, 16 * CS);
+    const cache = new ChunkCache({ source: new ChunkingSource(storage), chunkSize: CS, maxBytes: 2 * CS, readAheadChunks: 0, memory });
+    const head = await cache.read(refs[0]!, 10, 70);
+    assert.equal(memory.holds(head), false, 'read() copies out of the slot');
+    assert.deepEqual(head, seg.subarray(10, 71));
+    const loose = await cache.readParts(refs[0]!, CS, 2 * CS - 1);
+    assert.ok(memory.holds(loose[0]!));
+    for (let i = 2; i <= 5; i++) await cache.read(refs[0]!, i * CS, i * CS + 9);
+    // Chunk 1 left the cache but escaped: its slot is never given back, so its bytes stay.
+    assert.deepEqual(loose[0], seg.subarray(CS, 2 * CS));
+    cache.close();
+    assert.equal(memory.stats().inUse, 1, 'only the escaped slot is still out');
+  });
+
+  it('a reader waiting for a chunk in flight holds it from its arrival, even when the next chunk evicts it at once', async () => {
+    const { storage, refs, data } = await setup(1, 8 * CS);
+    const seg = data[0]!;
+    const memory = new ChunkMemory(CS, 4 * CS);
+    const source = new ChunkingSource(storage);
+    const cache = new ChunkCache({ source, chunkSize: CS, maxBytes: CS, readAheadChunks: 0, maxChunksPerRequest: 4, memory });
+    const lease = leases.lease();
+    source.hold();
+    // Two chunks in one request, a cache of one: chunk 1's arrival evicts chunk 0 before this reader resumes.
+    const reading = cache.readParts(refs[0]!, 0, 2 * CS - 1, { lease });
+    source.release();
+    const parts = await reading;
+    // Other readers now churn through every free slot.
+    for (let i = 2; i < 8; i++) {
+      const l = leases.lease();
+      await cache.readParts(refs[0]!, i * CS, i * CS + CS - 1, { lease: l });
+      l.release();
+    }
+    assert.deepEqual(Buffer.concat(parts), seg.subarray(0, 2 * CS), 'the pinned chunks were not reused');
+    lease.release();
+    cache.close();
+    assert.equal(memory.stats().inUse, 0);
+  });
+
+  it('never hands a reader bytes that change while its lease is out (random reads, leases released out of order)', async () => {
+    const { storage, refs, data } = await setup(2, 9 * CS + 321);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 2, max: 12 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.array(
+          fc.record({ s: fc.integer({ min: 0, max: 1 }), start: fc.integer({ min: 0, max: 10 * CS }), len: fc.integer({ min: 0, max: 3 * CS }), leased: fc.boolean(), releaseAfter: fc.integer({ min: 0, max: 4 }) }),
+          { minLength: 1, maxLength: 30 },
+        ),
+        async (cacheChunks, slots, readAhead, reads) => {
+          const memory = new ChunkMemory(CS, slots * CS);
+          const source = new ChunkingSource(storage);
+          const cache = new ChunkCache({ source, chunkSize: CS, maxBytes: cacheChunks * CS, readAheadChunks: readAhead, maxChunksPerRequest: 2, memory });
+          const out: Array<{ lease: ReadLease | undefined; parts: Buffer[]; want: Buffer; due: number }> = [];
+          for (const [step, r] of reads.entries()) {
+            const lease = r.leased ? leases.lease() : undefined;
+            const parts = await cache.readParts(refs[r.s]!, r.start, r.start + r.len, lease === undefined ? {} : { lease });
+            out.push({ lease, parts, want: data[r.s]!.subarray(r.start, r.start + r.len + 1), due: step + r.releaseAfter });
+            await source.settle();
+            for (const o of out) {
+              if (o.lease !== undefined && o.due < step) {
+                o.lease.release();
+                o.lease = undefined;
+                o.parts = [];
+                o.want = Buffer.alloc(0);
+              }
+              assert.deepEqual(Buffer.concat(o.parts), o.want, 'bytes held under a lease (or escaped) changed');
+            }
+            assert.ok(memory.stats().inUse <= memory.maxSlots);
+          }
+          for (const o of out) o.lease?.release();
+          cache.close();
+        },
+      ),
+      { numRuns: 80 },
     );
   });
 });

@@ -8,6 +8,7 @@ import { ErrorCode } from '../../../broker/protocol/errors.js';
 import { FileSystemRemoteStorage } from '../../../remote-log/filesystem/filesystem-remote-storage.js';
 import { StorageWorkerPool, shareableStorageUrl } from '../../../remote-log/workers/storage-worker-pool.js';
 import { objectKey } from '../../../remote-log/objects/object-keys.js';
+import { ChunkMemory } from '../../../remote-log/read/chunk-memory.js';
 import type { RemoteSegmentRef } from '../../../remote-log/remote-storage.js';
 import { RemoteAbortedError, RemoteCorruptionError, RemoteResourceNotFoundError, RemoteStorageError } from '../../../remote-log/remote-storage.js';
 import { makeSegment, newRef } from '../remote-storage.contract.js';
@@ -149,6 +150,34 @@ describe('StorageWorkerPool', () => {
       assert.ok(err instanceof RemoteStorageError);
       assert.equal(err.code, ErrorCode.KAFKA_STORAGE_ERROR);
       assert.match(err.message, /chunk\.size\.bytes/);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('fills the shared-memory slots it is lent in place, and an aborted fetch with slots settles once the worker has ended it', async () => {
+    const pool = new StorageWorkerPool({ url, rsmConfig: RSM, threads: 1 });
+    try {
+      const memory = new ChunkMemory(CHUNK, 8 * CHUNK, true);
+      const slots = [memory.take()!, memory.take()!, memory.take()!];
+      const told: Buffer[] = [];
+      const chunks = await pool.fetchChunks(ref, 1, 3, CHUNK, undefined, (_i, c) => told.push(c), (index) => slots[index - 1]);
+      chunks.forEach((c, k) => {
+        assert.equal(c.buffer, slots[k]!.buffer, `chunk ${k + 1} is in its slot's memory`);
+        assert.equal(c.byteOffset, slots[k]!.byteOffset);
+        assert.equal(c, told[k]);
+        assert.deepEqual(c, data.subarray((k + 1) * CHUNK, (k + 2) * CHUNK));
+      });
+      // The last chunk is short; an ordinary (not shared) target cannot be filled by a worker, so it is transferred.
+      const plain = Buffer.alloc(CHUNK);
+      const [last] = await pool.fetchChunks(ref, 5, 5, CHUNK, undefined, undefined, () => plain);
+      assert.notEqual(last!.buffer, plain.buffer);
+      assert.deepEqual(last, data.subarray(5 * CHUNK));
+      const controller = new AbortController();
+      const pending = pool.fetchChunks(ref, 0, 5, CHUNK, controller.signal, undefined, () => memory.take());
+      controller.abort(new Error('reader gone'));
+      await assert.rejects(pending, RemoteAbortedError);
+      assert.deepEqual(Buffer.concat(await pool.fetchChunks(ref, 0, 0, CHUNK)), data.subarray(0, CHUNK));
     } finally {
       await pool.close();
     }

@@ -1,0 +1,110 @@
+// Fixed slots of chunk memory for the chunk cache, carved out of a few large
+// slabs and reused, so that a cold read does not allocate a fresh buffer per
+// chunk. Every fresh 1 MiB chunk counted as external memory, and V8 answers a
+// few hundred MiB/s of it with a mark-compact every 100-200 ms: 39% of the
+// event loop's busy time during a cold read (issue 16). Shared slabs
+// (SharedArrayBuffers) let a storage worker thread fill a slot in place, but
+// V8 copies into shared memory element by element (about 430 MB/s here,
+// against several GB/s into ordinary memory), so slabs are shared only when
+// workers fill them.
+//
+// A slot is lent to one fetch, which fills it or gives it back when it ends;
+// the cache then owns it until the chunk is evicted and no response holds a
+// view of it (see ChunkCache). Pure bookkeeping: no I/O.
+
+/** Where a slot lives: which slab, at which byte offset. */
+export interface SlotAddress {
+  readonly slab: number;
+  readonly offset: number;
+}
+
+export interface ChunkMemoryStats {
+  /** Slots in all slabs. */
+  readonly slots: number;
+  /** Slots handed out and not given back. */
+  readonly inUse: number;
+  readonly slabs: number;
+}
+
+export class ChunkMemory {
+  /** Slots per slab. */
+  readonly slotsPerSlab: number;
+  readonly maxSlots: number;
+  private readonly slabs: ArrayBufferLike[] = [];
+  private readonly slabSet = new WeakSet<ArrayBufferLike>();
+  private readonly free: Buffer[] = [];
+  /** Every slot handed out, by its Buffer object, and where it is. */
+  private readonly lent = new Map<Buffer, SlotAddress>();
+  private readonly addresses = new WeakMap<Buffer, SlotAddress>();
+  private slotCount = 0;
+
+  /**
+   * @param slotSize bytes per slot (the cache's chunk size).
+   * @param maxBytes the memory all slabs may take; slabs are allocated as needed, up to it.
+   * @param shared slabs of shared memory, which worker threads can fill.
+   * @param slabBytes bytes per slab (rounded down to whole slots, at least one).
+   *   By default 16 MiB for shared slabs, and all of maxBytes in one for
+   *   ordinary ones: each new ArrayBuffer counts as external memory, and
+   *   sixteen of them during one cold read brought the collections back
+   *   (15% of the event loop), where one costs one collection. The pages
+   *   are taken from the system only as slots are first written.
+   */
+  constructor(
+    readonly slotSize: number,
+    maxBytes: number,
+    readonly shared = false,
+    slabBytes = shared ? 16 * 1024 * 1024 : maxBytes,
+  ) {
+    if (!Number.isSafeInteger(slotSize) || slotSize <= 0) throw new RangeError(`slotSize must be positive: ${slotSize}`);
+    this.maxSlots = Math.max(0, Math.floor(maxBytes / slotSize));
+    this.slotsPerSlab = Math.max(1, Math.floor(slabBytes / slotSize));
+  }
+
+  /** A free slot (a Buffer of slotSize bytes over shared memory), or undefined when all of maxBytes is in use. */
+  take(): Buffer | undefined {
+    let slot = this.free.pop();
+    if (slot === undefined) {
+      if (this.slotCount >= this.maxSlots) return undefined;
+      this.grow();
+      slot = this.free.pop();
+      if (slot === undefined) return undefined;
+    }
+    this.lent.set(slot, this.addresses.get(slot) as SlotAddress);
+    return slot;
+  }
+
+  /** Gives a slot back; only a slot take() handed out, once. */
+  give(slot: Buffer): void {
+    if (!this.lent.delete(slot)) throw new Error('ChunkMemory.give: not a slot in use');
+    this.free.push(slot);
+  }
+
+  /** Where a slot handed out lives (to name it to a worker), or undefined for any other buffer. */
+  addressOf(slot: Buffer): SlotAddress | undefined {
+    return this.lent.get(slot);
+  }
+
+  /** Whether `buf` views memory of this pool's slabs. */
+  holds(buf: Uint8Array): boolean {
+    return this.slabSet.has(buf.buffer);
+  }
+
+  stats(): ChunkMemoryStats {
+    return { slots: this.slotCount, inUse: this.lent.size, slabs: this.slabs.length };
+  }
+
+  private grow(): void {
+    const slots = Math.min(this.slotsPerSlab, this.maxSlots - this.slotCount);
+    const slab = this.shared ? new SharedArrayBuffer(slots * this.slotSize) : new ArrayBuffer(slots * this.slotSize);
+    const index = this.slabs.length;
+    this.slabs.push(slab);
+    this.slabSet.add(slab);
+    // Pushed in reverse so that take() hands out a slab's slots in address order.
+    for (let k = slots - 1; k >= 0; k--) {
+      const slot = Buffer.from(slab, k * this.slotSize, this.slotSize);
+      this.addresses.set(slot, { slab: index, offset: k * this.slotSize });
+      this.free.push(slot);
+    }
+    this.slotCount += slots;
+  }
+}
