@@ -6,7 +6,11 @@
 // (SharedArrayBuffers) let a storage worker thread fill a slot in place, but
 // V8 copies into shared memory element by element (about 430 MB/s here,
 // against several GB/s into ordinary memory), so slabs are shared only when
-// workers fill them.
+// workers fill them. Ordinary slots are allocated one by one, as the cache
+// first needs them, from the same allocator fresh chunks came from: one large
+// allocation instead had each of its pages fault in on first write, on the
+// event loop (twice the system time per MiB of a cold read on a VM, and its
+// produce p99 up from 15-33x to 49-75x idle).
 //
 // A slot is lent to one fetch, which fills it or gives it back when it ends;
 // the cache then owns it until the chunk is evicted and no response holds a
@@ -42,18 +46,14 @@ export class ChunkMemory {
    * @param slotSize bytes per slot (the cache's chunk size).
    * @param maxBytes the memory all slabs may take; slabs are allocated as needed, up to it.
    * @param shared slabs of shared memory, which worker threads can fill.
-   * @param slabBytes bytes per slab (rounded down to whole slots, at least one).
-   *   By default 16 MiB for shared slabs, and all of maxBytes in one for
-   *   ordinary ones: each new ArrayBuffer counts as external memory, and
-   *   sixteen of them during one cold read brought the collections back
-   *   (15% of the event loop), where one costs one collection. The pages
-   *   are taken from the system only as slots are first written.
+   * @param slabBytes bytes per slab (rounded down to whole slots, at least
+   *   one). By default 16 MiB for shared slabs and one slot for ordinary ones.
    */
   constructor(
     readonly slotSize: number,
     maxBytes: number,
     readonly shared = false,
-    slabBytes = shared ? 16 * 1024 * 1024 : maxBytes,
+    slabBytes = shared ? 16 * 1024 * 1024 : slotSize,
   ) {
     if (!Number.isSafeInteger(slotSize) || slotSize <= 0) throw new RangeError(`slotSize must be positive: ${slotSize}`);
     this.maxSlots = Math.max(0, Math.floor(maxBytes / slotSize));
@@ -95,7 +95,7 @@ export class ChunkMemory {
 
   private grow(): void {
     const slots = Math.min(this.slotsPerSlab, this.maxSlots - this.slotCount);
-    const slab = this.shared ? new SharedArrayBuffer(slots * this.slotSize) : new ArrayBuffer(slots * this.slotSize);
+    const slab = this.shared ? new SharedArrayBuffer(slots * this.slotSize) : Buffer.allocUnsafeSlow(slots * this.slotSize).buffer;
     const index = this.slabs.length;
     this.slabs.push(slab);
     this.slabSet.add(slab);

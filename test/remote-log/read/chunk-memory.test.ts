@@ -26,11 +26,12 @@ describe('ChunkMemory', () => {
     assert.equal(memory.stats().inUse, 3);
   });
 
-  it('allocates ordinary memory in one slab by default, shared memory in slabs workers can fill', () => {
+  it('allocates ordinary memory a slot at a time by default, shared memory in slabs workers can fill', () => {
     const plain = new ChunkMemory(1024, 64 * 1024);
     plain.take();
     assert.equal(plain.stats().slabs, 1);
     assert.ok(!(plain.take()!.buffer instanceof SharedArrayBuffer));
+    assert.deepEqual(plain.stats(), { slots: 2, inUse: 2, slabs: 2 });
     const shared = new ChunkMemory(1024, 64 * 1024, true, 16 * 1024);
     const s = shared.take()!;
     assert.ok(s.buffer instanceof SharedArrayBuffer);
