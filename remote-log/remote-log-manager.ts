@@ -81,7 +81,7 @@ export interface RemoteLogManagerConfig {
   readonly taskConcurrency?: number;
   /** Scan batch headers so the store may compress uncompressed segments (default: when the store compresses). */
   readonly detectUncompressedBatches?: boolean;
-  /** Read chunks into reused slots of shared memory rather than fresh buffers (ChunkMemory). Default true. */
+  /** Read chunks into reused memory slots rather than fresh buffers (ChunkMemory). Default false (docs/tiering-benchmarks.md says why). */
   readonly reuseChunkMemory?: boolean;
 }
 
@@ -237,7 +237,7 @@ export class RemoteLogManager {
         ...(c.readAheadChunks === undefined ? {} : { readAheadChunks: c.readAheadChunks }),
         ...(c.maxChunksPerRequest === undefined ? {} : { maxChunksPerRequest: c.maxChunksPerRequest }),
         // Shared when worker threads fill the chunks (slower to copy into: ChunkMemory).
-        ...(c.reuseChunkMemory === false || c.chunkCacheBytes <= 0
+        ...(c.reuseChunkMemory !== true || c.chunkCacheBytes <= 0
           ? {}
           : { memory: new ChunkMemory(c.chunkSize, c.chunkCacheBytes + CHUNK_MEMORY_HEADROOM_BYTES, options.chunkSource !== undefined) }),
       }),

@@ -17,7 +17,7 @@
 // | rsm.config.chunk.cache.size.bytes        | 268435456      | ChunkCache byte limit (read by the RemoteLogManager)       |
 // | rsm.config.chunk.cache.prefetch.chunks   | 8              | ChunkCache read-ahead, in chunks                           |
 // | rsm.config.chunk.cache.fetch.chunks      | 8              | chunks one ranged GET carries at most                      |
-// | rsm.config.chunk.cache.reuse.enable      | true           | read chunks into reused shared memory, not fresh buffers   |
+// | rsm.config.chunk.cache.reuse.enable      | false          | read chunks into reused memory slots, not fresh buffers    |
 // | rsm.config.fetch.worker.threads          | 0              | threads running data GETs off the event loop (0 = none)    |
 // | rsm.config.copy.worker.threads           | 1              | threads running segment uploads off the event loop (0: on it) |
 // | rsm.config.orphan.sweep.interval.ms      | 300000         | orphan sweep: LIST of each partition's new objects         |
@@ -201,7 +201,7 @@ export function parseRsmConfig(raw: Readonly<Record<string, string>>): RsmConfig
     chunkCacheSizeBytes: int('chunk.cache.size.bytes', 256 * 1024 * 1024, 0),
     chunkCachePrefetchChunks: int('chunk.cache.prefetch.chunks', 8, 0, 1024),
     chunkCacheFetchChunks: int('chunk.cache.fetch.chunks', 8, 1, 1024),
-    chunkCacheReuseEnable: bool('chunk.cache.reuse.enable', true),
+    chunkCacheReuseEnable: bool('chunk.cache.reuse.enable', false),
     fetchWorkerThreads: int('fetch.worker.threads', 0, 0, 64),
     copyWorkerThreads: int('copy.worker.threads', 1, 0, 64),
     orphanSweepIntervalMs: int('orphan.sweep.interval.ms', 5 * 60_000, 1),

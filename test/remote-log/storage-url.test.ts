@@ -45,6 +45,7 @@ describe('parseRsmConfig', () => {
     assert.equal(c.chunkCacheFetchChunks, 8);
     assert.equal(c.fetchWorkerThreads, 0);
     assert.equal(c.copyWorkerThreads, 1);
+    assert.equal(c.chunkCacheReuseEnable, false);
     assert.equal(c.s3.readHttpHandler, 'direct');
   });
 
