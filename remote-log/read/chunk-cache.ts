@@ -21,9 +21,12 @@ import { segmentIdentity } from '../objects/object-keys.js';
 import type { ChunkTargets, RemoteSegmentRef, RemoteStorage } from '../remote-storage.js';
 import { raceAbort, throwIfAborted } from '../remote-storage.js';
 import type { ChunkMemory } from './chunk-memory.js';
+import { ReadBufferPool } from '../../broker/common/read-buffer-pool.js';
 import { SegmentLru } from './segment-lru.js';
 
 const EMPTY = Buffer.alloc(0);
+/** Leases of single read() calls, released as soon as the bytes are copied out (they take no buffers). */
+const ONE_READ = new ReadBufferPool(0);
 
 export interface ChunkCacheOptions {
   readonly source: Pick<RemoteStorage, 'fetchData'> & Partial<Pick<RemoteStorage, 'fetchChunks'>>;
@@ -152,7 +155,7 @@ export class ChunkCache {
       return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
     }
     // Pinned while copied out: the caller keeps no view of a slot it cannot give back.
-    const lease = new OneShotLease();
+    const lease = ONE_READ.lease();
     try {
       const parts = await this.readParts(ref, start, endInclusive, { ...options, lease });
       return parts.length === 1 && !this.memory.holds(parts[0] as Buffer) ? (parts[0] as Buffer) : Buffer.concat(parts);
@@ -457,26 +460,6 @@ export class ChunkCache {
     piece.catch(() => {});
     this.cache.inFlight.set(key, piece);
     return piece;
-  }
-}
-
-/** A lease of one read() call, released as soon as the bytes are copied out. */
-class OneShotLease implements ChunkLease {
-  private ends: Array<() => void> = [];
-  private released = false;
-
-  defer(end: () => void): boolean {
-    if (this.released) return false;
-    this.ends.push(end);
-    return true;
-  }
-
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    const ends = this.ends;
-    this.ends = [];
-    for (const end of ends) end();
   }
 }
 
