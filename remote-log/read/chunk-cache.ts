@@ -306,7 +306,6 @@ export class ChunkCache {
     this.memory.give(s.slot);
   }
 
-
   /** Cancels read-ahead and empties the cache. */
   close(): void {
     this.cache.close('chunk cache closed');
