@@ -7,20 +7,15 @@
 // V8 copies into shared memory element by element (about 430 MB/s here,
 // against several GB/s into ordinary memory), so slabs are shared only when
 // workers fill them. Ordinary slots are allocated one by one, as the cache
-// first needs them, from the same allocator fresh chunks came from: one large
-// allocation instead had each of its pages fault in on first write, on the
-// event loop (twice the system time per MiB of a cold read on a VM, and its
-// produce p99 up from 15-33x to 49-75x idle).
+// first needs them, from the same allocator fresh chunks came from. A first
+// version took all of its memory in one allocation, whose pages are then
+// faulted in on first write, on the event loop; the one bench:tiering run of
+// it had twice the cold read's system time per MiB of the run before (2.10
+// against 0.85 ms, on another host), which that would explain but not prove.
 //
 // A slot is lent to one fetch, which fills it or gives it back when it ends;
 // the cache then owns it until the chunk is evicted and no response holds a
 // view of it (see ChunkCache). Pure bookkeeping: no I/O.
-
-/** Where a slot lives: which slab, at which byte offset. */
-export interface SlotAddress {
-  readonly slab: number;
-  readonly offset: number;
-}
 
 export interface ChunkMemoryStats {
   /** Slots in all slabs. */
@@ -34,12 +29,11 @@ export class ChunkMemory {
   /** Slots per slab. */
   readonly slotsPerSlab: number;
   readonly maxSlots: number;
-  private readonly slabs: ArrayBufferLike[] = [];
-  private readonly slabSet = new WeakSet<ArrayBufferLike>();
+  private readonly slabs = new WeakSet<ArrayBufferLike>();
+  private slabCount = 0;
   private readonly free: Buffer[] = [];
-  /** Every slot handed out, by its Buffer object, and where it is. */
-  private readonly lent = new Map<Buffer, SlotAddress>();
-  private readonly addresses = new WeakMap<Buffer, SlotAddress>();
+  /** Every slot handed out, by its Buffer object. */
+  private readonly lent = new Set<Buffer>();
   private slotCount = 0;
 
   /**
@@ -69,7 +63,7 @@ export class ChunkMemory {
       slot = this.free.pop();
       if (slot === undefined) return undefined;
     }
-    this.lent.set(slot, this.addresses.get(slot) as SlotAddress);
+    this.lent.add(slot);
     return slot;
   }
 
@@ -79,32 +73,22 @@ export class ChunkMemory {
     this.free.push(slot);
   }
 
-  /** Where a slot handed out lives (to name it to a worker), or undefined for any other buffer. */
-  addressOf(slot: Buffer): SlotAddress | undefined {
-    return this.lent.get(slot);
-  }
-
   /** Whether `buf` views memory of this pool's slabs. */
   holds(buf: Uint8Array): boolean {
-    return this.slabSet.has(buf.buffer);
+    return this.slabs.has(buf.buffer);
   }
 
   stats(): ChunkMemoryStats {
-    return { slots: this.slotCount, inUse: this.lent.size, slabs: this.slabs.length };
+    return { slots: this.slotCount, inUse: this.lent.size, slabs: this.slabCount };
   }
 
   private grow(): void {
     const slots = Math.min(this.slotsPerSlab, this.maxSlots - this.slotCount);
     const slab = this.shared ? new SharedArrayBuffer(slots * this.slotSize) : Buffer.allocUnsafeSlow(slots * this.slotSize).buffer;
-    const index = this.slabs.length;
-    this.slabs.push(slab);
-    this.slabSet.add(slab);
+    this.slabs.add(slab);
+    this.slabCount++;
     // Pushed in reverse so that take() hands out a slab's slots in address order.
-    for (let k = slots - 1; k >= 0; k--) {
-      const slot = Buffer.from(slab, k * this.slotSize, this.slotSize);
-      this.addresses.set(slot, { slab: index, offset: k * this.slotSize });
-      this.free.push(slot);
-    }
+    for (let k = slots - 1; k >= 0; k--) this.free.push(Buffer.from(slab, k * this.slotSize, this.slotSize));
     this.slotCount += slots;
   }
 }

@@ -18,7 +18,6 @@ describe('ChunkMemory', () => {
     assert.deepEqual(memory.stats(), { slots: 3, inUse: 3, slabs: 2 });
     assert.ok(memory.holds(a.subarray(10, 20)));
     assert.equal(memory.holds(Buffer.alloc(1024)), false);
-    assert.deepEqual(memory.addressOf(c), { slab: 1, offset: 0 });
     memory.give(b);
     assert.throws(() => memory.give(b), /not a slot in use/);
     assert.throws(() => memory.give(Buffer.alloc(1024)), /not a slot in use/);
