@@ -287,12 +287,13 @@ export class Broker {
       const metadataLog =
         clusterMetadataLog ?? new InternalTopicLog(REMOTE_LOG_METADATA_TOPIC, store.get(REMOTE_LOG_METADATA_TOPIC)!.partitionCount, (p) => logs.getLog(REMOTE_LOG_METADATA_TOPIC, p), clock);
       const metadata = new RemoteLogMetadataManager({ log: metadataLog });
-      const workers = (threads: number, component: string): StorageWorkerPool | undefined =>
+      const workers = (threads: number, nice: number, component: string): StorageWorkerPool | undefined =>
         threads > 0 && shareableStorageUrl(config.remoteLogStorageUrl)
-          ? new StorageWorkerPool({ url: config.remoteLogStorageUrl, rsmConfig, threads, logger: log.child({ component }) })
+          ? new StorageWorkerPool({ url: config.remoteLogStorageUrl, rsmConfig, threads, nice, logger: log.child({ component }) })
           : undefined;
-      const chunkSource = workers(rsm.fetchWorkerThreads, 'remote-fetch-workers');
-      const copier = workers(rsm.copyWorkerThreads, 'remote-copy-workers');
+      // Fetch workers serve consumers waiting for their answer; copies are background work, run at a lower priority.
+      const chunkSource = workers(rsm.fetchWorkerThreads, 0, 'remote-fetch-workers');
+      const copier = workers(rsm.copyWorkerThreads, rsm.copyWorkerNice, 'remote-copy-workers');
       chunkSource?.warm();
       copier?.warm();
       rlm = RemoteLogManager.create({

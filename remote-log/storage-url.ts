@@ -20,6 +20,7 @@
 // | rsm.config.chunk.cache.reuse.enable      | false          | read chunks into reused memory slots, not fresh buffers    |
 // | rsm.config.fetch.worker.threads          | 0              | threads running data GETs off the event loop (0 = none)    |
 // | rsm.config.copy.worker.threads           | 1              | threads running segment uploads off the event loop (0: on it) |
+// | rsm.config.copy.worker.nice              | 10             | Linux nice value of those threads (0 = the broker's own)   |
 // | rsm.config.orphan.sweep.interval.ms      | 300000         | orphan sweep: LIST of each partition's new objects         |
 // | rsm.config.orphan.full.sweep.interval.ms | 86400000       | orphan sweep: LIST of every object, not only new ones      |
 // | rsm.config.fs.fsync                      | true           | file://: fsync each object and its directory               |
@@ -74,6 +75,7 @@ const KEYS = {
   'chunk.cache.reuse.enable': 'bool',
   'fetch.worker.threads': 'int',
   'copy.worker.threads': 'int',
+  'copy.worker.nice': 'int',
   'orphan.sweep.interval.ms': 'int',
   'orphan.full.sweep.interval.ms': 'int',
   'fs.fsync': 'bool',
@@ -111,6 +113,12 @@ export interface RsmConfig {
   readonly fetchWorkerThreads: number;
   /** Worker threads for segment uploads (s3:// and file:// only; 0 = on the event loop). */
   readonly copyWorkerThreads: number;
+  /**
+   * The nice value those threads run at (Linux; 0 = the broker's own): a
+   * copy then yields the CPU to request handling and to the other processes
+   * of a busy machine, and still gets all of it when nothing else wants it.
+   */
+  readonly copyWorkerNice: number;
   /** How often the orphan sweep lists each partition's objects past what it has checked (read by the RemoteLogManager). */
   readonly orphanSweepIntervalMs: number;
   /** How often it lists every object instead (read by the RemoteLogManager). */
@@ -204,6 +212,7 @@ export function parseRsmConfig(raw: Readonly<Record<string, string>>): RsmConfig
     chunkCacheReuseEnable: bool('chunk.cache.reuse.enable', false),
     fetchWorkerThreads: int('fetch.worker.threads', 0, 0, 64),
     copyWorkerThreads: int('copy.worker.threads', 1, 0, 64),
+    copyWorkerNice: int('copy.worker.nice', 10, 0, 19),
     orphanSweepIntervalMs: int('orphan.sweep.interval.ms', 5 * 60_000, 1),
     orphanFullSweepIntervalMs: int('orphan.full.sweep.interval.ms', 24 * 3_600_000, 1),
     fsFsync: bool('fs.fsync', true),

@@ -21,6 +21,8 @@ export interface StorageWorkerPoolOptions {
   readonly rsmConfig: Readonly<Record<string, string>>;
   /** Worker threads, started by warm() or on first use. */
   readonly threads: number;
+  /** The nice value each worker sets its thread to (Linux; 0 or absent: the broker's own). */
+  readonly nice?: number;
   readonly logger?: Logger;
 }
 
@@ -202,12 +204,17 @@ export class StorageWorkerPool implements Pick<RemoteStorage, 'fetchChunks' | 'c
   }
 
   private start(slot: number): PoolWorker {
-    const data: StorageWorkerData = { url: this.options.url, rsmConfig: { ...this.options.rsmConfig } };
+    const data: StorageWorkerData = { url: this.options.url, rsmConfig: { ...this.options.rsmConfig }, ...(this.options.nice === undefined ? {} : { nice: this.options.nice }) };
     const worker = new Worker(new URL('./storage-worker.js', import.meta.url), { workerData: data });
     // The pool's owner closes it; an idle worker must not keep the process alive.
     worker.unref();
     const w: PoolWorker = { worker, pending: new Map(), memories: new Set() };
     worker.on('message', (m: StorageWorkerReply) => {
+      if (m.type === 'priority') {
+        if (m.outcome.applied) this.options.logger?.debug({ slot, nice: m.outcome.nice }, 'remote storage worker priority lowered');
+        else this.options.logger?.warn({ slot, reason: m.outcome.reason }, 'remote storage worker runs at the broker\'s priority');
+        return;
+      }
       const p = w.pending.get(m.id);
       if (p === undefined) return; // cancelled
       if (m.type === 'chunk' || m.type === 'filled') {

@@ -3,6 +3,7 @@
 // the thread boundary (errors with their class and Kafka error code intact).
 // Pure; no I/O.
 import type { CopyResult, RemoteSegmentRef, SegmentFiles, SegmentSource } from '../remote-storage.js';
+import type { PriorityOutcome } from './thread-priority.js';
 import {
   RemoteAbortedError,
   RemoteCorruptionError,
@@ -15,6 +16,8 @@ import {
 export interface StorageWorkerData {
   readonly url: string;
   readonly rsmConfig: Readonly<Record<string, string>>;
+  /** The nice value the worker sets its own thread to (0 or absent: unchanged; thread-priority.ts). */
+  readonly nice?: number;
 }
 
 /** A slot of shared memory the broker lends a fetch for one chunk: `length` bytes at `offset` of memory `memory`. */
@@ -52,9 +55,11 @@ export type StorageWorkerRequest =
  * 'chunk' (its memory transferred); then 'done', or 'failed' (the chunks
  * already sent stay valid). Every fetch ends with one of those two, a
  * cancelled one too: only then does the worker write its slots no more. A copy
- * ends with 'copied' or 'failed'.
+ * ends with 'copied' or 'failed'. 'priority', once at the start of a worker
+ * asked for a nice value, says whether it took.
  */
 export type StorageWorkerReply =
+  | { readonly type: 'priority'; readonly outcome: PriorityOutcome }
   | { readonly type: 'chunk'; readonly id: number; readonly index: number; readonly chunk: ArrayBuffer }
   | { readonly type: 'filled'; readonly id: number; readonly index: number; readonly length: number }
   | { readonly type: 'done'; readonly id: number }

@@ -11,10 +11,14 @@ import type { ChunkTargets } from '../remote-storage.js';
 import type { LentSlot, StorageWorkerData, StorageWorkerReply, StorageWorkerRequest } from './storage-worker-protocol.js';
 import { receivedSegmentFiles, serializeError } from './storage-worker-protocol.js';
 import { createRemoteStorage } from '../storage-url.js';
+import { lowerThreadPriority } from './thread-priority.js';
 
 if (parentPort === null) throw new Error('storage-worker.js runs as a worker thread');
 const port = parentPort;
-const { url, rsmConfig } = workerData as StorageWorkerData;
+const { url, rsmConfig, nice } = workerData as StorageWorkerData;
+if (nice !== undefined && nice > 0) {
+  void lowerThreadPriority(nice).then((outcome) => port.postMessage({ type: 'priority', outcome } satisfies StorageWorkerReply));
+}
 const storage = createRemoteStorage(url, rsmConfig);
 const running = new Map<number, AbortController>();
 /** The broker's shared chunk memory, by the number it gave each buffer. */

@@ -45,6 +45,7 @@ describe('parseRsmConfig', () => {
     assert.equal(c.chunkCacheFetchChunks, 8);
     assert.equal(c.fetchWorkerThreads, 0);
     assert.equal(c.copyWorkerThreads, 1);
+    assert.equal(c.copyWorkerNice, 10);
     assert.equal(c.chunkCacheReuseEnable, false);
     assert.equal(c.s3.readHttpHandler, 'direct');
   });
@@ -83,6 +84,7 @@ describe('parseRsmConfig', () => {
       [{ 'rsm.config.s3.access.key.id': 'ak' }, /go together/],
       [{ 'rsm.config.chunk.cache.fetch.chunks': '0' }, /rsm\.config\.chunk\.cache\.fetch\.chunks: 0 is outside/],
       [{ 'rsm.config.copy.worker.threads': '-1' }, /rsm\.config\.copy\.worker\.threads: -1 is outside/],
+      [{ 'rsm.config.copy.worker.nice': '20' }, /rsm\.config\.copy\.worker\.nice: 20 is outside/],
       [{ 'rsm.config.s3.endpoint': '127.0.0.1:9000' }, /rsm\.config\.s3\.endpoint: want http/],
       [{ 'rsm.config.s3.read.http.handler': 'undici' }, /rsm\.config\.s3\.read\.http\.handler: want one of direct, node-http/],
       [{ 'rsm.config.s3.retry.backoff.ms': '500', 'rsm.config.s3.retry.backoff.max.ms': '100' }, /backoff\.max\.ms/],
