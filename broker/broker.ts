@@ -291,8 +291,7 @@ export class Broker {
         threads > 0 && shareableStorageUrl(config.remoteLogStorageUrl)
           ? new StorageWorkerPool({ url: config.remoteLogStorageUrl, rsmConfig, threads, nice, logger: log.child({ component }) })
           : undefined;
-      // Fetch workers serve consumers waiting for their answer; copies are background work, run at a lower priority.
-      const chunkSource = workers(rsm.fetchWorkerThreads, 0, 'remote-fetch-workers');
+      const chunkSource = workers(rsm.fetchWorkerThreads, rsm.fetchWorkerNice, 'remote-fetch-workers');
       const copier = workers(rsm.copyWorkerThreads, rsm.copyWorkerNice, 'remote-copy-workers');
       chunkSource?.warm();
       copier?.warm();

@@ -19,6 +19,7 @@
 // | rsm.config.chunk.cache.fetch.chunks      | 8              | chunks one ranged GET carries at most                      |
 // | rsm.config.chunk.cache.reuse.enable      | false          | read chunks into reused memory slots, not fresh buffers    |
 // | rsm.config.fetch.worker.threads          | 0              | threads running data GETs off the event loop (0 = none)    |
+// | rsm.config.fetch.worker.nice             | 0              | Linux nice value of those threads (0 = the broker's own)   |
 // | rsm.config.copy.worker.threads           | 1              | threads running segment uploads off the event loop (0: on it) |
 // | rsm.config.copy.worker.nice              | 10             | Linux nice value of those threads (0 = the broker's own)   |
 // | rsm.config.orphan.sweep.interval.ms      | 300000         | orphan sweep: LIST of each partition's new objects         |
@@ -74,6 +75,7 @@ const KEYS = {
   'chunk.cache.fetch.chunks': 'int',
   'chunk.cache.reuse.enable': 'bool',
   'fetch.worker.threads': 'int',
+  'fetch.worker.nice': 'int',
   'copy.worker.threads': 'int',
   'copy.worker.nice': 'int',
   'orphan.sweep.interval.ms': 'int',
@@ -111,6 +113,8 @@ export interface RsmConfig {
   readonly chunkCacheReuseEnable: boolean;
   /** Worker threads for data reads (s3:// and file:// only; 0 = on the event loop). */
   readonly fetchWorkerThreads: number;
+  /** The nice value those threads run at (Linux; 0 = the broker's own; see copyWorkerNice). */
+  readonly fetchWorkerNice: number;
   /** Worker threads for segment uploads (s3:// and file:// only; 0 = on the event loop). */
   readonly copyWorkerThreads: number;
   /**
@@ -211,6 +215,7 @@ export function parseRsmConfig(raw: Readonly<Record<string, string>>): RsmConfig
     chunkCacheFetchChunks: int('chunk.cache.fetch.chunks', 8, 1, 1024),
     chunkCacheReuseEnable: bool('chunk.cache.reuse.enable', false),
     fetchWorkerThreads: int('fetch.worker.threads', 0, 0, 64),
+    fetchWorkerNice: int('fetch.worker.nice', 0, 0, 19),
     copyWorkerThreads: int('copy.worker.threads', 1, 0, 64),
     copyWorkerNice: int('copy.worker.nice', 10, 0, 19),
     orphanSweepIntervalMs: int('orphan.sweep.interval.ms', 5 * 60_000, 1),

@@ -3,7 +3,7 @@
 // same run.
 //
 //   npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N]
-//                            [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--copy-workers N] [--copy-nice N] [--chunk-reuse] [--cache-mb N] [--doc PATH | --no-doc] [--profile DIR]
+//                            [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--copy-workers N] [--copy-nice N] [--fetch-nice N] [--set key=value]... [--chunk-reuse] [--cache-mb N] [--doc PATH | --no-doc] [--profile DIR]
 //                            [--compression uncompressed|gzip|snappy|lz4|zstd|producer]
 //                            [--no-peer | --peer-only] [--peer-rounds N] [--peer-segment-mb N] [--peer-one-mb N]
 //                            [--peer-six-mb N] [--peer-steady-mbps N] [--peer-steady-s N] [--peer-fsync]
@@ -90,6 +90,10 @@ interface Options {
   copyWorkers: number | undefined;
   /** rsm.config.copy.worker.nice; undefined = the broker's default. */
   copyNice: number | undefined;
+  /** rsm.config.fetch.worker.nice; undefined = the broker's default. */
+  fetchNice: number | undefined;
+  /** Further broker settings (--set key=value), applied last. */
+  extra: Record<string, string>;
   chunkReuse: boolean;
   /** rsm.config.chunk.cache.fetch.chunks: chunks per ranged GET of the broker (and of the second raw GET baseline). */
   fetchChunks: number;
@@ -117,14 +121,14 @@ const COLD_TARGET = 0.9;
 
 function usage(msg: string): never {
   console.error(`tiering.bench: ${msg}`);
-  console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--copy-workers N] [--copy-nice N] [--chunk-reuse] [--cache-mb N] [--doc PATH | --no-doc] [--profile DIR] [--compression CODEC]');
+  console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--copy-workers N] [--copy-nice N] [--fetch-nice N] [--set key=value]... [--chunk-reuse] [--cache-mb N] [--doc PATH | --no-doc] [--profile DIR] [--compression CODEC]');
   console.error('       [--no-latency] [--latency-rounds N] [--latency-rate N] [--latency-idle-s N]');
   console.error('       [--no-peer | --peer-only] [--peer-rounds N] [--peer-segment-mb N] [--peer-one-mb N] [--peer-six-mb N] [--peer-steady-mbps N] [--peer-steady-s N] [--peer-fsync]');
   process.exit(2);
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, copyWorkers: undefined, copyNice: undefined, chunkReuse: false, fetchChunks: 8, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null, compression: undefined, minio: true, peer: null, latencyRounds: 3, latencyRate: 500, latencyIdleMs: 3000 };
+  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, copyWorkers: undefined, copyNice: undefined, fetchNice: undefined, extra: {}, chunkReuse: false, fetchChunks: 8, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null, compression: undefined, minio: true, peer: null, latencyRounds: 3, latencyRate: 500, latencyIdleMs: 3000 };
   let peer: PeerOptions = { ...defaultPeerOptions };
   let peerRounds: number | undefined;
   let noPeer = false;
@@ -147,7 +151,15 @@ function parseArgs(argv: readonly string[]): Options {
       o.fetchWorkers = Number(argv[++i]);
       if (!Number.isInteger(o.fetchWorkers) || o.fetchWorkers < 0) usage('--fetch-workers wants an integer >= 0');
     } else if (a === '--chunk-reuse') o.chunkReuse = true;
-    else if (a === '--copy-nice') {
+    else if (a === '--set') {
+      const kv = argv[++i] ?? '';
+      const eq = kv.indexOf('=');
+      if (eq <= 0) usage('--set wants key=value');
+      o.extra[kv.slice(0, eq)] = kv.slice(eq + 1);
+    } else if (a === '--fetch-nice') {
+      o.fetchNice = Number(argv[++i]);
+      if (!Number.isInteger(o.fetchNice) || o.fetchNice < 0 || o.fetchNice > 19) usage('--fetch-nice wants an integer 0-19');
+    } else if (a === '--copy-nice') {
       o.copyNice = Number(argv[++i]);
       if (!Number.isInteger(o.copyNice) || o.copyNice < 0 || o.copyNice > 19) usage('--copy-nice wants an integer 0-19');
     } else if (a === '--copy-workers') {
@@ -469,6 +481,7 @@ function brokerOverrides(minio: MinioServer, chunkCacheBytes: number, chunkBytes
     ...(o.fetchWorkers === undefined ? {} : { 'rsm.config.fetch.worker.threads': String(o.fetchWorkers) }),
     ...(o.copyWorkers === undefined ? {} : { 'rsm.config.copy.worker.threads': String(o.copyWorkers) }),
     ...(o.copyNice === undefined ? {} : { 'rsm.config.copy.worker.nice': String(o.copyNice) }),
+    ...(o.fetchNice === undefined ? {} : { 'rsm.config.fetch.worker.nice': String(o.fetchNice) }),
     ...(o.chunkReuse ? { 'rsm.config.chunk.cache.reuse.enable': 'true' } : {}),
     'rsm.config.chunk.cache.fetch.chunks': String(o.fetchChunks),
     'rsm.config.chunk.size.bytes': String(chunkBytes),
@@ -484,6 +497,7 @@ function brokerOverrides(minio: MinioServer, chunkCacheBytes: number, chunkBytes
     // The copy task runs when the bench says so.
     'remote.log.manager.task.interval.ms': '3600000',
     'log.retention.check.interval.ms': '500',
+    ...o.extra,
   };
 }
 
