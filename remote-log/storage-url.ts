@@ -18,7 +18,7 @@
 // | rsm.config.chunk.cache.prefetch.chunks   | 8              | ChunkCache read-ahead, in chunks                           |
 // | rsm.config.chunk.cache.fetch.chunks      | 8              | chunks one ranged GET carries at most                      |
 // | rsm.config.chunk.cache.reuse.enable      | false          | read chunks into reused memory slots, not fresh buffers    |
-// | rsm.config.fetch.worker.threads          | 0              | threads running data GETs off the event loop (0 = none)    |
+// | rsm.config.fetch.worker.threads          | 1              | threads running data GETs off the event loop (0: on it)    |
 // | rsm.config.fetch.worker.nice             | 0              | Linux nice value of those threads (0 = the broker's own)   |
 // | rsm.config.copy.worker.threads           | 1              | threads running segment uploads off the event loop (0: on it) |
 // | rsm.config.copy.worker.nice              | 10             | Linux nice value of those threads (0 = the broker's own)   |
@@ -214,7 +214,7 @@ export function parseRsmConfig(raw: Readonly<Record<string, string>>): RsmConfig
     chunkCachePrefetchChunks: int('chunk.cache.prefetch.chunks', 8, 0, 1024),
     chunkCacheFetchChunks: int('chunk.cache.fetch.chunks', 8, 1, 1024),
     chunkCacheReuseEnable: bool('chunk.cache.reuse.enable', false),
-    fetchWorkerThreads: int('fetch.worker.threads', 0, 0, 64),
+    fetchWorkerThreads: int('fetch.worker.threads', 1, 0, 64),
     fetchWorkerNice: int('fetch.worker.nice', 0, 0, 19),
     copyWorkerThreads: int('copy.worker.threads', 1, 0, 64),
     copyWorkerNice: int('copy.worker.nice', 10, 0, 19),

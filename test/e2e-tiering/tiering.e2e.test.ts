@@ -8,8 +8,8 @@
 // (python offsets_for_times, kafkajs fetchTopicOffsetsByTimestamp, our admin
 // client with the answered timestamps) are right on both tiers. Deleting the
 // topic then empties its part of the bucket. This broker reads remote data
-// through a fetch worker thread (rsm.config.fetch.worker.threads=1, off by
-// default); the other tiering suites cover the default, on the event loop.
+// on its event loop (rsm.config.fetch.worker.threads=0; a fetch worker thread
+// by default); the other tiering suites cover the default.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
@@ -49,7 +49,7 @@ const phases: string[] = [];
 before(async () => {
   requireTools(['python-confluent-kafka', 'kafkajs']);
   minio = await startMinio();
-  broker = await startTieredBroker(minio, prefix, { overrides: { 'rsm.config.fetch.worker.threads': '1' } });
+  broker = await startTieredBroker(minio, prefix, { overrides: { 'rsm.config.fetch.worker.threads': '0' } });
 });
 
 after(async () => {

@@ -43,7 +43,8 @@ describe('parseRsmConfig', () => {
     assert.equal(c.s3.accessKeyId, undefined);
     assert.equal(c.chunkCachePrefetchChunks, 8);
     assert.equal(c.chunkCacheFetchChunks, 8);
-    assert.equal(c.fetchWorkerThreads, 0);
+    assert.equal(c.fetchWorkerThreads, 1);
+    assert.equal(c.fetchWorkerNice, 0);
     assert.equal(c.copyWorkerThreads, 1);
     assert.equal(c.copyWorkerNice, 10);
     assert.equal(c.chunkCacheReuseEnable, false);
