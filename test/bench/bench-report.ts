@@ -108,7 +108,7 @@ export function figureRows(workloads: readonly Workload[], sediment: BrokerResul
   producerRow('latency p50', 'ms', 'latency', (s) => s.p50Ms, false, 0);
   producerRow('latency p99', 'ms', 'latency', (s) => s.p99Ms, false, 0);
   producerRow('latency p99.9', 'ms', 'latency', (s) => s.p999Ms, false, 0);
-  for (const [figure, pick] of [['event-loop delay p99 (idle: 10)', (l: { p99: number }) => l.p99], ['event-loop delay max (idle: 10)', (l: { max: number }) => l.max]] as const) {
+  for (const [figure, pick] of [['event-loop delay p99 (how late; idle: 0)', (l: { p99: number }) => l.p99], ['event-loop delay max (how late; idle: 0)', (l: { max: number }) => l.max]] as const) {
     for (const w of workloads) {
       const key = workloadLabel(w);
       rows.push({ figure, workload: key, unit: 'ms', higherIsBetter: false, decimals: 0, sediment: spreadOf(sediment?.loopLag.get(key), pick), kafka: spreadOf(kafka?.loopLag.get(key), pick) });
