@@ -23,6 +23,7 @@ import { coordinatorReplicationWait, type CoordinatorReplicationDeps } from './r
 import { ChunkCache } from '../remote-log/read/chunk-cache.js';
 import { RemoteLogManager, remoteLogManagerConfig } from '../remote-log/remote-log-manager.js';
 import { StorageWorkerPool, shareableStorageUrl } from '../remote-log/workers/storage-worker-pool.js';
+import { ObjectRemoteStorage } from '../remote-log/objects/object-remote-storage.js';
 import { createRemoteStorage, parseRsmConfig, RSM_CONFIG_PREFIX } from '../remote-log/storage-url.js';
 import { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/index.js';
 import { REMOTE_LOG_METADATA_TOPIC } from '../metadata/remote-log-metadata/metadata-topic-log.js';
@@ -287,9 +288,11 @@ export class Broker {
       const metadataLog =
         clusterMetadataLog ?? new InternalTopicLog(REMOTE_LOG_METADATA_TOPIC, store.get(REMOTE_LOG_METADATA_TOPIC)!.partitionCount, (p) => logs.getLog(REMOTE_LOG_METADATA_TOPIC, p), clock);
       const metadata = new RemoteLogMetadataManager({ log: metadataLog });
+      // Fetch workers are sent each segment's manifest as this broker's storage has it (no second GET).
+      const manifests = storage instanceof ObjectRemoteStorage ? storage : undefined;
       const workers = (threads: number, nice: number, component: string): StorageWorkerPool | undefined =>
         threads > 0 && shareableStorageUrl(config.remoteLogStorageUrl)
-          ? new StorageWorkerPool({ url: config.remoteLogStorageUrl, rsmConfig, threads, nice, logger: log.child({ component }) })
+          ? new StorageWorkerPool({ url: config.remoteLogStorageUrl, rsmConfig, threads, nice, ...(manifests === undefined ? {} : { manifests }), logger: log.child({ component }) })
           : undefined;
       const chunkSource = workers(rsm.fetchWorkerThreads, rsm.fetchWorkerNice, 'remote-fetch-workers');
       const copier = workers(rsm.copyWorkerThreads, rsm.copyWorkerNice, 'remote-copy-workers');

@@ -348,6 +348,31 @@ export class ObjectRemoteStorage implements RemoteStorage {
     if (this.ownsStore) await this.store.close();
   }
 
+  /** The segment's manifest: cached, or read from the store (one GET) and cached. */
+  manifestOf(ref: RemoteSegmentRef, signal?: AbortSignal): Promise<Manifest> {
+    return this.manifest(ref, signal);
+  }
+
+  /**
+   * Caches a manifest another instance read for the same segment (the broker
+   * sends it to its storage workers with each fetch, so a worker does not GET
+   * again what the broker has read already), after the same check as a read.
+   */
+  adoptManifest(ref: RemoteSegmentRef, manifest: Manifest): void {
+    validateRef(ref);
+    const id = segmentIdentity(ref);
+    if (this.manifests.has(id)) return;
+    this.checkDescribes(manifest, ref, this.key(ref, 'manifest'));
+    this.manifests.set(id, manifest);
+  }
+
+  private checkDescribes(manifest: Manifest, ref: RemoteSegmentRef, key: string): void {
+    const s = manifest.segment;
+    if (s.topic !== ref.topic || s.topicId !== ref.topicId || s.partition !== ref.partition || s.baseOffset !== ref.baseOffset || s.segmentId !== ref.segmentId) {
+      throw new RemoteCorruptionError(`${key}: manifest describes another segment`);
+    }
+  }
+
   private async manifest(ref: RemoteSegmentRef, signal?: AbortSignal): Promise<Manifest> {
     validateRef(ref);
     const id = segmentIdentity(ref);
@@ -364,10 +389,7 @@ export class ObjectRemoteStorage implements RemoteStorage {
       throw this.wrap(e, `reading ${key}`);
     }
     const manifest = decodeManifest(bytes);
-    const s = manifest.segment;
-    if (s.topic !== ref.topic || s.topicId !== ref.topicId || s.partition !== ref.partition || s.baseOffset !== ref.baseOffset || s.segmentId !== ref.segmentId) {
-      throw new RemoteCorruptionError(`${key}: manifest describes another segment`);
-    }
+    this.checkDescribes(manifest, ref, key);
     this.manifests.set(id, manifest);
     return manifest;
   }

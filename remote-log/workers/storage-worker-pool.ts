@@ -14,6 +14,7 @@ import { deserializeError, receivedCopyResult } from './storage-worker-protocol.
 import type { ChunkListener, ChunkTargets, CopyResult, RemoteSegmentRef, RemoteStorage, SegmentFiles } from '../remote-storage.js';
 import { RemoteAbortedError, RemoteStorageError } from '../remote-storage.js';
 import { parseStorageUrl } from '../storage-url.js';
+import type { Manifest } from '../objects/manifest.js';
 
 export interface StorageWorkerPoolOptions {
   readonly url: string;
@@ -23,7 +24,18 @@ export interface StorageWorkerPoolOptions {
   readonly threads: number;
   /** The nice value each worker sets its thread to (Linux; 0 or absent: the broker's own). */
   readonly nice?: number;
+  /**
+   * Where the broker's own storage keeps the segments' manifests: each fetch
+   * carries its segment's manifest to the worker, which would otherwise read it
+   * from the store again (one more GET per segment, and per worker).
+   */
+  readonly manifests?: ManifestSource;
   readonly logger?: Logger;
+}
+
+/** The broker's own storage as a source of manifests (ObjectRemoteStorage). */
+export interface ManifestSource {
+  manifestOf(ref: RemoteSegmentRef, signal?: AbortSignal): Promise<Manifest>;
 }
 
 interface Pending {
@@ -89,13 +101,37 @@ export class StorageWorkerPool implements Pick<RemoteStorage, 'fetchChunks' | 'c
     onChunk?: ChunkListener,
     targets?: ChunkTargets,
   ): Promise<Buffer[]> {
+    const source = this.options.manifests;
+    if (source === undefined) return this.fetchChunksWith(undefined, ref, first, last, chunkSize, signal, onChunk, targets);
+    return source.manifestOf(ref, signal).then((manifest) => this.fetchChunksWith(manifest, ref, first, last, chunkSize, signal, onChunk, targets));
+  }
+
+  private fetchChunksWith(
+    manifest: Manifest | undefined,
+    ref: RemoteSegmentRef,
+    first: number,
+    last: number,
+    chunkSize: number,
+    signal: AbortSignal | undefined,
+    onChunk: ChunkListener | undefined,
+    targets: ChunkTargets | undefined,
+  ): Promise<Buffer[]> {
     const lent = targets === undefined ? undefined : Array.from({ length: Math.max(0, last - first + 1) }, (_, k) => targets(first + k, chunkSize));
     return this.request('remote fetch', signal, { onChunk, first, lent }, (id, w) => {
       const slots = lent?.map((t) => {
         const shared = sharedSlot(t);
         return shared === null ? null : { memory: this.share(w, shared.buffer), offset: shared.offset, length: shared.length };
       });
-      return { type: 'fetch', id, ref, first, last, chunkSize, ...(slots === undefined || slots.every((x) => x === null) ? {} : { targets: slots }) };
+      return {
+        type: 'fetch',
+        id,
+        ref,
+        first,
+        last,
+        chunkSize,
+        ...(slots === undefined || slots.every((x) => x === null) ? {} : { targets: slots }),
+        ...(manifest === undefined ? {} : { manifest }),
+      };
     }).then((a) => a.chunks);
   }
 

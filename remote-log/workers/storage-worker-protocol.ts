@@ -4,6 +4,7 @@
 // Pure; no I/O.
 import type { CopyResult, RemoteSegmentRef, SegmentFiles, SegmentSource } from '../remote-storage.js';
 import type { PriorityOutcome } from './thread-priority.js';
+import type { Manifest } from '../objects/manifest.js';
 import {
   RemoteAbortedError,
   RemoteCorruptionError,
@@ -44,6 +45,8 @@ export type StorageWorkerRequest =
       readonly last: number;
       readonly chunkSize: number;
       readonly targets?: ReadonlyArray<LentSlot | null>;
+      /** The segment's manifest as the broker has it, so the worker need not read it again. */
+      readonly manifest?: Manifest;
     }
   | { readonly type: 'memory'; readonly memory: number; readonly buffer: SharedArrayBuffer }
   | { readonly type: 'copy'; readonly id: number; readonly ref: RemoteSegmentRef; readonly files: SegmentFiles }

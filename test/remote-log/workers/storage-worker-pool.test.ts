@@ -223,6 +223,29 @@ describe('StorageWorkerPool', () => {
     }
   });
 
+  it("carries the broker's manifest with each fetch: the worker does not read it from the store again", async () => {
+    const seg = makeSegment(3 * CHUNK + 5, 11);
+    const r = newRef();
+    // The broker's storage wrote it, so holds its manifest; the store no longer does.
+    await storage.copySegment(r, seg.files);
+    await rm(path.join(root, objectKey('', r, 'manifest')));
+    const carried = new StorageWorkerPool({ url, rsmConfig: RSM, threads: 1, manifests: storage });
+    const alone = new StorageWorkerPool({ url, rsmConfig: RSM, threads: 1 });
+    try {
+      assert.deepEqual(Buffer.concat(await carried.fetchChunks(r, 0, 9, CHUNK)), seg.data);
+      await assert.rejects(alone.fetchChunks(r, 0, 0, CHUNK), (e) => e instanceof RemoteResourceNotFoundError);
+      // A segment the broker cannot find a manifest for fails as before.
+      const other = newRef();
+      await assert.rejects(carried.fetchChunks(other, 0, 0, CHUNK), (e) => e instanceof RemoteResourceNotFoundError);
+      // A manifest handed over for another segment is refused as corruption, not cached.
+      const mine = await storage.manifestOf(r);
+      assert.throws(() => storage.adoptManifest(other, mine), (e) => e instanceof RemoteCorruptionError);
+    } finally {
+      await carried.close();
+      await alone.close();
+    }
+  });
+
   it('is refused for a memory store, which one thread owns', () => {
     assert.equal(shareableStorageUrl('memory://'), false);
     assert.equal(shareableStorageUrl('s3://bucket/prefix'), true);
