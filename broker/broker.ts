@@ -22,8 +22,7 @@ import { localMarkerWriter } from './txn/local-marker-writer.js';
 import { coordinatorReplicationWait, type CoordinatorReplicationDeps } from './replica/coordinator-replication.js';
 import { ChunkCache } from '../remote-log/read/chunk-cache.js';
 import { RemoteLogManager, remoteLogManagerConfig } from '../remote-log/remote-log-manager.js';
-import { StorageWorkerPool, shareableStorageUrl } from '../remote-log/workers/storage-worker-pool.js';
-import { ObjectRemoteStorage } from '../remote-log/objects/object-remote-storage.js';
+import { manifestSource, StorageWorkerPool, shareableStorageUrl, type StorageWorkerPoolOptions } from '../remote-log/workers/storage-worker-pool.js';
 import { createRemoteStorage, parseRsmConfig, RSM_CONFIG_PREFIX } from '../remote-log/storage-url.js';
 import { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/index.js';
 import { REMOTE_LOG_METADATA_TOPIC } from '../metadata/remote-log-metadata/metadata-topic-log.js';
@@ -288,14 +287,14 @@ export class Broker {
       const metadataLog =
         clusterMetadataLog ?? new InternalTopicLog(REMOTE_LOG_METADATA_TOPIC, store.get(REMOTE_LOG_METADATA_TOPIC)!.partitionCount, (p) => logs.getLog(REMOTE_LOG_METADATA_TOPIC, p), clock);
       const metadata = new RemoteLogMetadataManager({ log: metadataLog });
-      // Fetch workers are sent each segment's manifest as this broker's storage has it (no second GET).
-      const manifests = storage instanceof ObjectRemoteStorage ? storage : undefined;
-      const workers = (threads: number, nice: number, component: string): StorageWorkerPool | undefined =>
+      const workers = (threads: number, component: string, more: Partial<StorageWorkerPoolOptions>): StorageWorkerPool | undefined =>
         threads > 0 && shareableStorageUrl(config.remoteLogStorageUrl)
-          ? new StorageWorkerPool({ url: config.remoteLogStorageUrl, rsmConfig, threads, nice, ...(manifests === undefined ? {} : { manifests }), logger: log.child({ component }) })
+          ? new StorageWorkerPool({ url: config.remoteLogStorageUrl, rsmConfig, threads, logger: log.child({ component }), ...more })
           : undefined;
-      const chunkSource = workers(rsm.fetchWorkerThreads, rsm.fetchWorkerNice, 'remote-fetch-workers');
-      const copier = workers(rsm.copyWorkerThreads, rsm.copyWorkerNice, 'remote-copy-workers');
+      // Fetch workers are sent each segment's manifest as this broker's storage has it (no second GET).
+      const manifests = manifestSource(storage);
+      const chunkSource = workers(rsm.fetchWorkerThreads, 'remote-fetch-workers', { nice: rsm.fetchWorkerNice, ...(manifests === undefined ? {} : { manifests }) });
+      const copier = workers(rsm.copyWorkerThreads, 'remote-copy-workers', { nice: rsm.copyWorkerNice });
       chunkSource?.warm();
       copier?.warm();
       rlm = RemoteLogManager.create({

@@ -83,9 +83,10 @@ const REMOTE_COUNTERS = [
 /**
  * How often the event loop delay histogram (nodejs_eventloop_lag_*) samples
  * the loop. prom-client's default, 10 ms, wakes an idle broker 100 times a
- * second: an idle broker used 8 ms of CPU per second on the bench machine
- * with it, and about 3 ms at 50 ms (25 against 8 clock ticks over 30 s, 45 s
- * after start), CPU that every consume and produce measurement paid too. A
+ * second: an idle broker used about 8 ms of CPU per second on the bench
+ * machine with it, and 1-4 ms at 50 ms (24-25 against 3-11 clock ticks over
+ * 30 s, seven readings 25-45 s after start), CPU that every consume and
+ * produce measurement paid too. A
  * stall still shows in the max and the percentiles; they are taken over 20
  * samples a second instead of 100. As before, each sample is the whole
  * interval between two turns of the timer, so an idle loop reads 0.05 s in

@@ -218,7 +218,7 @@ export class ObjectRemoteStorage implements RemoteStorage {
     if (endPositionInclusive !== undefined && !Number.isSafeInteger(endPositionInclusive)) {
       throw new RangeError(`invalid end position ${endPositionInclusive}`);
     }
-    const manifest = await this.manifest(ref, signal);
+    const manifest = await this.manifestOf(ref, signal);
     const layout = manifest.data;
     const end = Math.min(endPositionInclusive ?? layout.size - 1, layout.size - 1);
     if (startPosition >= layout.size || end < startPosition) return Buffer.alloc(0);
@@ -243,7 +243,7 @@ export class ObjectRemoteStorage implements RemoteStorage {
       throw new RangeError(`invalid chunks ${firstChunk}..${lastChunk}`);
     }
     if (!Number.isSafeInteger(chunkSize) || chunkSize <= 0) throw new RangeError(`invalid chunk size ${chunkSize}`);
-    const manifest = await this.manifest(ref, signal);
+    const manifest = await this.manifestOf(ref, signal);
     const layout = manifest.data;
     const last = Math.min(lastChunk, chunkCount(layout.size, chunkSize) - 1);
     if (firstChunk > last) return [];
@@ -283,7 +283,7 @@ export class ObjectRemoteStorage implements RemoteStorage {
 
   async fetchIndex(ref: RemoteSegmentRef, kind: IndexKind, signal?: AbortSignal): Promise<Buffer> {
     const objectKind = INDEX_KIND_TO_OBJECT[kind];
-    const manifest = await this.manifest(ref, signal);
+    const manifest = await this.manifestOf(ref, signal);
     const entry = manifest.objects[objectKind as Exclude<ObjectKind, 'manifest'>];
     if (entry === undefined) {
       if (kind === 'txn') return Buffer.alloc(0);
@@ -348,11 +348,6 @@ export class ObjectRemoteStorage implements RemoteStorage {
     if (this.ownsStore) await this.store.close();
   }
 
-  /** The segment's manifest: cached, or read from the store (one GET) and cached. */
-  manifestOf(ref: RemoteSegmentRef, signal?: AbortSignal): Promise<Manifest> {
-    return this.manifest(ref, signal);
-  }
-
   /**
    * Caches a manifest another instance read for the same segment (the broker
    * sends it to its storage workers with each fetch, so a worker does not GET
@@ -373,7 +368,8 @@ export class ObjectRemoteStorage implements RemoteStorage {
     }
   }
 
-  private async manifest(ref: RemoteSegmentRef, signal?: AbortSignal): Promise<Manifest> {
+  /** The segment's manifest: cached, or read from the store (one GET) and cached. */
+  async manifestOf(ref: RemoteSegmentRef, signal?: AbortSignal): Promise<Manifest> {
     validateRef(ref);
     const id = segmentIdentity(ref);
     const cached = this.manifests.get(id);

@@ -15,6 +15,7 @@ import type { ChunkListener, ChunkTargets, CopyResult, RemoteSegmentRef, RemoteS
 import { RemoteAbortedError, RemoteStorageError } from '../remote-storage.js';
 import { parseStorageUrl } from '../storage-url.js';
 import type { Manifest } from '../objects/manifest.js';
+import { ObjectRemoteStorage } from '../objects/object-remote-storage.js';
 
 export interface StorageWorkerPoolOptions {
   readonly url: string;
@@ -36,6 +37,11 @@ export interface StorageWorkerPoolOptions {
 /** The broker's own storage as a source of manifests (ObjectRemoteStorage). */
 export interface ManifestSource {
   manifestOf(ref: RemoteSegmentRef, signal?: AbortSignal): Promise<Manifest>;
+}
+
+/** `storage` as a source of manifests for fetch workers, when it keeps them (the object stores: s3://, file://). */
+export function manifestSource(storage: RemoteStorage): ManifestSource | undefined {
+  return storage instanceof ObjectRemoteStorage ? storage : undefined;
 }
 
 interface Pending {
@@ -92,7 +98,7 @@ export class StorageWorkerPool implements Pick<RemoteStorage, 'fetchChunks' | 'c
    * worker has ended it, an aborted one too (then rejected): until then the
    * worker may still write the lent slots.
    */
-  fetchChunks(
+  async fetchChunks(
     ref: RemoteSegmentRef,
     first: number,
     last: number,
@@ -101,21 +107,7 @@ export class StorageWorkerPool implements Pick<RemoteStorage, 'fetchChunks' | 'c
     onChunk?: ChunkListener,
     targets?: ChunkTargets,
   ): Promise<Buffer[]> {
-    const source = this.options.manifests;
-    if (source === undefined) return this.fetchChunksWith(undefined, ref, first, last, chunkSize, signal, onChunk, targets);
-    return source.manifestOf(ref, signal).then((manifest) => this.fetchChunksWith(manifest, ref, first, last, chunkSize, signal, onChunk, targets));
-  }
-
-  private fetchChunksWith(
-    manifest: Manifest | undefined,
-    ref: RemoteSegmentRef,
-    first: number,
-    last: number,
-    chunkSize: number,
-    signal: AbortSignal | undefined,
-    onChunk: ChunkListener | undefined,
-    targets: ChunkTargets | undefined,
-  ): Promise<Buffer[]> {
+    const manifest = await this.options.manifests?.manifestOf(ref, signal);
     const lent = targets === undefined ? undefined : Array.from({ length: Math.max(0, last - first + 1) }, (_, k) => targets(first + k, chunkSize));
     return this.request('remote fetch', signal, { onChunk, first, lent }, (id, w) => {
       const slots = lent?.map((t) => {

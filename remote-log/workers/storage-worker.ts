@@ -89,9 +89,9 @@ port.on('message', (m: StorageWorkerRequest) => {
         return storage.fetchChunks(m.ref, m.first, m.last, m.chunkSize, controller.signal, onChunk, targets);
       })
       .then(() => {
-      const reply: StorageWorkerReply = { type: 'done', id: m.id };
-      port.postMessage(reply);
-    });
+        const reply: StorageWorkerReply = { type: 'done', id: m.id };
+        port.postMessage(reply);
+      });
   }
   work.catch((e: unknown) => fail(m.id, e)).finally(() => running.delete(m.id));
 });

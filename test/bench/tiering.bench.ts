@@ -88,11 +88,7 @@ interface Options {
   /** rsm.config.fetch.worker.threads; undefined = the broker's default. */
   fetchWorkers: number | undefined;
   copyWorkers: number | undefined;
-  /** rsm.config.copy.worker.nice; undefined = the broker's default. */
-  copyNice: number | undefined;
-  /** rsm.config.fetch.worker.nice; undefined = the broker's default. */
-  fetchNice: number | undefined;
-  /** Further broker settings (--set key=value), applied last. */
+  /** Further broker settings (--set key=value; --copy-nice and --fetch-nice are shorthands), applied last. */
   extra: Record<string, string>;
   chunkReuse: boolean;
   /** rsm.config.chunk.cache.fetch.chunks: chunks per ranged GET of the broker (and of the second raw GET baseline). */
@@ -128,7 +124,7 @@ function usage(msg: string): never {
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, copyWorkers: undefined, copyNice: undefined, fetchNice: undefined, extra: {}, chunkReuse: false, fetchChunks: 8, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null, compression: undefined, minio: true, peer: null, latencyRounds: 3, latencyRate: 500, latencyIdleMs: 3000 };
+  const o: Options = { rounds: 3, chunkMb: 1, mbPerPartition: 200, segmentMb: 64, partitions: 2, prefetchChunks: undefined, fetchWorkers: undefined, copyWorkers: undefined, extra: {}, chunkReuse: false, fetchChunks: 8, cacheMb: undefined, doc: path.join(repoRoot(), 'docs', 'tiering-benchmarks.md'), profileDir: null, compression: undefined, minio: true, peer: null, latencyRounds: 3, latencyRate: 500, latencyIdleMs: 3000 };
   let peer: PeerOptions = { ...defaultPeerOptions };
   let peerRounds: number | undefined;
   let noPeer = false;
@@ -156,12 +152,10 @@ function parseArgs(argv: readonly string[]): Options {
       const eq = kv.indexOf('=');
       if (eq <= 0) usage('--set wants key=value');
       o.extra[kv.slice(0, eq)] = kv.slice(eq + 1);
-    } else if (a === '--fetch-nice') {
-      o.fetchNice = Number(argv[++i]);
-      if (!Number.isInteger(o.fetchNice) || o.fetchNice < 0 || o.fetchNice > 19) usage('--fetch-nice wants an integer 0-19');
-    } else if (a === '--copy-nice') {
-      o.copyNice = Number(argv[++i]);
-      if (!Number.isInteger(o.copyNice) || o.copyNice < 0 || o.copyNice > 19) usage('--copy-nice wants an integer 0-19');
+    } else if (a === '--fetch-nice' || a === '--copy-nice') {
+      const nice = Number(argv[++i]);
+      if (!Number.isInteger(nice) || nice < 0 || nice > 19) usage(`${a} wants an integer 0-19`);
+      o.extra[`rsm.config.${a === '--fetch-nice' ? 'fetch' : 'copy'}.worker.nice`] = String(nice);
     } else if (a === '--copy-workers') {
       o.copyWorkers = Number(argv[++i]);
       if (!Number.isInteger(o.copyWorkers) || o.copyWorkers < 0) usage('--copy-workers wants an integer >= 0');
@@ -480,8 +474,6 @@ function brokerOverrides(minio: MinioServer, chunkCacheBytes: number, chunkBytes
     ...(o.prefetchChunks === undefined ? {} : { 'rsm.config.chunk.cache.prefetch.chunks': String(o.prefetchChunks) }),
     ...(o.fetchWorkers === undefined ? {} : { 'rsm.config.fetch.worker.threads': String(o.fetchWorkers) }),
     ...(o.copyWorkers === undefined ? {} : { 'rsm.config.copy.worker.threads': String(o.copyWorkers) }),
-    ...(o.copyNice === undefined ? {} : { 'rsm.config.copy.worker.nice': String(o.copyNice) }),
-    ...(o.fetchNice === undefined ? {} : { 'rsm.config.fetch.worker.nice': String(o.fetchNice) }),
     ...(o.chunkReuse ? { 'rsm.config.chunk.cache.reuse.enable': 'true' } : {}),
     'rsm.config.chunk.cache.fetch.chunks': String(o.fetchChunks),
     'rsm.config.chunk.size.bytes': String(chunkBytes),
