@@ -248,7 +248,7 @@ function checkLocalRetention(localKey: string, local: number, totalKey: string, 
 
 // ---- the log layer's view (broker/log/log-config.ts owns the shape) ----
 
-export function toLogConfig(config: EffectiveTopicConfig): LogConfig {
+export function toLogConfig(config: EffectiveTopicConfig, producerIdExpirationMs?: number): LogConfig {
   const retentionMs = config.number('retention.ms');
   const retentionBytes = config.number('retention.bytes');
   const localMs = config.number('local.retention.ms');
@@ -282,6 +282,7 @@ export function toLogConfig(config: EffectiveTopicConfig): LogConfig {
     maxCompactionLagMs: config.number('max.compaction.lag.ms'),
     minInSyncReplicas: config.number('min.insync.replicas'),
     compression: topicCompression(config),
+    producerIdExpirationMs,
   };
 }
 
@@ -295,7 +296,6 @@ function topicCompression(config: EffectiveTopicConfig): TopicCompression {
 
 /** Broker defaults + overrides -> LogConfig, with the broker-level producer id expiration. */
 export function logConfigFor(broker: BrokerDefaults, overrides: TopicOverrides, options: TopicConfigOptions = {}): LogConfig {
-  const config = toLogConfig(effectiveTopicConfig(broker, overrides, options));
   const expiration = broker.get('producer.id.expiration.ms');
-  return typeof expiration === 'number' ? { ...config, producerIdExpirationMs: expiration } : config;
+  return toLogConfig(effectiveTopicConfig(broker, overrides, options), typeof expiration === 'number' ? expiration : undefined);
 }
