@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { EVENT_LOOP_MONITORING_MS } from '../../broker/metrics/broker-metrics.js';
 import { freePort, startKafkaReference, waitForKafka } from '../support/kafka-reference.js';
 import { parseProcStatUserSystemTicks, parseProcStatusMemory, parsePromSample } from './perf-output.js';
+import { readProcessCpuClock } from './process-cpu-clock.js';
 
 export type BrokerName = 'sediment' | 'kafka';
 
@@ -45,8 +46,14 @@ function ticksPerSecond(): number {
   return clockTicks;
 }
 
-/** CPU time (user + system, all threads) the process has used so far, from /proc/<pid>/stat. */
+/**
+ * CPU time (user + system, all threads) the process has used so far: its CPU
+ * clock to the nanosecond, or /proc/<pid>/stat's clock ticks where that clock
+ * cannot be read.
+ */
 export function processCpuSeconds(pid: number): number {
+  const precise = readProcessCpuClock(pid);
+  if (precise !== null) return precise;
   const t = processUserSystemSeconds(pid);
   return t.user + t.system;
 }
