@@ -5,6 +5,7 @@
 import { loadBrokerConfig, ConfigError } from '../config.js';
 import { createLogger } from '../common/logger.js';
 import { Broker } from '../broker.js';
+import { applyHeapGrowth } from './heap-growth.js';
 
 export function parseStartArgs(args: readonly string[]): { file?: string; overrides: string[] } {
   const overrides: string[] = [];
@@ -32,6 +33,11 @@ export async function runStart(args: readonly string[]): Promise<number> {
   const log = createLogger();
   let broker: Broker;
   try {
+    try {
+      applyHeapGrowth();
+    } catch (e) {
+      throw new ConfigError('', (e as Error).message);
+    }
     const parsed = parseStartArgs(args);
     const config = await loadBrokerConfig(parsed);
     broker = await Broker.start(config, { log });
