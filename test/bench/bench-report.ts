@@ -183,3 +183,38 @@ export function spliceGenerated(existing: string | null, generated: string, mark
   if (b < 0 || e < b) return `${existing.trimEnd()}\n\n${section}\n`;
   return existing.slice(0, b) + section + existing.slice(e + markers.end.length);
 }
+
+/**
+ * Broker CPU per MiB consumed, run k of Sediment against run k of Kafka, per
+ * codec, to two decimals, and how many of those pairs Sediment is at or below
+ * Kafka in (issue 16's criterion: every one). Null without both brokers.
+ */
+export function consumeCpuPairs(codecs: readonly Compression[], sediment: BrokerResults | undefined, kafka: BrokerResults | undefined): string | null {
+  if (sediment === undefined || kafka === undefined) return null;
+  const columns = codecs.map((c) => ({ c, s: sediment.cpuMsPerMiB.get(cpuKey('consume', c)) ?? [], k: kafka.cpuMsPerMiB.get(cpuKey('consume', c)) ?? [] }));
+  const runs = Math.max(0, ...columns.map((col) => Math.min(col.s.length, col.k.length)));
+  if (runs === 0) return null;
+  let pairs = 0;
+  let atOrBelow = 0;
+  const lines = [
+    `| run | ${columns.map((col) => `${col.c}: Sediment | ${col.c}: Kafka`).join(' | ')} |`,
+    `| ---: | ${columns.map(() => '---: | ---:').join(' | ')} |`,
+  ];
+  for (let i = 0; i < runs; i++) {
+    const cells = columns.map((col) => {
+      const s = col.s[i];
+      const k = col.k[i];
+      if (s === undefined || k === undefined) return '- | -';
+      pairs++;
+      const ok = s <= k;
+      if (ok) atOrBelow++;
+      return `${ok ? s.toFixed(2) : `**${s.toFixed(2)}**`} | ${k.toFixed(2)}`;
+    });
+    lines.push(`| ${i + 1} | ${cells.join(' | ')} |`);
+  }
+  return [
+    `Broker CPU per MiB consumed, run by run (ms/MiB; run k of each broker; bold: Sediment above Kafka): Sediment at or below Kafka in ${atOrBelow} of ${pairs} pairs.`,
+    '',
+    ...lines,
+  ].join('\n');
+}

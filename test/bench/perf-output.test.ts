@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConsumerSummary, parseProcStatCpuTicks, parseProcStatUserSystemTicks, parseProcStatusMemory, parseProducerSummary, parsePromSample, spread, sumPromSamples } from './perf-output.js';
-import { DOC_BEGIN, DOC_END, emptyResults, figureRows, markdownTable, record, spliceGenerated } from './bench-report.js';
+import { consumeCpuPairs, cpuKey, DOC_BEGIN, DOC_END, emptyResults, figureRows, markdownTable, record, spliceGenerated } from './bench-report.js';
 import { summarizeProfile } from './cpu-profile-summary.js';
 
 const producerOut = [
@@ -142,4 +142,19 @@ test('cpu profile: self time per function from sample deltas, idle apart', () =>
   assert.equal(hot?.selfMs, 3);
   assert.equal(hot?.pctBusy, 60);
   assert.equal(s.byFile.find((f) => f.name === 'broker/server/connection.js')?.selfMs, 3);
+});
+
+test('consume CPU pairs: run k of each broker, two decimals, Sediment above Kafka in bold and counted', () => {
+  const s = emptyResults();
+  const k = emptyResults();
+  for (const v of [0.81, 1.04]) record(s.cpuMsPerMiB, cpuKey('consume', 'none'), v);
+  for (const v of [1.2, 1.0]) record(k.cpuMsPerMiB, cpuKey('consume', 'none'), v);
+  for (const v of [0.9, 0.95]) record(s.cpuMsPerMiB, cpuKey('consume', 'lz4'), v);
+  for (const v of [0.9, 1.5]) record(k.cpuMsPerMiB, cpuKey('consume', 'lz4'), v);
+  const text = consumeCpuPairs(['none', 'lz4'], s, k)!;
+  assert.match(text, /at or below Kafka in 3 of 4 pairs/);
+  assert.match(text, /\| 1 \| 0\.81 \| 1\.20 \| 0\.90 \| 0\.90 \|/);
+  assert.match(text, /\| 2 \| \*\*1\.04\*\* \| 1\.00 \| 0\.95 \| 1\.50 \|/);
+  assert.equal(consumeCpuPairs(['none'], s, undefined), null);
+  assert.equal(consumeCpuPairs(['none'], emptyResults(), k), null);
 });

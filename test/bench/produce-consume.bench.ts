@@ -28,7 +28,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { kafkaVersion, repoRoot, requireTools } from '../support/tools.js';
-import { cpuKey, emptyResults, figureRows, markdownTable, record, RF3_MARKERS, SINGLE_MARKERS, spliceGenerated, workloadLabel, type BrokerResults, type DocMarkers, type Workload } from './bench-report.js';
+import { consumeCpuPairs, cpuKey, emptyResults, figureRows, markdownTable, record, RF3_MARKERS, SINGLE_MARKERS, spliceGenerated, workloadLabel, type BrokerResults, type DocMarkers, type Workload } from './bench-report.js';
 import { startKafka, startSediment, type BenchBroker, type BrokerName } from './broker-processes.js';
 import { formatSummary, summarizeProfile, type CpuProfile } from './cpu-profile-summary.js';
 import { BATCH_SIZE, consume, createTopics, LINGER_MS, PARTITIONS, produce, producerArgs, RECORD_SIZE, type Compression } from './load.js';
@@ -185,7 +185,7 @@ async function throughputPhase(broker: BenchBroker, o: Options, res: BrokerResul
       const cpuMs = cpuMsPerMiB(broker.cpuSeconds() - cpuBefore, o.records);
       record(res.cpuMsPerMiB, cpuKey('consume', c), cpuMs);
       const detail = consumeDetail(metricsBefore, await broker.metricsText(), splitBefore, broker.cpuUserSystemSeconds(), performance.now() - started);
-      log(`${broker.name} run ${run}/${o.runs} consume ${c}: ${s.fetchMbPerSec.toFixed(1)} MB/s, ${s.fetchRecordsPerSec.toFixed(0)} records/s (group join ${s.rebalanceMs} ms, excluded), broker CPU ${cpuMs.toFixed(1)} ms/MiB${detail}`);
+      log(`${broker.name} run ${run}/${o.runs} consume ${c}: ${s.fetchMbPerSec.toFixed(1)} MB/s, ${s.fetchRecordsPerSec.toFixed(0)} records/s (group join ${s.rebalanceMs} ms, excluded), broker CPU ${cpuMs.toFixed(2)} ms/MiB${detail}`);
     }
     res.peakRssBytes = Math.max(res.peakRssBytes, broker.peakRssBytes());
   }
@@ -282,6 +282,7 @@ function commandLine(): string {
 
 function report(o: Options, rate: number, rateSource: string, sediment: BrokerResults | undefined, kafka: BrokerResults | undefined, facts: MachineFacts, loadStart: string, loadEnd: string, startedAt: Date, minutes: number): string {
   const table = markdownTable(figureRows(WORKLOADS, sediment, kafka));
+  const pairs = consumeCpuPairs(COMPRESSIONS, sediment, kafka);
   const example = producerArgs('<broker>', { topic: '<topic>', records: o.records, recordSize: RECORD_SIZE, throughput: -1, compression: 'lz4', acks: 'all', batchSize: BATCH_SIZE, lingerMs: LINGER_MS });
   return [
     `## Results of ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
@@ -303,6 +304,7 @@ function report(o: Options, rate: number, rateSource: string, sediment: BrokerRe
     '',
     table,
     '',
+    ...(pairs === null ? [] : [pairs, '']),
   ].join('\n');
 }
 

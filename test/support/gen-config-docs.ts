@@ -121,6 +121,12 @@ effect on a single broker, the meaning says so.
   *Broker default from* (the first one set wins), else from its own default.
 - **Remote storage backend settings** (\`rsm.config.*\`) are broker settings passed to the object store named by
   \`remote.log.storage.url\`; unknown ones are refused.
+- **Environment of the \`sediment start\` process** (like Kafka's \`KAFKA_HEAP_OPTS\`, not broker keys):
+  \`SEDIMENT_LOG_LEVEL\` (a pino level: trace, debug, info, warn, error, fatal; default info) and
+  \`SEDIMENT_HEAP_GROWING_PERCENT\`, how far V8 lets the old generation grow past the live heap before it marks
+  again: 100 (a factor of 2) by default, 0 for V8's own dynamic factor, which for a broker's small live heap
+  falls to 1.1 and restarted marking about every 100 ms under a steady produce (docs/benchmarks.md). A
+  malformed value stops start-up; \`node --heap-growing-percent\` given to node itself wins.
 
 ## Broker settings
 
