@@ -135,9 +135,16 @@ function cpuMsPerMiB(cpuSeconds: number, records: number): number {
 /**
  * Unmeasured load on a freshly started broker, so the first measured run does
  * not pay for JIT compilation (Kafka's JVM took three runs to settle without
- * it): a third of a peak run of every workload, consumed back before a
- * throughput phase.
+ * it): a third of a peak run of every workload, consumed back
+ * WARM_UP_CONSUMES times per codec before a throughput phase. Consumed back
+ * once, the consume path was still being compiled in the first measured runs
+ * of both brokers (2026-12-06 05:29: Sediment's run 1 lz4 consume 1.61 ms/MiB,
+ * user 180 ms against 80-130 later; Kafka's runs 1-3 1.5-2.1 against
+ * 0.95-1.35 in runs 4-6): a Fetch carries ~5 MiB, so a 49 MiB consume runs
+ * the fetch path only ~10 times.
  */
+const WARM_UP_CONSUMES = 3;
+
 async function warmUpBroker(broker: BenchBroker, o: Options, kind: 'throughput' | 'latency'): Promise<void> {
   const records = Math.max(20_000, Math.round(o.records / 3));
   const topic = (w: Workload): string => topicName(`warmup-${kind}`, w, 0);
@@ -146,9 +153,11 @@ async function warmUpBroker(broker: BenchBroker, o: Options, kind: 'throughput' 
     await produce(broker.bootstrap, { topic: topic(w), records, recordSize: RECORD_SIZE, throughput: -1, compression: w.compression, acks: w.acks, batchSize: BATCH_SIZE, lingerMs: LINGER_MS });
   }
   if (kind === 'throughput') {
-    for (const c of COMPRESSIONS) await consume(broker.bootstrap, topic({ compression: c, acks: '1' }), records);
+    for (let i = 0; i < WARM_UP_CONSUMES; i++) {
+      for (const c of COMPRESSIONS) await consume(broker.bootstrap, topic({ compression: c, acks: '1' }), records);
+    }
   }
-  log(`${broker.name} warm-up done (${WORKLOADS.length} x ${records} records${kind === 'throughput' ? ', consumed back' : ''}; not measured)`);
+  log(`${broker.name} warm-up done (${WORKLOADS.length} x ${records} records${kind === 'throughput' ? `, consumed back ${WARM_UP_CONSUMES} times` : ''}; not measured)`);
 }
 
 /** Peak produce per workload, then consume per codec (reading the acks=1 topic of that run). */
