@@ -64,6 +64,7 @@ import path from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Kafka, logLevel } from 'kafkajs';
 import { AdminClient } from '../../broker/cli/admin-client.js';
+import { applyHeapGrowth } from '../../broker/cli/heap-growth.js';
 import { DirectHttpHandler } from '../../remote-log/s3/direct-http-handler.js';
 import { consumeBody } from '../../remote-log/s3/s3-object-store.js';
 import type { PartitionLog } from '../../broker/log/partition-log.js';
@@ -787,7 +788,7 @@ function report(o: Options, res: Results): string {
   const first = res.rounds[0];
   const lines = [
     `Run on ${new Date().toISOString().slice(0, 10)} at commit ${gitHead()}: ${os.cpus().length} CPUs (${os.cpus()[0]?.model.trim() ?? 'unknown'}), load average ${os.loadavg()[0]?.toFixed(1)}, Node ${process.version}, ` +
-      `MinIO ${minioLabel()} on loopback, the broker in the bench process.`,
+      `MinIO ${minioLabel()} on loopback, the broker in the bench process (V8 heap growing percent ${heapGrowingPercent ?? "V8's own"}, as \`sediment start\` sets it; the raw baselines share the process).`,
     `Data per round: ${o.partitions} partitions x ${o.mbPerPartition} MiB of random ${RECORD_BYTES / 1024} KiB records (kcat), ${o.segmentMb} MiB segments ` +
       `(${first?.segments ?? 0} closed segments, ${mib(first?.closedBytes ?? 0)} MiB tiered); topic compression.type=${o.compression ?? 'producer'}: ` +
       `${mib(first?.producedBytes ?? 0)} MiB of records produced became ${mib(first?.logBytes ?? 0)} MiB of log, of which ${mib(first?.closedBytes ?? 0)} MiB of closed segments were sent to the store; ${o.rounds} rounds, each on its own topic; figures are medians over rounds, per-round values in brackets.`,
@@ -909,8 +910,13 @@ objects, and a second (warm) read with its chunk cache hit rate. See the header 
 
 `;
 
+/** The V8 heap growing percent this process runs with (set as `sediment start` sets it; null = V8's own). */
+let heapGrowingPercent: number | null = null;
+
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
+  // The broker runs in this process: give it the V8 heap setting `sediment start` gives a broker.
+  heapGrowingPercent = applyHeapGrowth();
   const write = (text: string, begin = DOC_BEGIN, end = DOC_END): void => {
     if (o.doc === null) return;
     const existing = existsSync(o.doc) ? readFileSync(o.doc, 'utf8') : null;
