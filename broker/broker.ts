@@ -22,7 +22,7 @@ import { localMarkerWriter } from './txn/local-marker-writer.js';
 import { coordinatorReplicationWait, type CoordinatorReplicationDeps } from './replica/coordinator-replication.js';
 import { ChunkCache } from '../remote-log/read/chunk-cache.js';
 import { RemoteLogManager, remoteLogManagerConfig } from '../remote-log/remote-log-manager.js';
-import { manifestSource, StorageWorkerPool, shareableStorageUrl, type StorageWorkerPoolOptions } from '../remote-log/workers/storage-worker-pool.js';
+import { StorageWorkerPool, shareableStorageUrl, type StorageWorkerPoolOptions } from '../remote-log/workers/storage-worker-pool.js';
 import { createRemoteStorage, parseRsmConfig, RSM_CONFIG_PREFIX } from '../remote-log/storage-url.js';
 import { RemoteLogMetadataManager } from '../metadata/remote-log-metadata/index.js';
 import { REMOTE_LOG_METADATA_TOPIC } from '../metadata/remote-log-metadata/metadata-topic-log.js';
@@ -292,8 +292,7 @@ export class Broker {
           ? new StorageWorkerPool({ url: config.remoteLogStorageUrl, rsmConfig, threads, logger: log.child({ component }), ...more })
           : undefined;
       // Fetch workers are sent each segment's manifest as this broker's storage has it (no second GET).
-      const manifests = manifestSource(storage);
-      const chunkSource = workers(rsm.fetchWorkerThreads, 'remote-fetch-workers', { nice: rsm.fetchWorkerNice, ...(manifests === undefined ? {} : { manifests }) });
+      const chunkSource = workers(rsm.fetchWorkerThreads, 'remote-fetch-workers', { nice: rsm.fetchWorkerNice, manifests: storage });
       const copier = workers(rsm.copyWorkerThreads, 'remote-copy-workers', { nice: rsm.copyWorkerNice });
       chunkSource?.warm();
       copier?.warm();

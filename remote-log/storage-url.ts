@@ -47,8 +47,7 @@ import { ErrorCode, KafkaError } from '../broker/protocol/errors.js';
 import { DEFAULT_CHUNK_SIZE, DEFAULT_ZSTD_LEVEL } from './objects/chunked-zstd.js';
 import { FileSystemRemoteStorage } from './filesystem/filesystem-remote-storage.js';
 import { MemoryRemoteStorage } from './memory/memory-remote-storage.js';
-import type { ObjectRemoteStorageOptions } from './objects/object-remote-storage.js';
-import type { RemoteStorage } from './remote-storage.js';
+import type { ObjectRemoteStorage, ObjectRemoteStorageOptions } from './objects/object-remote-storage.js';
 import { DEFAULT_RETRY_POLICY } from './objects/retry.js';
 import { MIN_PART_SIZE } from './s3/s3-object-store.js';
 import { S3RemoteStorage, type S3RemoteStorageOptions } from './s3/s3-remote-storage.js';
@@ -283,8 +282,12 @@ export function parseStorageUrl(url: string, cwd = process.cwd()): ParsedStorage
   return bad('want memory://, file:///path or s3://bucket/prefix');
 }
 
-/** The backend named by `url`, configured from rsm.config.* settings (other keys are ignored). */
-export function createRemoteStorage(url: string, rsmConfig: Readonly<Record<string, string>> = {}): RemoteStorage {
+/**
+ * The backend named by `url`, configured from rsm.config.* settings (other keys
+ * are ignored). Every scheme is an object store over ObjectRemoteStorage, which
+ * also lends and adopts segment manifests (the storage workers use that).
+ */
+export function createRemoteStorage(url: string, rsmConfig: Readonly<Record<string, string>> = {}): ObjectRemoteStorage {
   const parsed = parseStorageUrl(url);
   const config = parseRsmConfig(rsmConfig);
   const common: ObjectRemoteStorageOptions = {

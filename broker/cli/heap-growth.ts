@@ -4,29 +4,32 @@
 // heap is small (25-40 MiB) and marks fast, so V8 settles on its minimum
 // (1.1): it then starts incremental marking as soon as ~2.5 MiB more has been
 // promoted. Under a steady produce that became a full collection every
-// ~100 ms, each freeing almost nothing (26.4 -> 26.0 MB), and concurrent
-// marking on V8's helper threads grew to 300-550 ms of CPU per 146 MiB
-// produced from the second run on (node --trace-gc --trace-incremental-marking;
-// docs/benchmarks.md). A fixed factor of 2 bounds the old generation at about
-// twice the live heap (tens of MiB more, against Kafka's fixed 1 GiB) and
-// marks an order of magnitude less often.
+// ~100 ms, each freeing almost nothing (26.4 -> 26.0 MB), and V8's helper
+// threads spent up to 555 ms of CPU per 146 MiB produced in later runs against
+// 15-58 ms in the first (one traced broker: node --trace-gc
+// --trace-incremental-marking; docs/benchmarks.md). With a fixed factor of 2
+// the old generation may reach about twice the live heap (tens of MiB more,
+// against Kafka's fixed 1 GiB) before V8 marks again, so marking restarts after
+// about the live heap's size has been promoted rather than ~2.5 MiB.
 //
 // SEDIMENT_HEAP_GROWING_PERCENT overrides it (0 = V8's own dynamic factor); a
-// --heap-growing-percent given to node itself wins over both.
+// --heap-growing-percent given to node itself wins over both (node refuses it
+// in NODE_OPTIONS, so only its command line can carry it).
 import v8 from 'node:v8';
+import { ConfigError } from '../config.js';
 
 export const DEFAULT_HEAP_GROWING_PERCENT = 100;
 const FLAG = '--heap-growing-percent';
+const ENV = 'SEDIMENT_HEAP_GROWING_PERCENT';
 
-/** The percentage to apply, or null to leave V8's own choice; throws on a malformed override. */
+/** The percentage to apply, or null to leave V8's own choice; a ConfigError for a malformed override. */
 export function heapGrowingPercent(env: NodeJS.ProcessEnv, execArgv: readonly string[]): number | null {
-  const nodeOptions = env['NODE_OPTIONS'] ?? '';
-  if (execArgv.some((a) => a === FLAG || a.startsWith(`${FLAG}=`)) || nodeOptions.includes(FLAG)) return null;
-  const raw = env['SEDIMENT_HEAP_GROWING_PERCENT'];
+  if (execArgv.some((a) => a === FLAG || a.startsWith(`${FLAG}=`))) return null;
+  const raw = env[ENV];
   if (raw === undefined || raw.trim() === '') return DEFAULT_HEAP_GROWING_PERCENT;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0 || n > 1000) {
-    throw new RangeError(`SEDIMENT_HEAP_GROWING_PERCENT must be an integer from 0 (V8's own factor) to 1000, not '${raw}'`);
+    throw new ConfigError(ENV, `${ENV} must be an integer from 0 (V8's own factor) to 1000, not '${raw}'`);
   }
   return n === 0 ? null : n;
 }

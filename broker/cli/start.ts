@@ -33,11 +33,7 @@ export async function runStart(args: readonly string[]): Promise<number> {
   const log = createLogger();
   let broker: Broker;
   try {
-    try {
-      applyHeapGrowth();
-    } catch (e) {
-      throw new ConfigError('', (e as Error).message);
-    }
+    applyHeapGrowth();
     const parsed = parseStartArgs(args);
     const config = await loadBrokerConfig(parsed);
     broker = await Broker.start(config, { log });

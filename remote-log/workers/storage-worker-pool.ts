@@ -15,7 +15,6 @@ import type { ChunkListener, ChunkTargets, CopyResult, RemoteSegmentRef, RemoteS
 import { RemoteAbortedError, RemoteStorageError } from '../remote-storage.js';
 import { parseStorageUrl } from '../storage-url.js';
 import type { Manifest } from '../objects/manifest.js';
-import { ObjectRemoteStorage } from '../objects/object-remote-storage.js';
 
 export interface StorageWorkerPoolOptions {
   readonly url: string;
@@ -34,14 +33,9 @@ export interface StorageWorkerPoolOptions {
   readonly logger?: Logger;
 }
 
-/** The broker's own storage as a source of manifests (ObjectRemoteStorage). */
+/** The broker's own storage as a source of manifests (ObjectRemoteStorage.manifestOf). */
 export interface ManifestSource {
   manifestOf(ref: RemoteSegmentRef, signal?: AbortSignal): Promise<Manifest>;
-}
-
-/** `storage` as a source of manifests for fetch workers, when it keeps them (the object stores: s3://, file://). */
-export function manifestSource(storage: RemoteStorage): ManifestSource | undefined {
-  return storage instanceof ObjectRemoteStorage ? storage : undefined;
 }
 
 interface Pending {

@@ -11,7 +11,6 @@ import type { ChunkTargets } from '../remote-storage.js';
 import type { LentSlot, StorageWorkerData, StorageWorkerReply, StorageWorkerRequest } from './storage-worker-protocol.js';
 import { receivedSegmentFiles, serializeError } from './storage-worker-protocol.js';
 import { createRemoteStorage } from '../storage-url.js';
-import { ObjectRemoteStorage } from '../objects/object-remote-storage.js';
 import { lowerThreadPriority } from './thread-priority.js';
 
 if (parentPort === null) throw new Error('storage-worker.js runs as a worker thread');
@@ -85,7 +84,7 @@ port.on('message', (m: StorageWorkerRequest) => {
     const manifest = m.manifest;
     work = Promise.resolve()
       .then(() => {
-        if (manifest !== undefined && storage instanceof ObjectRemoteStorage) storage.adoptManifest(m.ref, manifest);
+        if (manifest !== undefined) storage.adoptManifest(m.ref, manifest);
         return storage.fetchChunks(m.ref, m.first, m.last, m.chunkSize, controller.signal, onChunk, targets);
       })
       .then(() => {
