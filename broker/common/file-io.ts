@@ -3,7 +3,7 @@
 // missing-file tolerant helpers. The log, the metadata files (meta.properties,
 // the topic store) and the producer-id block all replace files through
 // writeFileAtomic here, so a crash leaves the old or the new content, never a mix.
-import { constants as fsConstants, promises as fsp } from 'node:fs';
+import { constants as fsConstants, promises as fsp, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -53,6 +53,23 @@ export async function readFully(fh: FileHandle, position: number, length: number
     const { bytesRead } = await fh.read(buf, done, length - done, position + done);
     if (bytesRead === 0) break;
     done += bytesRead;
+  }
+  return done === buf.length ? buf : buf.subarray(0, done);
+}
+
+/**
+ * readFully with pread(2) on the calling thread: for bytes known to be in the
+ * page cache (broker/log/recent-writes.ts), where handing the read to the
+ * libuv pool costs more than the copy. Blocks until the bytes are read.
+ */
+export function readFullySync(fd: number, position: number, length: number, into?: Buffer): Buffer {
+  if (into !== undefined && into.length < length) throw new RangeError(`readFullySync: a ${into.length}-byte buffer for ${length} bytes`);
+  const buf = into ?? Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const n = readSync(fd, buf, done, length - done, position + done);
+    if (n === 0) break;
+    done += n;
   }
   return done === buf.length ? buf : buf.subarray(0, done);
 }

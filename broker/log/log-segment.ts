@@ -28,9 +28,18 @@ import { OFFSET_INDEX_ENTRY_SIZE, OffsetIndex } from './offset-index.js';
 import { SegmentFile } from './segment-file.js';
 import { NO_TIMESTAMP, TIME_INDEX_ENTRY_SIZE, TimeIndex, type TimestampOffset } from './time-index.js';
 import { type AbortedTxn, TransactionIndex } from './txn-index.js';
+import { RecentWrites } from './recent-writes.js';
 
 /** Extra bytes a read takes beyond maxBytes to cover the scan from the index entry. */
 const READ_SLACK = 64 * 1024;
+/**
+ * Reads of bytes written this recently are served with a pread on the event
+ * loop (recent-writes.ts): Linux keeps dirty pages for vm.dirty_expire_centisecs
+ * (30 s by default) and cannot drop them before they are written back.
+ */
+export const RESIDENT_READ_WINDOW_MS = 30_000;
+/** Larger reads go through the libuv pool whatever their age: a pread on the event loop blocks it for the copy (~0.1 ms per MiB). */
+export const RESIDENT_READ_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Shared by the segments of a partition and updated in place when its config changes. */
 export interface SegmentOptions {
@@ -78,6 +87,8 @@ export class LogSegment {
   private rollingBasedTimestamp: bigint | null = null;
   private created: number;
   private inactive = false;
+  /** Where the bytes written in the last RESIDENT_READ_WINDOW_MS begin (reads after it skip the libuv pool). */
+  private readonly recentWrites = new RecentWrites(RESIDENT_READ_WINDOW_MS);
 
   private constructor(
     readonly dir: string,
@@ -253,15 +264,15 @@ export class LogSegment {
    * Appends batches whose offsets are already assigned, at the committed size.
    * Resolves once the bytes are in the file (not fsynced).
    */
-  async append(records: Buffer, meta: AppendMeta): Promise<void> {
-    return this.appendMany([{ records, meta }]);
+  async append(records: Buffer, meta: AppendMeta, now?: number): Promise<void> {
+    return this.appendMany([{ records, meta }], now);
   }
 
   /**
    * Appends several appends' batches back to back with one writev (group commit);
    * index entries are decided per append exactly as if they came one by one.
    */
-  async appendMany(parts: ReadonlyArray<{ records: Buffer; meta: AppendMeta }>): Promise<void> {
+  async appendMany(parts: ReadonlyArray<{ records: Buffer; meta: AppendMeta }>, now?: number): Promise<void> {
     const last = parts[parts.length - 1];
     if (last === undefined) return;
     if (!this.canConvertToRelativeOffset(last.meta.lastOffset)) {
@@ -286,6 +297,7 @@ export class LogSegment {
       bufs.push(records);
       position += records.length;
     }
+    if (now !== undefined) this.recentWrites.noteWrite(start, now);
     await this.log.writev(bufs, start);
     this.committedSize = position;
     this.next = last.meta.lastOffset + 1n;
@@ -315,12 +327,16 @@ export class LogSegment {
    * and holding no offset >= `maxOffset`. Null when `startOffset` is past the data.
    */
   /** With `lease`, the bytes returned are read into its pooled buffers (see broker/common/read-buffer-pool.ts). */
-  async read(startOffset: bigint, maxBytes: number, maxPosition: number, minOneBatch: boolean, maxOffset: bigint, lease?: ReadLease): Promise<ReadResult | null> {
+  /** With `now`, bytes written within RESIDENT_READ_WINDOW_MS before it are read on this thread (see RecentWrites). */
+  async read(startOffset: bigint, maxBytes: number, maxPosition: number, minOneBatch: boolean, maxOffset: bigint, lease?: ReadLease, now?: number): Promise<ReadResult | null> {
     // Usually one read: from the index entry, enough to pass the scan and fill maxBytes.
     const start = this.offsetIndex.lookup(startOffset).position;
     if (start >= maxPosition) return null;
+    const hotFrom = now === undefined ? Infinity : this.recentWrites.hotFrom(now);
+    const readAt = (position: number, length: number, into?: Buffer): Promise<Buffer> =>
+      position >= hotFrom && length <= RESIDENT_READ_MAX_BYTES ? this.log.readResident(position, length, into) : this.log.read(position, length, into);
     const guessBytes = Math.min(maxPosition - start, maxBytes + READ_SLACK);
-    const guess = await this.log.read(start, guessBytes, lease?.take(guessBytes));
+    const guess = await readAt(start, guessBytes, lease?.take(guessBytes));
     let at = 0;
     let first: { position: number; size: number; baseOffset: bigint; lastOffset: bigint } | null = null;
     while (at + BATCH_HEADER_SIZE <= guess.length) {
@@ -345,7 +361,7 @@ export class LogSegment {
     const end = Math.min(maxPosition, first.position + limit);
     if (end - first.position < first.size) return empty;
     const inGuess = first.position >= start && end <= start + guess.length;
-    const buf = inGuess ? guess.subarray(first.position - start, end - start) : await this.log.read(first.position, end - first.position, lease?.take(end - first.position));
+    const buf = inGuess ? guess.subarray(first.position - start, end - start) : await readAt(first.position, end - first.position, lease?.take(end - first.position));
     // Cut to whole batches below maxOffset; headers only.
     at = 0;
     while (at + LOG_OVERHEAD <= buf.length) {
@@ -456,6 +472,7 @@ export class LogSegment {
     );
     const truncated = fileSize - result.validBytes;
     if (truncated > 0) await this.log.truncate(result.validBytes);
+    this.recentWrites.clear();
     this.committedSize = result.validBytes;
     this.next = next;
     this.bytesSinceLastIndexEntry = validBytes - lastIndexEntry;
@@ -483,6 +500,7 @@ export class LogSegment {
     if (at === null) return 0;
     const cut = this.committedSize - at.position;
     await this.log.truncate(at.position);
+    this.recentWrites.clear();
     this.committedSize = at.position;
     this.inactive = false;
     await this.recover(this.baseOffset);

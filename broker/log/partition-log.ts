@@ -435,7 +435,7 @@ export class PartitionLog implements LocalLog {
       const parts = [];
       for (const r of run) if (r.plan !== null) parts.push({ records: r.plan.valid, meta: r.plan });
       if (parts.length > 0) {
-        await segment.appendMany(parts);
+        await segment.appendMany(parts, this.opts.clock.now());
         let epochsChanged = false;
         let messages = 0;
         for (const r of run) {
@@ -498,7 +498,7 @@ export class PartitionLog implements LocalLog {
           pos += size;
         }
         const segment = this.active;
-        await segment.appendMany([{ records: batches.valid, meta: batches.meta }]);
+        await segment.appendMany([{ records: batches.valid, meta: batches.meta }], this.opts.clock.now());
         for (const a of aborted) await segment.appendAbortedTxn(a);
         let epochsChanged = false;
         for (const h of batches.headers) if (this.epochCache.assign(h.partitionLeaderEpoch, h.baseOffset)) epochsChanged = true;
@@ -664,7 +664,7 @@ export class PartitionLog implements LocalLog {
         let from = fetchOffset;
         let seg = this.segments.floorSegment(fetchOffset);
         while (seg !== undefined) {
-          const r = await seg.read(from, maxBytes, seg.size, opts.minOneBatch, opts.maxOffset, opts.lease);
+          const r = await seg.read(from, maxBytes, seg.size, opts.minOneBatch, opts.maxOffset, opts.lease, this.opts.clock.now());
           if (r === null) {
             seg = this.segments.higherSegment(seg.baseOffset);
             continue;

@@ -6,7 +6,7 @@
 // the offset up again.
 import { promises as fsp } from 'node:fs';
 import { DELETED_SUFFIX } from './file-names.js';
-import { isNotFound, readFully, unlinkIfExists, writeFully, writevFully } from '../common/file-io.js';
+import { isNotFound, readFully, readFullySync, unlinkIfExists, writeFully, writevFully } from '../common/file-io.js';
 import { type HandleBudget, LazyHandle, SegmentClosedError } from './file-handles.js';
 
 export { SegmentClosedError };
@@ -41,6 +41,11 @@ export class SegmentFile {
   /** Up to `length` bytes at `position` (fewer only at end of file); into `into` (at least `length` long) when given. */
   read(position: number, length: number, into?: Buffer): Promise<Buffer> {
     return this.handle.use((fh) => readFully(fh, position, length, into));
+  }
+
+  /** read() for bytes in the page cache: the pread runs on this thread, not the libuv pool (recent-writes.ts says when). */
+  readResident(position: number, length: number, into?: Buffer): Promise<Buffer> {
+    return this.handle.use(async (fh) => readFullySync(fh.fd, position, length, into));
   }
 
   truncate(size: number): Promise<void> {

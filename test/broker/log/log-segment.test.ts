@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { LogSegment } from '../../../broker/log/log-segment.js';
+import { LogSegment, RESIDENT_READ_MAX_BYTES, RESIDENT_READ_WINDOW_MS } from '../../../broker/log/log-segment.js';
 import { TimeIndex } from '../../../broker/log/time-index.js';
 import { assignBaseOffset, buildRecordBatch, decodeRecordBatches } from '../../../broker/protocol/record-batch.js';
 import { tempDir } from './helpers.js';
@@ -12,15 +12,26 @@ describe('LogSegment', () => {
   afterEach(async () => cleanup());
 
   /** Appends `n` batches of 2 records at 100 + 2i with timestamps 1000 + 10i. */
-  async function filled(n: number, indexIntervalBytes = 100): Promise<LogSegment> {
+  async function filled(n: number, indexIntervalBytes = 100, now?: number): Promise<LogSegment> {
     const seg = await LogSegment.create(dir, 100n, { indexIntervalBytes, maxIndexBytes: 1 << 20 }, 0);
     for (let i = 0; i < n; i++) {
       const base = 100n + BigInt(2 * i);
       const b = buildRecordBatch({ records: [{ value: `v${i}a`, timestamp: 1000 + 10 * i }, { value: `v${i}b`, timestamp: 1000 + 10 * i + 5 }] });
       assignBaseOffset(b, 0, base);
-      await seg.append(b, { firstOffset: base, lastOffset: base + 1n, maxTimestamp: BigInt(1000 + 10 * i + 5), offsetOfMaxTimestamp: base + 1n });
+      await seg.append(b, { firstOffset: base, lastOffset: base + 1n, maxTimestamp: BigInt(1000 + 10 * i + 5), offsetOfMaxTimestamp: base + 1n }, now);
     }
     return seg;
+  }
+
+  /** Counts the segment file's reads by path: on this thread (resident) or through the libuv pool. */
+  function countReads(seg: LogSegment): { resident: number; pool: number } {
+    const counts = { resident: 0, pool: 0 };
+    const file = seg.log;
+    const read = file.read.bind(file);
+    const readResident = file.readResident.bind(file);
+    file.read = (...args) => (counts.pool++, read(...args));
+    file.readResident = (...args) => (counts.resident++, readResident(...args));
+    return counts;
   }
 
   it('indexes every index.interval.bytes and translates offsets to batches', async () => {
@@ -46,6 +57,37 @@ describe('LogSegment', () => {
     const capped = await seg.read(100n, 1 << 20, seg.size, true, 106n);
     assert.deepEqual(decodeRecordBatches(capped?.records ?? Buffer.alloc(0)).map((b) => b.header.baseOffset), [100n, 102n, 104n]);
     assert.equal(await seg.read(200n, 100, seg.size, true, 1000n), null);
+    await seg.close();
+  });
+
+  it('reads bytes written within the resident window on the calling thread, older or larger reads through the pool, the same bytes either way', async () => {
+    const t0 = 1_000_000;
+    const seg = await filled(10, 100, t0);
+    const counts = countReads(seg);
+    const pooled = await seg.read(102n, 1 << 20, seg.size, true, 1000n);
+    assert.deepEqual(counts, { resident: 0, pool: 1 }, 'no clock: the pool');
+    const recent = await seg.read(102n, 1 << 20, seg.size, true, 1000n, undefined, t0 + 1_000);
+    assert.deepEqual(counts, { resident: 1, pool: 1 });
+    assert.deepEqual(recent, pooled);
+    const old = await seg.read(102n, 1 << 20, seg.size, true, 1000n, undefined, t0 + RESIDENT_READ_WINDOW_MS + 1);
+    assert.deepEqual(counts, { resident: 1, pool: 2 }, 'written longer ago than the window: the pool');
+    assert.deepEqual(old, pooled);
+    await seg.truncateTo(106n);
+    const before = { ...counts };
+    await seg.read(100n, 1 << 20, seg.size, true, 1000n, undefined, t0 + 1_000);
+    assert.deepEqual({ resident: counts.resident - before.resident, pool: counts.pool - before.pool }, { resident: 0, pool: 1 }, 'after a truncation nothing is known to be recent');
+    await seg.close();
+  });
+
+  it('reads more than RESIDENT_READ_MAX_BYTES through the pool even when recent', async () => {
+    const seg = await LogSegment.create(dir, 0n, { indexIntervalBytes: 4096, maxIndexBytes: 1 << 20 }, 0);
+    const b = buildRecordBatch({ records: [{ value: Buffer.alloc(RESIDENT_READ_MAX_BYTES + 1, 7), timestamp: 1 }] });
+    await seg.append(b, { firstOffset: 0n, lastOffset: 0n, maxTimestamp: 1n, offsetOfMaxTimestamp: 0n }, 0);
+    const counts = countReads(seg);
+    const r = await seg.read(0n, 1, seg.size, true, 10n, undefined, 1);
+    assert.equal(r?.records.length, b.length);
+    // The first read (the batch header and READ_SLACK) is small and recent; the batch itself is not small.
+    assert.deepEqual(counts, { resident: 1, pool: 1 });
     await seg.close();
   });
 
