@@ -145,10 +145,17 @@ export class PartitionState {
     readonly tp: TopicIdPartition,
   ) {}
 
-  /** The signal a leader's task runs under: the partition's removal or the end of this leadership. */
+  /**
+   * The signal a leader's task runs under: the partition's removal or the end of
+   * this leadership. One per term: every run used to combine a new one (each a
+   * dependent the partition's long-lived abort signal keeps until collected),
+   * three or four per partition every remote.log.manager.task.interval.ms.
+   */
   leaderSignal(): AbortSignal {
-    return AbortSignal.any([this.abort.signal, this.term.signal]);
+    if (this.termSignal?.term !== this.term) this.termSignal = { term: this.term, signal: AbortSignal.any([this.abort.signal, this.term.signal]) };
+    return this.termSignal.signal;
   }
+  private termSignal: { readonly term: AbortController; readonly signal: AbortSignal } | undefined;
 
   /** Whether `leadership` differs from the one the tasks ran under; ends the old term when leadership is lost or moves to another epoch. */
   changeLeadership(leadership: PartitionLeadership): boolean {

@@ -34,6 +34,9 @@ import type {
 } from './types.js';
 import { formatTopicIdPartition, topicIdPartitionKey } from './types.js';
 
+/** Partitions whose metadata partition is remembered at once (a broker's partition count, with room). */
+const PARTITION_OF_LIMIT = 200_000;
+
 export interface SkippedRecord {
   readonly partition: number;
   readonly offset: bigint;
@@ -56,6 +59,8 @@ export class RemoteLogMetadataManager {
   private readonly log: MetadataTopicLog;
   private readonly onSkippedRecord: ((skipped: SkippedRecord) => void) | undefined;
   private readonly caches = new Map<string, RemoteLogMetadataCache>();
+  /** metadataPartition's answers by topicIdPartitionKey (cleared when it reaches PARTITION_OF_LIMIT). */
+  private readonly partitionOf = new Map<string, number>();
   /** Deletion state per partition; FINISHED entries stay as tombstones so late events are dropped. */
   private readonly deleteStates = new Map<string, RemotePartitionDeleteState>();
   /** Per metadata partition: the next offset to apply. */
@@ -94,9 +99,20 @@ export class RemoteLogMetadataManager {
     }
   }
 
-  /** The metadata partition holding `tp`'s events (Kafka's RemoteLogMetadataTopicPartitioner). */
+  /**
+   * The metadata partition holding `tp`'s events (Kafka's RemoteLogMetadataTopicPartitioner),
+   * remembered: every Fetch asks it for every partition (through the log start
+   * offset), and the hash parses the topic id and hashes the name each time.
+   */
   metadataPartition(tp: TopicIdPartition): number {
-    return metadataPartition(tp, this.log.partitionCount);
+    const key = topicIdPartitionKey(tp);
+    let partition = this.partitionOf.get(key);
+    if (partition === undefined) {
+      if (this.partitionOf.size >= PARTITION_OF_LIMIT) this.partitionOf.clear();
+      partition = metadataPartition(tp, this.log.partitionCount);
+      this.partitionOf.set(key, partition);
+    }
+    return partition;
   }
 
   isReady(tp: TopicIdPartition): boolean {

@@ -16,6 +16,7 @@ import {
   RemoteLogMetadataManager,
   type SkippedRecord,
 } from '../../../metadata/remote-log-metadata/remote-log-metadata-manager.js';
+import { metadataPartition } from '../../../metadata/remote-log-metadata/metadata-partitioner.js';
 import { deserializeRemoteLogMetadata, serializeRemoteLogMetadata } from '../../../metadata/remote-log-metadata/serde.js';
 import type { RemotePartitionDeleteMetadata, TopicIdPartition } from '../../../metadata/remote-log-metadata/types.js';
 import { TOPIC_ID, TP0, TP1, segment, segmentId, update } from './fixtures.js';
@@ -99,6 +100,16 @@ class FlakyReadLog extends MemoryMetadataTopicLog {
 }
 
 describe('RemoteLogMetadataManager', () => {
+  it('places every partition where the partitioner does, asked once or many times', async () => {
+    const m = await started(new MemoryMetadataTopicLog(50));
+    for (let round = 0; round < 2; round++) {
+      for (let partition = 0; partition < 200; partition++) {
+        const tp = { topicId: TOPIC_ID, topic: 't', partition };
+        assert.equal(m.metadataPartition(tp), metadataPartition(tp, 50), `partition ${partition}, round ${round}`);
+      }
+    }
+  });
+
   it('writes each event as a Kafka record (null key) to the partition Kafka would choose, then serves it', async () => {
     const log = new MemoryMetadataTopicLog(50);
     const m = await started(log);
