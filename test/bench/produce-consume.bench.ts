@@ -135,18 +135,23 @@ function cpuMsPerMiB(cpuSeconds: number, records: number): number {
 /**
  * Unmeasured load on a freshly started broker, so the first measured run does
  * not pay for JIT compilation (Kafka's JVM took three runs to settle without
- * it): a third of a peak run of every workload, consumed back
- * WARM_UP_CONSUMES times per codec before a throughput phase. Consumed back
- * once, the consume path was still being compiled in the first measured runs
- * of both brokers (2026-12-06 05:29: Sediment's run 1 lz4 consume 1.61 ms/MiB,
- * user 180 ms against 80-130 later; Kafka's runs 1-3 1.5-2.1 against
- * 0.95-1.35 in runs 4-6): a Fetch carries ~5 MiB, so a 49 MiB consume runs
- * the fetch path only ~10 times.
+ * it). Before a throughput phase: a whole peak run of every workload (the
+ * measured runs' size), consumed back WARM_UP_CONSUMES times per codec.
+ * Consumed back once, the consume path was still being compiled in the first
+ * measured runs of both brokers (2026-12-06 05:29: Sediment's run 1 lz4
+ * consume 1.61 ms/MiB, user 180 ms against 80-130 later; Kafka's runs 1-3
+ * 1.5-2.1 against 0.95-1.35 in runs 4-6): a Fetch carries ~5 MiB, so a 49 MiB
+ * consume runs the fetch path only ~10 times. With a third of a run consumed
+ * back three times, Sediment's first measured consume after its first
+ * full-size produces still cost 1.08-1.27 ms/MiB against 0.69-0.88 in runs
+ * 2-6 (2026-12-06 08:19, and a scratch replay of the same sequence: run 1
+ * 19-36 ms of V8 helper-thread CPU per consume against 1-14 later). Before a
+ * latency phase: a third of a run of every workload, not consumed.
  */
 const WARM_UP_CONSUMES = 3;
 
 async function warmUpBroker(broker: BenchBroker, o: Options, kind: 'throughput' | 'latency'): Promise<void> {
-  const records = Math.max(20_000, Math.round(o.records / 3));
+  const records = kind === 'throughput' ? o.records : Math.max(20_000, Math.round(o.records / 3));
   const topic = (w: Workload): string => topicName(`warmup-${kind}`, w, 0);
   await createTopics(broker.bootstrap, WORKLOADS.map(topic));
   for (const w of WORKLOADS) {
