@@ -40,3 +40,19 @@ export function applyHeapGrowth(env: NodeJS.ProcessEnv = process.env, execArgv: 
   if (percent !== null) v8.setFlagsFromString(`${FLAG}=${percent}`);
   return percent;
 }
+
+/**
+ * Turns V8's memory reducer off for the isolates created from now on: the
+ * worker threads' (storage and fetch pools), not the main thread's, whose
+ * reducer was made with its heap before any JavaScript ran (V8 reads the flag
+ * there only). The reducer watches for a quiet spell after a burst of
+ * allocation and then runs up to three full collections with compaction to
+ * shrink the heap: a worker whose heap holds the AWS SDK (~9-14 MB) spent
+ * 35-130 ms per such GC, ~8 s after start-up and again after each burst of
+ * work, on a broker whose load comes in bursts (a replay of the benchmark's
+ * produce-then-consume runs, node --trace-gc; issue 16). A worker's heap then
+ * stays at its high-water mark, a few MB. Call it before starting workers.
+ */
+export function disableWorkerMemoryReducer(): void {
+  v8.setFlagsFromString('--no-memory-reducer');
+}

@@ -5,7 +5,7 @@
 import { loadBrokerConfig, ConfigError } from '../config.js';
 import { createLogger } from '../common/logger.js';
 import { Broker } from '../broker.js';
-import { applyHeapGrowth } from './heap-growth.js';
+import { applyHeapGrowth, disableWorkerMemoryReducer } from './heap-growth.js';
 
 export function parseStartArgs(args: readonly string[]): { file?: string; overrides: string[] } {
   const overrides: string[] = [];
@@ -34,6 +34,7 @@ export async function runStart(args: readonly string[]): Promise<number> {
   let broker: Broker;
   try {
     applyHeapGrowth();
+    disableWorkerMemoryReducer();
     const parsed = parseStartArgs(args);
     const config = await loadBrokerConfig(parsed);
     broker = await Broker.start(config, { log });
