@@ -139,6 +139,8 @@ export class PartitionState {
   leadership: PartitionLeadership | undefined;
   /** Aborted when this broker stops leading the partition (its copy and deletions in flight stop). */
   term = new AbortController();
+  /** leaderSignal() of the current term, made once. */
+  private termSignal: { readonly term: AbortController; readonly signal: AbortSignal } | undefined;
 
   constructor(
     readonly log: LocalLog,
@@ -155,7 +157,6 @@ export class PartitionState {
     if (this.termSignal?.term !== this.term) this.termSignal = { term: this.term, signal: AbortSignal.any([this.abort.signal, this.term.signal]) };
     return this.termSignal.signal;
   }
-  private termSignal: { readonly term: AbortController; readonly signal: AbortSignal } | undefined;
 
   /** Whether `leadership` differs from the one the tasks ran under; ends the old term when leadership is lost or moves to another epoch. */
   changeLeadership(leadership: PartitionLeadership): boolean {

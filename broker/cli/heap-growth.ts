@@ -35,7 +35,7 @@ export function heapGrowingPercent(env: NodeJS.ProcessEnv, execArgv: readonly st
 }
 
 /** Applies heapGrowingPercent() to this process; returns the percentage set, or null. */
-export function applyHeapGrowth(env: NodeJS.ProcessEnv = process.env, execArgv: readonly string[] = process.execArgv): number | null {
+function applyHeapGrowth(env: NodeJS.ProcessEnv = process.env, execArgv: readonly string[] = process.execArgv): number | null {
   const percent = heapGrowingPercent(env, execArgv);
   if (percent !== null) v8.setFlagsFromString(`${FLAG}=${percent}`);
   return percent;
@@ -53,6 +53,18 @@ export function applyHeapGrowth(env: NodeJS.ProcessEnv = process.env, execArgv: 
  * produce-then-consume runs, node --trace-gc; issue 16). A worker's heap then
  * stays at its high-water mark, a few MB. Call it before starting workers.
  */
-export function disableWorkerMemoryReducer(): void {
+function disableWorkerMemoryReducer(): void {
   v8.setFlagsFromString('--no-memory-reducer');
+}
+
+/**
+ * The V8 settings of a broker process, before it starts anything: the heap
+ * growing factor (applyHeapGrowth) and no memory reducer in the worker threads
+ * made afterwards. Returns the heap growing percent set (null: V8's own); a
+ * ConfigError for a malformed SEDIMENT_HEAP_GROWING_PERCENT.
+ */
+export function applyV8Settings(env: NodeJS.ProcessEnv = process.env, execArgv: readonly string[] = process.execArgv): number | null {
+  const percent = applyHeapGrowth(env, execArgv);
+  disableWorkerMemoryReducer();
+  return percent;
 }

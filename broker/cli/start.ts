@@ -5,7 +5,7 @@
 import { loadBrokerConfig, ConfigError } from '../config.js';
 import { createLogger } from '../common/logger.js';
 import { Broker } from '../broker.js';
-import { applyHeapGrowth, disableWorkerMemoryReducer } from './heap-growth.js';
+import { applyV8Settings } from './heap-growth.js';
 
 export function parseStartArgs(args: readonly string[]): { file?: string; overrides: string[] } {
   const overrides: string[] = [];
@@ -33,8 +33,7 @@ export async function runStart(args: readonly string[]): Promise<number> {
   const log = createLogger();
   let broker: Broker;
   try {
-    applyHeapGrowth();
-    disableWorkerMemoryReducer();
+    applyV8Settings();
     const parsed = parseStartArgs(args);
     const config = await loadBrokerConfig(parsed);
     broker = await Broker.start(config, { log });

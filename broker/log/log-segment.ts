@@ -325,9 +325,10 @@ export class LogSegment {
    * Whole batches from the one containing `startOffset`, at most `maxBytes` (or
    * the first batch whatever its size when `minOneBatch`), below `maxPosition`
    * and holding no offset >= `maxOffset`. Null when `startOffset` is past the data.
+   * With `lease`, the bytes returned are read into its pooled buffers (see
+   * broker/common/read-buffer-pool.ts). With `now`, bytes written within
+   * RESIDENT_READ_WINDOW_MS before it are read on this thread (see RecentWrites).
    */
-  /** With `lease`, the bytes returned are read into its pooled buffers (see broker/common/read-buffer-pool.ts). */
-  /** With `now`, bytes written within RESIDENT_READ_WINDOW_MS before it are read on this thread (see RecentWrites). */
   async read(startOffset: bigint, maxBytes: number, maxPosition: number, minOneBatch: boolean, maxOffset: bigint, lease?: ReadLease, now?: number): Promise<ReadResult | null> {
     // Usually one read: from the index entry, enough to pass the scan and fill maxBytes.
     const start = this.offsetIndex.lookup(startOffset).position;

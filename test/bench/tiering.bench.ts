@@ -64,7 +64,7 @@ import path from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Kafka, logLevel } from 'kafkajs';
 import { AdminClient } from '../../broker/cli/admin-client.js';
-import { applyHeapGrowth, disableWorkerMemoryReducer } from '../../broker/cli/heap-growth.js';
+import { applyV8Settings } from '../../broker/cli/heap-growth.js';
 import { DirectHttpHandler } from '../../remote-log/s3/direct-http-handler.js';
 import { consumeBody } from '../../remote-log/s3/s3-object-store.js';
 import type { PartitionLog } from '../../broker/log/partition-log.js';
@@ -916,8 +916,7 @@ let heapGrowingPercent: number | null = null;
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
   // The broker runs in this process: give it the V8 heap setting `sediment start` gives a broker.
-  heapGrowingPercent = applyHeapGrowth();
-  disableWorkerMemoryReducer();
+  heapGrowingPercent = applyV8Settings();
   const write = (text: string, begin = DOC_BEGIN, end = DOC_END): void => {
     if (o.doc === null) return;
     const existing = existsSync(o.doc) ? readFileSync(o.doc, 'utf8') : null;
