@@ -1,16 +1,25 @@
 // How far V8 lets the old generation grow past what the last full collection
 // left alive before it starts marking again. V8 derives that factor from how
 // fast it marks against how fast the program promotes, and a broker's live
-// heap is small (25-40 MiB) and marks fast, so V8 settles on its minimum
+// heap is small (23-40 MiB) and marks fast, so V8 settles on its minimum
 // (1.1): it then starts incremental marking as soon as ~2.5 MiB more has been
 // promoted. Under a steady produce that became a full collection every
 // ~100 ms, each freeing almost nothing (26.4 -> 26.0 MB), and V8's helper
 // threads spent up to 555 ms of CPU per 146 MiB produced in later runs against
 // 15-58 ms in the first (one traced broker: node --trace-gc
-// --trace-incremental-marking; docs/benchmarks.md). With a fixed factor of 2
-// the old generation may reach about twice the live heap (tens of MiB more,
-// against Kafka's fixed 1 GiB) before V8 marks again, so marking restarts after
-// about the live heap's size has been promoted rather than ~2.5 MiB.
+// --trace-incremental-marking; docs/benchmarks.md).
+//
+// The limit also counts the ArrayBuffer memory allocated since the last full
+// collection and still held: every socket read of a Produce request and every
+// frame assembled from them is one, and V8 frees young ones only at a
+// scavenge, which it starts when they reach ~32 MiB. With a factor of 2 (the
+// default until 2026-12-07) a live heap of 23 MiB left a limit of ~62 MiB, so
+// those 32 MiB reached it again and again: 50-54 full collections in 12
+// produces of 146 MiB, where a factor of 3 or 4 had 0-1 and the produce cost
+// 2.3-5.1 ms of broker CPU per MiB against 2.9-6.8, at the same peak RSS
+// (229-238 MiB; `node dist/test/bench/heap-growth.bench.js`). So the factor is
+// 4 (300%), V8's own largest: the old generation may reach four times the live
+// heap (tens of MiB more, against Kafka's fixed 1 GiB) before V8 marks again.
 //
 // SEDIMENT_HEAP_GROWING_PERCENT overrides it (0 = V8's own dynamic factor); a
 // --heap-growing-percent given to node itself wins over both (node refuses it
@@ -18,7 +27,7 @@
 import v8 from 'node:v8';
 import { ConfigError } from '../config.js';
 
-export const DEFAULT_HEAP_GROWING_PERCENT = 100;
+export const DEFAULT_HEAP_GROWING_PERCENT = 300;
 const FLAG = '--heap-growing-percent';
 const ENV = 'SEDIMENT_HEAP_GROWING_PERCENT';
 

@@ -110,6 +110,8 @@ export interface SedimentOptions {
   readonly dir?: string;
   /** SEDIMENT_LOG_LEVEL for the broker; default warn (SEDIMENT_BENCH_LOG_LEVEL overrides it). */
   readonly logLevel?: string;
+  /** More environment for the broker process (over this process's own), such as SEDIMENT_HEAP_GROWING_PERCENT. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -138,7 +140,7 @@ export async function startSediment(options: SedimentOptions = {}): Promise<Benc
       '--override', 'group.initial.rebalance.delay.ms=0',
       ...(options.overrides ?? []).flatMap((o) => ['--override', o]),
     ];
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SEDIMENT_LOG_LEVEL: options.logLevel ?? process.env['SEDIMENT_BENCH_LOG_LEVEL'] ?? 'warn' } });
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env, SEDIMENT_LOG_LEVEL: options.logLevel ?? process.env['SEDIMENT_BENCH_LOG_LEVEL'] ?? 'warn' } });
     const output: string[] = [];
     const keep = (b: Buffer): void => {
       output.push(b.toString('utf8'));

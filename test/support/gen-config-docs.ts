@@ -124,8 +124,9 @@ effect on a single broker, the meaning says so.
 - **Environment of the \`sediment start\` process** (like Kafka's \`KAFKA_HEAP_OPTS\`, not broker keys):
   \`SEDIMENT_LOG_LEVEL\` (a pino level: trace, debug, info, warn, error, fatal; default info) and
   \`SEDIMENT_HEAP_GROWING_PERCENT\`, how far V8 lets the old generation grow past the live heap before it marks
-  again: 100 (a factor of 2) by default, 0 for V8's own dynamic factor, which for a broker's small live heap
-  falls to 1.1 and restarted marking about every 100 ms under a steady produce (docs/benchmarks.md). A
+  again: 300 (a factor of 4, V8's own largest) by default, 0 for V8's own dynamic factor, which for a broker's
+  small live heap falls to 1.1 and restarted marking about every 100 ms under a steady produce; at 100 the
+  Buffers of Produce requests alone set off a full collection per ~33 MiB produced (docs/benchmarks.md). A
   malformed value stops start-up; \`node --heap-growing-percent\` given to node itself wins. \`sediment start\`
   also turns V8's memory reducer off for its worker threads' heaps (not the main thread's, which V8 sets up
   before any code runs): their idle-time shrinking cost 35-130 ms per full collection after bursts of work.

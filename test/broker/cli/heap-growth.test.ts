@@ -1,4 +1,4 @@
-// The old-generation growing factor `sediment start` gives V8: 2 unless the
+// The old-generation growing factor `sediment start` gives V8: 4 unless the
 // environment or node's own flags say otherwise; a malformed override stops
 // start-up with a configuration error naming it.
 import { test } from 'node:test';
@@ -8,10 +8,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_HEAP_GROWING_PERCENT, heapGrowingPercent } from '../../../broker/cli/heap-growth.js';
 
-test('the default is a fixed factor of 2; SEDIMENT_HEAP_GROWING_PERCENT changes it, 0 leaves it to V8', () => {
-  assert.equal(DEFAULT_HEAP_GROWING_PERCENT, 100);
-  assert.equal(heapGrowingPercent({}, []), 100);
-  assert.equal(heapGrowingPercent({ SEDIMENT_HEAP_GROWING_PERCENT: '' }, []), 100);
+test('the default is a fixed factor of 4; SEDIMENT_HEAP_GROWING_PERCENT changes it, 0 leaves it to V8', () => {
+  assert.equal(DEFAULT_HEAP_GROWING_PERCENT, 300);
+  assert.equal(heapGrowingPercent({}, []), 300);
+  assert.equal(heapGrowingPercent({ SEDIMENT_HEAP_GROWING_PERCENT: '' }, []), 300);
   assert.equal(heapGrowingPercent({ SEDIMENT_HEAP_GROWING_PERCENT: '50' }, []), 50);
   assert.equal(heapGrowingPercent({ SEDIMENT_HEAP_GROWING_PERCENT: '0' }, []), null);
 });
