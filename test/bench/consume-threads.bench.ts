@@ -1,4 +1,4 @@
-// `node dist/test/bench/consume-threads.bench.js [--rounds N] [--records N] [--idle-seconds S] [--kafka]`
+// `node dist/test/bench/consume-threads.bench.js [--rounds N] [--records N] [--idle-seconds S] [--kafka] [--perf]`
 //
 // Where a consume's broker CPU goes, thread by thread (issue 16). One Sediment
 // process (as the produce-consume bench starts it) replays that bench's
@@ -12,10 +12,21 @@
 // per second of the broker (and, with --kafka, of Kafka 4.3.1 as that bench
 // starts it) over --idle-seconds, three times: the share of a consume window
 // that is no transfer at all.
+//
+// With --perf (Linux perf on the PATH, allowed to attach to the broker), each
+// measured consume is also sampled with `perf record -F 4000 -p <pid>` (all
+// threads), and its samples are split into the kernel's copy from the page
+// cache into the read buffer (`_copy_to_iter`: the pread), its copy from the
+// buffer into socket memory (`_copy_from_iter`: the writev), the rest of the
+// kernel, and user space (JavaScript, V8, libuv). perf's own start-up adds a
+// little CPU to the window, so the per-MiB figures of a --perf run run high.
 import path from 'node:path';
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startKafka, startSediment, type BenchBroker } from './broker-processes.js';
+import { perfCopySplit } from './perf-output.js';
 import { BATCH_SIZE, consume, createTopics, LINGER_MS, produce, RECORD_SIZE, type Acks, type Compression } from './load.js';
 
 function arg(name: string, fallback: number): number {
@@ -47,6 +58,23 @@ function threadCpu(pid: number): Map<number, number> {
   return out;
 }
 
+/** Starts `perf record` on every thread of `pid` into `file`; resolves once perf has attached. */
+async function startPerf(pid: number, file: string): Promise<ChildProcess> {
+  const perf = spawn('perf', ['record', '-F', '4000', '-p', String(pid), '-o', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  perf.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+  // perf prints nothing on attaching; a short wait lets it open its events before the consume starts.
+  await new Promise((r) => setTimeout(r, 300));
+  if (perf.exitCode !== null) throw new Error(`perf record exited ${perf.exitCode}: ${err}`);
+  return perf;
+}
+
+async function stopPerf(perf: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => perf.once('exit', r));
+  perf.kill('SIGINT');
+  await exited;
+}
+
 async function idleRates(broker: BenchBroker, seconds: number): Promise<string> {
   const rates: string[] = [];
   for (let i = 0; i < 3; i++) {
@@ -64,6 +92,8 @@ async function main(): Promise<void> {
   const idleSeconds = arg('idle-seconds', 15);
   const mib = (records * RECORD_SIZE) / 1048576;
   const topic = (round: number, w: { compression: Compression; acks: Acks }): string => `replay-${round}-${w.compression}-${w.acks}`;
+  const withPerf = process.argv.includes('--perf');
+  const perfDir = withPerf ? mkdtempSync(path.join(os.tmpdir(), 'consume-perf-')) : '';
   const broker = await startSediment();
   try {
     const topics = Array.from({ length: rounds + 1 }, (_, r) => WORKLOADS.map((w) => topic(r, w))).flat();
@@ -76,6 +106,8 @@ async function main(): Promise<void> {
     for (let round = 1; round <= rounds; round++) {
       await load(round);
       for (const c of CODECS) {
+        const perfFile = path.join(perfDir, `${round}-${c}.data`);
+        const perf = withPerf ? await startPerf(broker.pid, perfFile) : undefined;
         const t0 = threadCpu(broker.pid);
         const cpu0 = broker.cpuSeconds();
         await consume(broker.bootstrap, topic(round, { compression: c, acks: '1' }), records);
@@ -85,11 +117,19 @@ async function main(): Promise<void> {
         const main = ms.find(([off]) => off === 0)?.[1] ?? 0;
         const others = ms.filter(([off, d]) => off !== 0 && d >= 0.5).map(([off, d]) => `+${off} ${d.toFixed(0)}`).join(', ');
         console.log(`round ${round} consume ${c}: ${(total / mib).toFixed(2)} ms/MiB; ${total.toFixed(0)} ms: main thread ${main.toFixed(0)}, others ${(total - main).toFixed(0)} (${others})`);
+        if (perf !== undefined) {
+          await stopPerf(perf);
+          const report = spawnSync('perf', ['report', '-i', perfFile, '--no-children', '--sort', 'sym', '--stdio'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+          const [toIter, fromIter, kernel, user] = perfCopySplit(report.stdout ?? '');
+          const ms = (pct: number): string => ((total * pct) / 100).toFixed(0);
+          console.log(`  perf: page cache -> buffer copy ${toIter.toFixed(1)}% (~${ms(toIter)} ms), buffer -> socket copy ${fromIter.toFixed(1)}% (~${ms(fromIter)} ms), other kernel ${kernel.toFixed(1)}% (~${ms(kernel)} ms), user space ${user.toFixed(1)}% (~${ms(user)} ms)`);
+        }
       }
     }
     console.log(await idleRates(broker, idleSeconds));
   } finally {
     await broker.stop();
+    if (withPerf) rmSync(perfDir, { recursive: true, force: true });
   }
   if (process.argv.includes('--kafka')) {
     const kafka = await startKafka();

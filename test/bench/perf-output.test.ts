@@ -2,7 +2,7 @@
 // the report table and the doc splice, and the .cpuprofile summary.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseConsumerSummary, parseProcStatCpuTicks, parseProcStatUserSystemTicks, parseProcStatusMemory, parseProducerSummary, parsePromSample, spread, sumPromSamples } from './perf-output.js';
+import { parseConsumerSummary, parseProcStatCpuTicks, parseProcStatUserSystemTicks, parseProcStatusMemory, parseProducerSummary, parsePromSample, perfCopySplit, spread, sumPromSamples } from './perf-output.js';
 import { consumeCpuPairs, cpuKey, DOC_BEGIN, DOC_END, emptyResults, figureRows, markdownTable, record, spliceGenerated } from './bench-report.js';
 import { summarizeProfile } from './cpu-profile-summary.js';
 
@@ -157,4 +157,25 @@ test('consume CPU pairs: run k of each broker, two decimals, Sediment above Kafk
   assert.match(text, /\| 2 \| \*\*1\.04\*\* \| 1\.00 \| 0\.95 \| 1\.50 \|/);
   assert.equal(consumeCpuPairs(['none'], s, undefined), null);
   assert.equal(consumeCpuPairs(['none'], emptyResults(), k), null);
+});
+
+test('perf report by symbol: the two kernel copies apart from the rest of the kernel and from user space', () => {
+  const report = [
+    '# Samples: 2K of event \'cpu-clock:ppp\'',
+    '#',
+    '# Overhead  Symbol',
+    '    21.28%  [k] _copy_to_iter',
+    '    18.08%  [k] _copy_from_iter',
+    '     2.45%  [k] filemap_get_read_batch',
+    '     2.07%  [.] Builtins_LoadIC',
+    '     0.56%  [.] JS:*analyzeAppend file:///x/append-plan.js:80:30',
+    '     0.19%  [k] tcp_sendmsg_locked',
+    '',
+  ].join('\n');
+  const [toIter, fromIter, kernel, user] = perfCopySplit(report);
+  assert.equal(toIter, 21.28);
+  assert.equal(fromIter, 18.08);
+  assert.ok(Math.abs(kernel - 2.64) < 1e-9, String(kernel));
+  assert.ok(Math.abs(user - 2.63) < 1e-9, String(user));
+  assert.deepEqual(perfCopySplit('# no samples\n'), [0, 0, 0, 0]);
 });

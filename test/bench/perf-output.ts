@@ -184,3 +184,27 @@ export function parseProcStatUserSystemTicks(stat: string): { user: number; syst
   if (!Number.isFinite(user) || !Number.isFinite(system)) throw new Error(`unreadable /proc/<pid>/stat: ${stat.slice(0, 200)}`);
   return { user, system };
 }
+
+/**
+ * The shares of the samples in a `perf report --no-children --sort sym --stdio`
+ * text (lines `  21.28%  [k] _copy_to_iter`), in percent: the kernel's copy
+ * into user memory (`_copy_to_iter`: a read or pread), its copy from user
+ * memory (`_copy_from_iter`: a write to a socket or file), the rest of the
+ * kernel (`[k]`), and user space (`[.]`).
+ */
+export function perfCopySplit(reportText: string): [number, number, number, number] {
+  let toIter = 0;
+  let fromIter = 0;
+  let kernel = 0;
+  let user = 0;
+  for (const line of reportText.split('\n')) {
+    const m = /^\s*([\d.]+)%\s+\[([k.])\]\s+(\S+)/.exec(line);
+    if (m === null) continue;
+    const pct = Number(m[1]);
+    if (m[2] === '.') user += pct;
+    else if (m[3] === '_copy_to_iter') toIter += pct;
+    else if (m[3] === '_copy_from_iter') fromIter += pct;
+    else kernel += pct;
+  }
+  return [toIter, fromIter, kernel, user];
+}
