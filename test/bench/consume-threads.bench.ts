@@ -27,7 +27,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startKafka, startSediment, type BenchBroker } from './broker-processes.js';
 import { perfCopySplit } from './perf-output.js';
-import { BATCH_SIZE, consume, createTopics, LINGER_MS, produce, RECORD_SIZE, type Acks, type Compression } from './load.js';
+import { BATCH_SIZE, consume, createTopics, LINGER_MS, produce, RECORD_SIZE, WORKLOADS, type Acks, type Compression } from './load.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -37,12 +37,6 @@ function arg(name: string, fallback: number): number {
   return v;
 }
 
-const WORKLOADS: ReadonlyArray<{ compression: Compression; acks: Acks }> = [
-  { compression: 'none', acks: '1' },
-  { compression: 'none', acks: 'all' },
-  { compression: 'lz4', acks: '1' },
-  { compression: 'lz4', acks: 'all' },
-];
 const CODECS: readonly Compression[] = ['none', 'lz4'];
 
 /** CPU nanoseconds per thread of `pid`, by task id (threads that end between two reads drop out). */

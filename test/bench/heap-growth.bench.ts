@@ -12,15 +12,9 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSediment } from './broker-processes.js';
-import { BATCH_SIZE, createTopics, LINGER_MS, produce, RECORD_SIZE, type Acks, type Compression } from './load.js';
+import { BATCH_SIZE, createTopics, LINGER_MS, produce, RECORD_SIZE, WORKLOADS, type Acks, type Compression } from './load.js';
 import { spread, sumPromSamples } from './perf-output.js';
 
-const WORKLOADS: ReadonlyArray<{ compression: Compression; acks: Acks }> = [
-  { compression: 'none', acks: '1' },
-  { compression: 'none', acks: 'all' },
-  { compression: 'lz4', acks: '1' },
-  { compression: 'lz4', acks: 'all' },
-];
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);

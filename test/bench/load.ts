@@ -27,6 +27,14 @@ export const RECORD_SIZE = 1024;
 export const BATCH_SIZE = 64 * 1024;
 export const LINGER_MS = 5;
 
+/** The four peak produce workloads of the produce-consume bench, in its order (and of the replays made from it). */
+export const WORKLOADS: ReadonlyArray<{ readonly compression: Compression; readonly acks: Acks }> = [
+  { compression: 'none', acks: '1' },
+  { compression: 'none', acks: 'all' },
+  { compression: 'lz4', acks: '1' },
+  { compression: 'lz4', acks: 'all' },
+];
+
 export interface TopicOptions {
   /** 1 by default. Above 1, createTopics also waits until every replica is in the ISR. */
   readonly replicationFactor?: number;

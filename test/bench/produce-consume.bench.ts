@@ -31,7 +31,7 @@ import { kafkaVersion, repoRoot, requireTools } from '../support/tools.js';
 import { consumeCpuPairs, cpuKey, emptyResults, figureRows, markdownTable, record, RF3_MARKERS, SINGLE_MARKERS, spliceGenerated, workloadLabel, type BrokerResults, type DocMarkers, type Workload } from './bench-report.js';
 import { startKafka, startSediment, type BenchBroker, type BrokerName } from './broker-processes.js';
 import { formatSummary, summarizeProfile, type CpuProfile } from './cpu-profile-summary.js';
-import { BATCH_SIZE, consume, createTopics, LINGER_MS, PARTITIONS, produce, producerArgs, RECORD_SIZE, type Compression } from './load.js';
+import { BATCH_SIZE, consume, createTopics, LINGER_MS, PARTITIONS, produce, producerArgs, RECORD_SIZE, WORKLOADS, type Compression } from './load.js';
 import { spread, sumPromSamples } from './perf-output.js';
 import { resolveSections, rf3Report, type Sections } from './rf3-report.js';
 import { runRf3Section } from './rf3-section.js';
@@ -52,12 +52,6 @@ interface Options {
 /** Heap of each of the three Kafka JVMs of the RF 3 section (3 GiB in all of the machine's 23). */
 const RF3_KAFKA_HEAP = '1G';
 
-const WORKLOADS: readonly Workload[] = [
-  { compression: 'none', acks: '1' },
-  { compression: 'none', acks: 'all' },
-  { compression: 'lz4', acks: '1' },
-  { compression: 'lz4', acks: 'all' },
-];
 const COMPRESSIONS: readonly Compression[] = ['none', 'lz4'];
 const REFERENCE_WORKLOAD = 'none, acks=1';
 
