@@ -15,11 +15,12 @@
 // scavenge, which it starts when they reach ~32 MiB. With a factor of 2 (the
 // default until 2026-12-07) a live heap of 23 MiB left a limit of ~62 MiB, so
 // those 32 MiB reached it again and again: 50-54 full collections in 12
-// produces of 146 MiB, where a factor of 3 or 4 had 0-1 and the produce cost
-// 2.3-5.1 ms of broker CPU per MiB against 2.9-6.8, at the same peak RSS
-// (229-238 MiB; `node dist/test/bench/heap-growth.bench.js`). So the factor is
-// 4 (300%), V8's own largest: the old generation may reach four times the live
-// heap (tens of MiB more, against Kafka's fixed 1 GiB) before V8 marks again.
+// produces of 146 MiB against 0 with a factor of 4, and produce CPU medians of
+// 3.76 and 4.19 ms per MiB against 3.14 and 2.75, peak RSS 227-232 against
+// 232-235 MiB (two runs of `node dist/test/bench/heap-growth.bench.js`,
+// docs/benchmarks.md; a factor of 3 behaved as 4 in a scratch run). So the factor is 4 (300%),
+// V8's own largest: the old generation may reach four times the live heap
+// (tens of MiB more, against Kafka's fixed 1 GiB) before V8 marks again.
 //
 // SEDIMENT_HEAP_GROWING_PERCENT overrides it (0 = V8's own dynamic factor); a
 // --heap-growing-percent given to node itself wins over both (node refuses it

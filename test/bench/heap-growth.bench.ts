@@ -15,7 +15,6 @@ import { startSediment } from './broker-processes.js';
 import { BATCH_SIZE, createTopics, LINGER_MS, produce, RECORD_SIZE, WORKLOADS, type Acks, type Compression } from './load.js';
 import { spread, sumPromSamples } from './perf-output.js';
 
-
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i < 0 ? fallback : (process.argv[i + 1] ?? fallback);
