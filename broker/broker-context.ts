@@ -1,6 +1,7 @@
 // What handlers reach: the broker's parts, by role. The composition root
 // (broker.ts) builds the real ones; tests may build smaller ones.
 import type { ReadLease } from './common/read-buffer-pool.js';
+import type { SendfileBinding } from './common/sendfile.js';
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config.js';
 import type { BrokerConfigAdmin } from './cluster/cluster-broker-configs.js';
@@ -43,8 +44,11 @@ export interface PartitionView {
   readonly lastStableOffset: bigint;
   readonly leaderEpoch: number;
   append(records: Buffer): Promise<{ baseOffset: bigint; lastOffset: bigint; logAppendTime: bigint; logStartOffset: bigint; duplicate: boolean }>;
-  /** Whole batches from `fetchOffset` (local or remote tier), never past maxOffset; possibly as several parts (never joined). */
-  read(fetchOffset: bigint, maxBytes: number, opts: { maxOffset: bigint; minOneBatch: boolean; signal?: AbortSignal }): Promise<{ records: Records | null; abortedTransactions: { producerId: bigint; firstOffset: bigint }[] }>;
+  /**
+   * Whole batches from `fetchOffset` (local or remote tier), never past maxOffset; possibly as several parts (never joined).
+   * With `sendfile`, bytes in the page cache may come as a file region (FileRecords) instead: only for a socket that takes one.
+   */
+  read(fetchOffset: bigint, maxBytes: number, opts: { maxOffset: bigint; minOneBatch: boolean; signal?: AbortSignal; lease?: ReadLease; sendfile?: SendfileBinding }): Promise<{ records: Records | null; abortedTransactions: { producerId: bigint; firstOffset: bigint }[] }>;
   offsetForTimestamp(timestamp: bigint): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | null>;
   maxTimestampOffset(): Promise<{ offset: bigint; timestamp: bigint; leaderEpoch: number } | null>;
   /** -5: the highest offset copied to the remote tier, or -1 when nothing is. */

@@ -1,6 +1,7 @@
 // A partition as the handlers see it: the local PartitionLog, and below its
 // local log start the remote tier (when a RemoteTier is attached).
 import type { ReadLease } from './common/read-buffer-pool.js';
+import type { SendfileBinding } from './common/sendfile.js';
 import path from 'node:path';
 import type { ActiveProducer, PartitionView } from './broker-context.js';
 import type { PartitionLog } from './log/partition-log.js';
@@ -60,15 +61,20 @@ export class LocalPartitionView implements PartitionView {
     return this.log.append(records, { leaderEpoch: this.epochOf(), isFromClient: true });
   }
 
-  async read(fetchOffset: bigint, maxBytes: number, opts: { maxOffset: bigint; minOneBatch: boolean; signal?: AbortSignal; lease?: ReadLease }) {
+  async read(fetchOffset: bigint, maxBytes: number, opts: { maxOffset: bigint; minOneBatch: boolean; signal?: AbortSignal; lease?: ReadLease; sendfile?: SendfileBinding }) {
     if (this.remote !== null && fetchOffset < this.log.localLogStartOffset) {
       const records = await this.remote.read(this.log, fetchOffset, maxBytes, opts.minOneBatch, opts.signal, opts.lease);
       return { records, abortedTransactions: [] };
     }
-    const r = await this.log.read(fetchOffset, maxBytes, { maxOffset: opts.maxOffset, minOneBatch: opts.minOneBatch, ...(opts.lease === undefined ? {} : { lease: opts.lease }) });
+    const r = await this.log.read(fetchOffset, maxBytes, {
+      maxOffset: opts.maxOffset,
+      minOneBatch: opts.minOneBatch,
+      ...(opts.lease === undefined ? {} : { lease: opts.lease }),
+      ...(opts.sendfile === undefined ? {} : { sendfile: opts.sendfile }),
+    });
     const aborted = r.firstOffset === null ? [] : this.log.collectAbortedTransactions(r.firstOffset, opts.maxOffset);
     // One part per segment read: they go to the socket one after another, never joined.
-    return { records: recordsOf(r.records), abortedTransactions: aborted.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset })) };
+    return { records: r.file ?? recordsOf(r.records), abortedTransactions: aborted.map((a) => ({ producerId: a.producerId, firstOffset: a.firstOffset })) };
   }
 
   activeProducers(): ActiveProducer[] {

@@ -39,7 +39,8 @@ import { PartitionWaiters } from '../partition-waiters.js';
 import type { FetchRequest, FetchRequestFetchPartition, FetchResponse, FetchResponsePartitionData } from '../protocol/messages/fetch.js';
 import { completeFetch, openFetchContext, usesTopicIds, type FetchResult, type FetchTarget } from '../fetch/fetch-context.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
-import type { Records } from '../protocol/record-parts.js';
+import { FileRecords, type Records } from '../protocol/record-parts.js';
+import { releaseRegion, type SendfileBinding } from '../common/sendfile.js';
 import { consumerFetchDecision, type ConsumerFetchDecision } from '../replica/consumer-fetch.js';
 import { leaderEndpoints, type LeaderEndpoint } from './leader-endpoints.js';
 
@@ -71,6 +72,7 @@ async function readPartition(
   readCommitted: boolean,
   signal: AbortSignal,
   lease?: ReadLease,
+  sendfile?: SendfileBinding,
 ): Promise<PartitionAnswer> {
   const base = {
     partitionIndex: p.partition,
@@ -87,7 +89,13 @@ async function readPartition(
   if (p.fetchOffset >= maxOffset || (room <= 0 && !first)) {
     return { ...base, errorCode: 0, abortedTransactions: readCommitted ? [] : null, records: NO_RECORDS };
   }
-  const r = await partition.read(p.fetchOffset, Math.max(0, room), { maxOffset, minOneBatch: first, signal, ...(lease === undefined ? {} : { lease }) });
+  const r = await partition.read(p.fetchOffset, Math.max(0, room), {
+    maxOffset,
+    minOneBatch: first,
+    signal,
+    ...(lease === undefined ? {} : { lease }),
+    ...(sendfile === undefined ? {} : { sendfile }),
+  });
   return { ...base, errorCode: 0, abortedTransactions: readCommitted ? r.abortedTransactions : null, records: r.records ?? NO_RECORDS };
 }
 
@@ -147,7 +155,15 @@ interface ReadOnce {
   readonly redirected: boolean;
 }
 
-async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], req: FetchRequest, apiVersion: number, signal: AbortSignal, lease?: ReadLease): Promise<ReadOnce> {
+async function readOnce(
+  broker: BrokerContext,
+  targets: readonly FetchTarget[],
+  req: FetchRequest,
+  apiVersion: number,
+  signal: AbortSignal,
+  lease?: ReadLease,
+  sendfile?: SendfileBinding,
+): Promise<ReadOnce> {
   let bytes = 0;
   let errors = false;
   let anyRedirect = false;
@@ -198,7 +214,7 @@ async function readOnce(broker: BrokerContext, targets: readonly FetchTarget[], 
         if (bytes > 0 && r.records.length > Math.min(p.partitionMaxBytes, req.maxBytes - bytes)) r = { ...r, records: NO_RECORDS };
       } else {
         // Local reads only, each awaited here: no read into the lease is still running when the answer is built.
-        r = await readPartition(partition, p, req.maxBytes - bytes, bytes === 0, readCommitted, signal, lease);
+        r = await readPartition(partition, p, req.maxBytes - bytes, bytes === 0, readCommitted, signal, lease, sendfile);
       }
       if (r.errorCode !== 0) errors = true;
       bytes += r.records.length;
@@ -237,6 +253,11 @@ function withCurrentLeaders(broker: BrokerContext, results: readonly FetchResult
   return { results: out, nodeEndpoints: leaderEndpoints(broker, leaders) };
 }
 
+/** Closes the descriptors of file regions read for an answer that is not sent. */
+function releaseFiles(results: readonly FetchResult[]): void {
+  for (const r of results) if (r.data.records instanceof FileRecords) releaseRegion(r.data.records);
+}
+
 /** Shared by every Fetch of this process: buffers go back once their response is written. */
 const readBuffers = new ReadBufferPool();
 
@@ -268,14 +289,16 @@ export const handler: ApiHandler<FetchRequest, FetchResponse, BrokerContext> = {
     // Woken by appends to the named partitions (on a follower, by its HW moving); an unknown one answers at once (an error).
     const keys = targets.map((t) => PartitionWaiters.key(topicName(broker, t, byId) ?? '', t.request.partition));
     for (;;) {
-      const result = await readOnce(broker, targets, req, ctx.apiVersion, ctx.signal, lease);
+      const result = await readOnce(broker, targets, req, ctx.apiVersion, ctx.signal, lease, ctx.sendfile);
       const remaining = deadline - broker.clock.now();
       // Nothing to wait for (no partitions named): answer now, as Kafka does. Waiting on no
       // keys would return at once and turn this loop into a busy spin until the deadline.
       if (keys.length === 0 || result.bytes >= req.minBytes || result.errors || result.redirected || remaining <= 0 || ctx.signal.aborted) return answer(result.results);
+      // Read again after the wait: this read's file regions are not sent.
+      releaseFiles(result.results);
       await broker.waiters.wait(keys, remaining, ctx.signal);
       if (broker.clock.now() >= deadline || ctx.signal.aborted) {
-        return answer((await readOnce(broker, targets, req, ctx.apiVersion, ctx.signal, lease)).results);
+        return answer((await readOnce(broker, targets, req, ctx.apiVersion, ctx.signal, lease, ctx.sendfile)).results);
       }
     }
   },

@@ -4,6 +4,7 @@
 // Handlers are thin: state lives in the log manager, topic store, group
 // coordinator and remote log manager reached through `BrokerContext`.
 import type { Logger } from 'pino';
+import type { SendfileBinding } from '../common/sendfile.js';
 
 export interface RequestContext {
   readonly apiKey: number;
@@ -21,6 +22,12 @@ export interface RequestContext {
    * requests are not served over a connection (some tests): then nothing is released.
    */
   readonly afterResponseWritten?: (release: () => void) => void;
+  /**
+   * Present when the response goes to a socket that sends file regions with
+   * sendfile(2) (broker/common/sendfile.ts): a Fetch answer may then carry
+   * record bytes as FileRecords instead of reading them into memory.
+   */
+  readonly sendfile?: SendfileBinding;
 }
 
 export interface ApiHandler<Req = unknown, Res = unknown, Broker = unknown> {

@@ -29,6 +29,10 @@ import { SegmentFile } from './segment-file.js';
 import { NO_TIMESTAMP, TIME_INDEX_ENTRY_SIZE, TimeIndex, type TimestampOffset } from './time-index.js';
 import { type AbortedTxn, TransactionIndex } from './txn-index.js';
 import { RecentWrites } from './recent-writes.js';
+import { batchSpan } from './batch-span.js';
+import { fileRegion, type SendfileBinding } from '../common/sendfile.js';
+import type { FileRecords } from '../protocol/record-parts.js';
+import { readSync } from 'node:fs';
 
 /** Extra bytes a read takes beyond maxBytes to cover the scan from the index entry. */
 const READ_SLACK = 64 * 1024;
@@ -66,6 +70,12 @@ export interface ReadResult {
   /** Base offset of the first returned batch (or of the batch that did not fit). */
   firstOffset: bigint;
   position: number;
+}
+
+/** readFile's answer: the bytes as a file region, or none (`file` null) when the limits or maxOffset leave none. */
+export interface FileReadResult {
+  file: FileRecords | null;
+  firstOffset: bigint;
 }
 
 export interface TimestampAndOffset {
@@ -373,6 +383,29 @@ export class LogSegment {
       at += size;
     }
     return { records: buf.subarray(0, at), firstOffset: first.baseOffset, position: first.position };
+  }
+
+  /**
+   * read() for a connection that sends with sendfile(2): the same batches, found
+   * from their headers alone and returned as a region of this segment's file,
+   * never read into memory. Only for bytes written within RESIDENT_READ_WINDOW_MS
+   * before `now` (in the page cache: the sendfile runs on the event loop, as the
+   * pread it replaces would); undefined otherwise, and when the first batch is
+   * one the cleaner emptied (PartitionLog steps over those with read()), so the
+   * caller reads into buffers instead. Null when `startOffset` is past the data.
+   */
+  async readFile(startOffset: bigint, maxBytes: number, maxPosition: number, minOneBatch: boolean, maxOffset: bigint, binding: SendfileBinding, now: number): Promise<FileReadResult | null | undefined> {
+    const start = this.offsetIndex.lookup(startOffset).position;
+    if (start >= maxPosition) return null;
+    if (start < this.recentWrites.hotFrom(now)) return undefined;
+    return this.log.withFd((fd) => {
+      const read = (position: number, length: number, into: Buffer): number => readSync(fd, into, 0, length, position);
+      const skipTo = (end: number, below: bigint): number => this.offsetIndex.floorByPosition(end, below)?.position ?? -1;
+      const span = batchSpan(read, start, maxPosition, startOffset, maxBytes, minOneBatch, maxOffset, skipTo);
+      if (span === null) return null;
+      if (span.firstRecordCount === 0) return undefined;
+      return { file: span.length === 0 ? null : fileRegion(binding, fd, span.position, span.length), firstOffset: span.firstOffset };
+    });
   }
 
   /**

@@ -49,6 +49,19 @@ export class OffsetIndex extends AbstractIndex {
     return slot < 0 ? { offset: this.baseOffset, position: 0 } : this.entry(slot);
   }
 
+  /**
+   * The entry with the largest position <= `position` among those whose offset
+   * is <= `maxOffset`, or null when there is none. Entry positions are batch
+   * starts, and every batch before an entry's position holds offsets below that
+   * entry's offset: a fetch that stops at `position` and below `maxOffset` may
+   * take whole batches up to the returned position without reading them.
+   */
+  floorByPosition(position: number, maxOffset: bigint): OffsetPosition | null {
+    const byPosition = this.lastSlotWhere((slot) => this.buf.readInt32BE(slot * OFFSET_INDEX_ENTRY_SIZE + 4) <= position);
+    const slot = Math.min(byPosition, this.floorSlot(maxOffset));
+    return slot < 0 ? null : this.entry(slot);
+  }
+
   /** Whether `offset` can be stored relative to this index's base offset. */
   canAppendOffset(offset: bigint): boolean {
     return relativeOffset(this.baseOffset, offset) !== null;

@@ -44,6 +44,8 @@ import {
 } from './retention.js';
 import { SegmentClosedError } from './segment-file.js';
 import type { AbortedTxn } from './txn-index.js';
+import type { SendfileBinding } from '../common/sendfile.js';
+import type { FileRecords } from '../protocol/record-parts.js';
 
 export interface PartitionLogOptions {
   dir: string;
@@ -91,11 +93,18 @@ export interface ReadOptions {
    * and are dropped once written (a Fetch response), never for bytes kept.
    */
   lease?: ReadLease;
+  /**
+   * Return bytes in the page cache as a file region (LogReadResult.file) for
+   * sendfile(2): only for a Fetch answer written to a socket that can take one.
+   */
+  sendfile?: SendfileBinding;
 }
 
 export interface LogReadResult {
-  /** Whole batches, in order; empty when nothing is readable below maxOffset or within maxBytes. */
+  /** Whole batches, in order; empty when nothing is readable below maxOffset or within maxBytes (or they are in `file`). */
   records: Buffer[];
+  /** The batches as a region of a segment file instead, when ReadOptions.sendfile allowed it. */
+  file?: FileRecords;
   /** Base offset of the first returned batch, or null when none. */
   firstOffset: bigint | null;
 }
@@ -664,6 +673,14 @@ export class PartitionLog implements LocalLog {
         let from = fetchOffset;
         let seg = this.segments.floorSegment(fetchOffset);
         while (seg !== undefined) {
+          if (opts.sendfile !== undefined && emptied === null) {
+            const f = await seg.readFile(from, maxBytes, seg.size, opts.minOneBatch, opts.maxOffset, opts.sendfile, this.opts.clock.now());
+            if (f === null) {
+              seg = this.segments.higherSegment(seg.baseOffset);
+              continue;
+            }
+            if (f !== undefined) return f.file === null ? { records: [], firstOffset: null } : { records: [], file: f.file, firstOffset: f.firstOffset };
+          }
           const r = await seg.read(from, maxBytes, seg.size, opts.minOneBatch, opts.maxOffset, opts.lease, this.opts.clock.now());
           if (r === null) {
             seg = this.segments.higherSegment(seg.baseOffset);

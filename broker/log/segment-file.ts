@@ -48,6 +48,11 @@ export class SegmentFile {
     return this.handle.use(async (fh) => readFullySync(fh.fd, position, length, into));
   }
 
+  /** Runs `fn` with the open descriptor, which stays open until it returns (synchronous work only). */
+  withFd<T>(fn: (fd: number) => T): Promise<T> {
+    return this.handle.use(async (fh) => fn(fh.fd));
+  }
+
   truncate(size: number): Promise<void> {
     return this.handle.use(async (fh) => {
       this.dirty = true;

@@ -13,6 +13,7 @@ import {
 } from './messages/index.js';
 import { Reader } from './reader.js';
 import { Writer } from './writer.js';
+import type { OutputChunk } from './record-parts.js';
 
 export interface RequestHeaderInfo {
   apiKey: number;
@@ -97,13 +98,13 @@ export function decodeRequestBody(header: RequestHeaderInfo, payload: Buffer): D
 }
 
 /** Writes `header` then `body` into one writer with a 4-byte size prefix patched in at the end. */
-function frame(writeHeader: (w: Writer) => void, writeBody: (w: Writer) => void, capacity: number): Buffer[] {
+function frame(writeHeader: (w: Writer) => void, writeBody: (w: Writer) => void, capacity: number): Writer {
   const w = new Writer(capacity);
   w.writeInt32(0);
   writeHeader(w);
   writeBody(w);
   w.patchInt32(0, w.length - 4);
-  return w.toChunks();
+  return w;
 }
 
 /**
@@ -117,6 +118,30 @@ export function encodeResponse(
   writeBody: (w: Writer) => void,
   options: { headerTaggedFields?: readonly TaggedField[]; capacity?: number } = {},
 ): Buffer[] {
+  return responseWriter(apiKey, version, correlationId, writeBody, options).toChunks();
+}
+
+/**
+ * encodeResponse for the server: the record bytes of a Fetch answer may stay in
+ * their segment files (FileRecords), sent from the page cache.
+ */
+export function encodeResponseOutput(
+  apiKey: number,
+  version: number,
+  correlationId: number,
+  writeBody: (w: Writer) => void,
+  options: { headerTaggedFields?: readonly TaggedField[]; capacity?: number } = {},
+): OutputChunk[] {
+  return responseWriter(apiKey, version, correlationId, writeBody, options).toOutput();
+}
+
+function responseWriter(
+  apiKey: number,
+  version: number,
+  correlationId: number,
+  writeBody: (w: Writer) => void,
+  options: { headerTaggedFields?: readonly TaggedField[]; capacity?: number },
+): Writer {
   const hv = responseHeaderVersion(apiKey, version);
   return frame(
     (w) => {
@@ -158,7 +183,7 @@ export function encodeRequest(
     },
     writeBody,
     options.capacity ?? 512,
-  );
+  ).toChunks();
 }
 
 /** Like encodeRequest, with the body encoded by the API's generated codec. */

@@ -5,7 +5,7 @@
 // reference with writeRawRef, so a Fetch response is a list of chunks ready for
 // a vectored socket write rather than one big copy.
 import { ProtocolEncodeError } from './errors.js';
-import { RecordParts, type Records } from './record-parts.js';
+import { FileRecords, RecordParts, type OutputChunk, type Records } from './record-parts.js';
 
 /** Buffers shorter than this are copied by writeRawRef: a chunk entry costs more than the copy. */
 export const RAW_REF_MIN_BYTES = 64;
@@ -31,7 +31,7 @@ export class Writer {
   private pos: number;
   /** Start in `buf` of the bytes not yet sealed into `chunks`. */
   private chunkStart = 0;
-  private readonly chunks: Buffer[] = [];
+  private readonly chunks: OutputChunk[] = [];
   /** Parallel to `chunks`: false for buffers appended by reference (never patched). */
   private readonly chunkOwned: boolean[] = [];
   private sealedBytes = 0;
@@ -252,7 +252,9 @@ export class Writer {
 
   /** The bytes of `v` without a length, each part appended by reference as writeRawRef does. */
   writeRecordsRef(v: Records): void {
-    if (v instanceof RecordParts) {
+    if (v instanceof FileRecords) {
+      this.writeFileRef(v);
+    } else if (v instanceof RecordParts) {
       for (const p of v.parts) this.writeRawRef(p);
     } else {
       this.writeRawRef(v);
@@ -293,6 +295,15 @@ export class Writer {
     this.sealedBytes += v.length;
   }
 
+  /** Appends a file region (sent from the page cache by the server); only toOutput() returns it. */
+  writeFileRef(v: FileRecords): void {
+    if (v.length === 0) return;
+    this.seal();
+    this.chunks.push(v);
+    this.chunkOwned.push(false);
+    this.sealedBytes += v.length;
+  }
+
   /** Overwrites an int32 previously written at absolute output position `position`. */
   patchInt32(position: number, v: number): void {
     if (position >= this.sealedBytes) {
@@ -303,9 +314,9 @@ export class Writer {
     }
     let base = 0;
     for (let i = 0; i < this.chunks.length; i++) {
-      const c = this.chunks[i] as Buffer;
+      const c = this.chunks[i] as OutputChunk;
       if (position < base + c.length) {
-        if (!this.chunkOwned[i] || position + 4 > base + c.length) {
+        if (!this.chunkOwned[i] || position + 4 > base + c.length || c instanceof FileRecords) {
           throw new RangeError(`patchInt32 at ${position} does not land on a value this writer wrote`);
         }
         c.writeInt32BE(v, position - base);
@@ -316,8 +327,15 @@ export class Writer {
     throw new RangeError(`patchInt32 at ${position} beyond written bytes`);
   }
 
-  /** The output as chunks (views, no copy), in order. Empty chunks are left out. */
+  /** The output as chunks (views, no copy), in order. Empty chunks are left out. Throws if it holds file records. */
   toChunks(): Buffer[] {
+    const out = this.toOutput();
+    if (out.some((c) => c instanceof FileRecords)) throw new TypeError('this output holds file records: write it with toOutput()');
+    return out as Buffer[];
+  }
+
+  /** The output as buffers and file regions, in order, for the server to send. */
+  toOutput(): OutputChunk[] {
     const out = this.chunks.slice();
     if (this.pos > this.chunkStart) out.push(this.buf.subarray(this.chunkStart, this.pos));
     return out;

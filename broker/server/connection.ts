@@ -16,6 +16,8 @@
 // A Produce pipelined behind one that closes the connection may already have
 // been appended, unanswered, as with any request in flight when a connection drops.
 import { takeRelease } from './response-release.js';
+import { FileRecords, type OutputChunk } from '../protocol/record-parts.js';
+import { releaseRegion, sendBuffer, sendfileSupport, sendRegion, socketFd, type SendfileBinding } from '../common/sendfile.js';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { FrameSplitter, FrameTooLargeError, InvalidFrameSizeError } from './frame-splitter.js';
@@ -26,21 +28,25 @@ export interface FrameContext {
   readonly clientHost: string;
   readonly log: Logger;
   readonly signal: AbortSignal;
+  /** Present when this connection sends file regions (FileRecords) with sendfile(2). */
+  readonly sendfile?: SendfileBinding;
 }
 
 /** Turns one request frame into response chunks (size prefix included), or null for no response. */
 export interface RequestProcessor {
-  process(frame: Buffer, ctx: FrameContext): Promise<Buffer[] | null>;
+  process(frame: Buffer, ctx: FrameContext): Promise<OutputChunk[] | null>;
 }
 
 /** How long a closing connection may take to flush the responses already written. */
 const CLOSE_GRACE_MS = 5000;
 
+const EMPTY = Buffer.alloc(0);
+
 const PRODUCE_API_KEY = 0;
 /** Produce requests one connection may have in flight (the Java producer's max.in.flight default). */
 export const MAX_PIPELINED_PRODUCE = 5;
 
-type Settled = { readonly ok: true; readonly out: Buffer[] | null } | { readonly ok: false; readonly err: unknown };
+type Settled = { readonly ok: true; readonly out: OutputChunk[] | null } | { readonly ok: false; readonly err: unknown };
 
 interface InFlight {
   readonly produce: boolean;
@@ -56,6 +62,8 @@ export class Connection {
   private closed = false;
   private readonly abort = new AbortController();
   private readonly ctx: FrameContext;
+  /** Responses with file regions are written one piece after another: the tail of that chain, while one is. */
+  private sending: Promise<void> | null = null;
 
   constructor(
     private readonly socket: Socket,
@@ -67,7 +75,14 @@ export class Connection {
   ) {
     this.splitter = new FrameSplitter(maxFrameBytes);
     const clientHost = socket.remoteAddress ?? 'unknown';
-    this.ctx = { connectionId: id, clientHost, log: log.child({ conn: id, client: `${clientHost}:${socket.remotePort}` }), signal: this.abort.signal };
+    const sendfile = sendfileSupport !== null && socketFd(socket) !== null ? sendfileSupport : null;
+    this.ctx = {
+      connectionId: id,
+      clientHost,
+      log: log.child({ conn: id, client: `${clientHost}:${socket.remotePort}` }),
+      signal: this.abort.signal,
+      ...(sendfile === null ? {} : { sendfile }),
+    };
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err) => this.ctx.log.debug({ err }, 'socket error'));
@@ -86,6 +101,7 @@ export class Connection {
     const socket = this.socket;
     socket.pause();
     socket.removeAllListeners('data');
+    // A file send in progress stops at the abort (cleanup below): what it had sent stays sent.
     if (socket.destroyed || socket.writableLength === 0) {
       socket.destroy();
     } else {
@@ -141,7 +157,7 @@ export class Connection {
       return false;
     }
     this.queue.shift();
-    let pending: Promise<Buffer[] | null>;
+    let pending: Promise<OutputChunk[] | null>;
     try {
       pending = this.processor.process(frame, this.ctx);
     } catch (err) {
@@ -186,9 +202,58 @@ export class Connection {
     }
   }
 
-  private write(chunks: Buffer[]): void {
-    // Called once the last chunk (and so every one before it) has left for the kernel, or the write failed.
+  private write(chunks: OutputChunk[]): void {
+    if (this.sending !== null || chunks.some((c) => c instanceof FileRecords)) {
+      this.sendInOrder(chunks);
+      return;
+    }
+    this.writeBuffers(chunks as Buffer[], takeRelease(chunks));
+  }
+
+  /**
+   * Writes a response that holds file regions, after every response before it
+   * has reached the kernel: its buffers with send(2), its regions with
+   * sendfile(2), straight to the socket's descriptor (nothing else writes to it
+   * meanwhile: later responses wait for this one). A failed send closes the
+   * connection (the client would read a broken frame otherwise). Regions are
+   * released whatever happens.
+   */
+  private sendInOrder(chunks: OutputChunk[]): void {
     const release = takeRelease(chunks);
+    const previous = this.sending ?? Promise.resolve();
+    const binding = this.ctx.sendfile!;
+    const fd = (): number | null => (this.socket.destroyed ? null : socketFd(this.socket));
+    const sent = previous.then(async () => {
+      let i = 0;
+      try {
+        // Responses written through the socket before this one must be in the kernel first.
+        if (this.socket.writableLength > 0) await new Promise<void>((resolve, reject) => this.socket.write(EMPTY, (err) => (err == null ? resolve() : reject(err))));
+        for (; i < chunks.length; i++) {
+          const c = chunks[i]!;
+          if (c instanceof FileRecords) {
+            await sendRegion(binding, fd, c, this.ctx.signal);
+            releaseRegion(c);
+          } else {
+            await sendBuffer(binding, fd, c, i < chunks.length - 1, this.ctx.signal);
+          }
+        }
+        release?.();
+      } catch (err) {
+        for (; i < chunks.length; i++) {
+          const c = chunks[i]!;
+          if (c instanceof FileRecords) releaseRegion(c);
+        }
+        if (!this.closed) this.close(`file send failed: ${(err as Error).message}`);
+      }
+    });
+    this.sending = sent;
+    void sent.then(() => {
+      if (this.sending === sent) this.sending = null;
+    });
+  }
+
+  private writeBuffers(chunks: Buffer[], release: (() => void) | undefined): void {
+    // Called once the last chunk (and so every one before it) has left for the kernel, or the write failed.
     const done = release === undefined ? undefined : (err?: Error | null): void => {
       // A failed write may leave the bytes with the socket until it is destroyed: drop, never reuse.
       if (err === undefined || err === null) release();

@@ -5,7 +5,8 @@
 // of another API, or an unparseable body closes the connection (Kafka throws
 // InvalidRequestException and closes the channel); other connections carry on.
 // Bytes after a whole body are ignored (logged at debug), as Kafka ignores them.
-import { decodeRequestBody, decodeRequestHeader, encodeResponse, type RequestHeaderInfo } from '../protocol/frame.js';
+import { decodeRequestBody, decodeRequestHeader, encodeResponse, encodeResponseOutput, type RequestHeaderInfo } from '../protocol/frame.js';
+import type { OutputChunk } from '../protocol/record-parts.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { apiRegistry, type ApiDescriptor } from '../protocol/messages/index.js';
 import { encodeApiVersionsResponse, type ApiVersionsResponse } from '../protocol/messages/api-versions.js';
@@ -45,7 +46,7 @@ export class Dispatcher<Broker> implements RequestProcessor {
       .sort((a, b) => a.apiKey - b.apiKey);
   }
 
-  async process(frame: Buffer, fctx: FrameContext): Promise<Buffer[] | null> {
+  async process(frame: Buffer, fctx: FrameContext): Promise<OutputChunk[] | null> {
     let header: RequestHeaderInfo;
     try {
       header = decodeRequestHeader(frame);
@@ -82,6 +83,7 @@ export class Dispatcher<Broker> implements RequestProcessor {
       log: fctx.log,
       signal: fctx.signal,
       afterResponseWritten: (release) => releases.push(release),
+      ...(fctx.sendfile === undefined ? {} : { sendfile: fctx.sendfile }),
     };
     const started = performance.now();
     let failed = false;
@@ -99,7 +101,7 @@ export class Dispatcher<Broker> implements RequestProcessor {
     this.observer?.onRequest(header.apiKey, header.apiVersion, performance.now() - started, failed);
     if (response === null) return null;
     const api = apiRegistry.get(header.apiKey) as ApiDescriptor<unknown, unknown>;
-    const chunks = encodeResponse(header.apiKey, header.apiVersion, header.correlationId, (w) => api.encodeResponse(w, header.apiVersion, response), {
+    const chunks = encodeResponseOutput(header.apiKey, header.apiVersion, header.correlationId, (w) => api.encodeResponse(w, header.apiVersion, response), {
       capacity: 1024,
     });
     // A failed handler's reads may not all have settled: its buffers are dropped, never reused.

@@ -6,14 +6,16 @@
 // connection closed first) keep their hook unrun: the buffers are then left to
 // the garbage collector, never reused while a write could still read them.
 
-const hooks = new WeakMap<readonly Buffer[], () => void>();
+import type { OutputChunk } from '../protocol/record-parts.js';
 
-export function releaseAfterWrite(chunks: readonly Buffer[], release: () => void): void {
+const hooks = new WeakMap<readonly OutputChunk[], () => void>();
+
+export function releaseAfterWrite(chunks: readonly OutputChunk[], release: () => void): void {
   hooks.set(chunks, release);
 }
 
 /** The hook attached to these chunks, removed so it runs at most once. */
-export function takeRelease(chunks: readonly Buffer[]): (() => void) | undefined {
+export function takeRelease(chunks: readonly OutputChunk[]): (() => void) | undefined {
   const release = hooks.get(chunks);
   if (release !== undefined) hooks.delete(chunks);
   return release;

@@ -1,0 +1,9 @@
+{
+  "targets": [
+    {
+      "target_name": "sendfile",
+      "sources": ["sendfile.c"],
+      "cflags": ["-Wall", "-Wextra", "-O2"]
+    }
+  ]
+}
