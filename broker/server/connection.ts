@@ -64,6 +64,8 @@ export class Connection {
   private readonly ctx: FrameContext;
   /** Responses with file regions are written one piece after another: the tail of that chain, while one is. */
   private sending: Promise<void> | null = null;
+  /** Stops file sends: the socket closed, the grace period ran out, or a send failed (the stream is broken). */
+  private readonly sendAbort = new AbortController();
 
   constructor(
     private readonly socket: Socket,
@@ -86,7 +88,10 @@ export class Connection {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err) => this.ctx.log.debug({ err }, 'socket error'));
-    socket.on('close', () => this.cleanup());
+    socket.on('close', () => {
+      this.sendAbort.abort();
+      this.cleanup();
+    });
   }
 
   /**
@@ -101,15 +106,30 @@ export class Connection {
     const socket = this.socket;
     socket.pause();
     socket.removeAllListeners('data');
-    // A file send in progress stops at the abort (cleanup below): what it had sent stays sent.
-    if (socket.destroyed || socket.writableLength === 0) {
-      socket.destroy();
-    } else {
-      const timer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
-      timer.unref();
-      socket.end(() => {
-        clearTimeout(timer);
+    const flush = (): void => {
+      if (socket.destroyed || socket.writableLength === 0) {
         socket.destroy();
+      } else {
+        const timer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
+        timer.unref();
+        socket.end(() => {
+          clearTimeout(timer);
+          socket.destroy();
+        });
+      }
+    };
+    if (this.sending === null) {
+      flush();
+    } else {
+      // Answers with file regions still being sent go out first, within the same grace period.
+      const timer = setTimeout(() => {
+        this.sendAbort.abort();
+        socket.destroy();
+      }, CLOSE_GRACE_MS);
+      timer.unref();
+      void this.sending.then(() => {
+        clearTimeout(timer);
+        flush();
       });
     }
     this.cleanup();
@@ -215,8 +235,9 @@ export class Connection {
    * has reached the kernel: its buffers with send(2), its regions with
    * sendfile(2), straight to the socket's descriptor (nothing else writes to it
    * meanwhile: later responses wait for this one). A failed send closes the
-   * connection (the client would read a broken frame otherwise). Regions are
-   * released whatever happens.
+   * connection and sends nothing more (the client would read a broken frame).
+   * A close for another reason lets the answers already written go out first,
+   * as with buffers. Regions are released whatever happens.
    */
   private sendInOrder(chunks: OutputChunk[]): void {
     const release = takeRelease(chunks);
@@ -224,17 +245,19 @@ export class Connection {
     const binding = this.ctx.sendfile!;
     const fd = (): number | null => (this.socket.destroyed ? null : socketFd(this.socket));
     const sent = previous.then(async () => {
+      const signal = this.sendAbort.signal;
       let i = 0;
       try {
+        if (signal.aborted) throw new Error('an earlier send failed or the connection closed');
         // Responses written through the socket before this one must be in the kernel first.
         if (this.socket.writableLength > 0) await new Promise<void>((resolve, reject) => this.socket.write(EMPTY, (err) => (err == null ? resolve() : reject(err))));
         for (; i < chunks.length; i++) {
           const c = chunks[i]!;
           if (c instanceof FileRecords) {
-            await sendRegion(binding, fd, c, this.ctx.signal);
+            await sendRegion(binding, fd, c, signal);
             releaseRegion(c);
           } else {
-            await sendBuffer(binding, fd, c, i < chunks.length - 1, this.ctx.signal);
+            await sendBuffer(binding, fd, c, i < chunks.length - 1, signal);
           }
         }
         release?.();
@@ -243,7 +266,11 @@ export class Connection {
           const c = chunks[i]!;
           if (c instanceof FileRecords) releaseRegion(c);
         }
-        if (!this.closed) this.close(`file send failed: ${(err as Error).message}`);
+        if (!signal.aborted) {
+          this.sendAbort.abort();
+          this.ctx.log.debug({ err: (err as Error).message }, 'file send failed');
+        }
+        this.close(`file send failed: ${(err as Error).message}`);
       }
     });
     this.sending = sent;

@@ -22,11 +22,12 @@
 // the broker some CPU of its own, so the per-MiB figures of a --perf run run high.
 import path from 'node:path';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startKafka, startSediment, type BenchBroker } from './broker-processes.js';
 import { perfCopySplit } from './perf-output.js';
+import { threadCpu } from './thread-cpu.js';
 import { BATCH_SIZE, consume, createTopics, LINGER_MS, produce, RECORD_SIZE, WORKLOADS, type Acks, type Compression } from './load.js';
 
 function arg(name: string, fallback: number): number {
@@ -38,19 +39,6 @@ function arg(name: string, fallback: number): number {
 }
 
 const CODECS: readonly Compression[] = ['none', 'lz4'];
-
-/** CPU nanoseconds per thread of `pid`, by task id (threads that end between two reads drop out). */
-function threadCpu(pid: number): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      out.set(Number(tid), Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]));
-    } catch {
-      // The thread ended.
-    }
-  }
-  return out;
-}
 
 /** Starts `perf record` on every thread of `pid` into `file`; resolves once perf has attached. */
 async function startPerf(pid: number, file: string): Promise<ChildProcess> {

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Connection, type FrameContext, type RequestProcessor } from '../../../broker/server/connection.js';
 import { silentLogger } from '../../../broker/common/logger.js';
+import { CloseConnectionError } from '../../../broker/common/errors.js';
 import { fileRegion, sendfileSupport } from '../../../broker/common/sendfile.js';
 import { FileRecords, type OutputChunk } from '../../../broker/protocol/record-parts.js';
 import { tempDir } from '../log/helpers.js';
@@ -163,3 +164,30 @@ function frameOf(correlationId: number, body: Buffer[]): Buffer {
   head.writeInt32BE(correlationId, 4);
   return Buffer.concat([head, ...body]);
 }
+
+test('a request that closes the connection lets the file answers before it go out whole first', async (t) => {
+  const binding = sendfileSupport;
+  assert.ok(binding !== null, 'the sendfile addon is built (npm run build)');
+  const { dir, cleanup } = await tempDir('sediment-sendfile-');
+  t.after(cleanup);
+  const data = randomBytes(FILE_BYTES);
+  const file = path.join(dir, 'segment.log');
+  writeFileSync(file, data);
+  const fd = openSync(file, 'r');
+  const answers = new FileAnswers(() => [fileRegion(binding, fd, 0, FILE_BYTES)]);
+  // Request 1 is answered with the whole file; request 2 fails and closes the connection.
+  const processor: RequestProcessor = {
+    process: (frame, ctx) => (frame.readInt32BE(4) === 1 ? answers.process(frame, ctx) : Promise.reject(new CloseConnectionError('request 2 is refused'))),
+  };
+  const { client, closed, done } = await setup(processor);
+  t.after(done);
+  client.pause();
+  client.write(Buffer.concat([requestFrame(1), requestFrame(2)]));
+  const expected = frameOf(1, [data]);
+  const received = readBytes(client, expected.length + 1);
+  await closed;
+  client.resume();
+  const got = await received;
+  assert.ok(got.equals(expected), `answer 1 whole before the close (${got.length} of ${expected.length} bytes)`);
+  assert.ok(isClosed(answers.regions[0]!.fd));
+});
