@@ -4,16 +4,16 @@
 // stop at a full buffer and wait for the reader), every region's descriptor is
 // closed once sent, and a reader that goes away mid-send closes the connection
 // and releases what was not sent.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { fstatSync, openSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Connection, type FrameContext, type RequestProcessor } from '../../../broker/server/connection.js';
 import { silentLogger } from '../../../broker/common/logger.js';
 import { CloseConnectionError } from '../../../broker/common/errors.js';
-import { fileRegion, sendfileSupport } from '../../../broker/common/sendfile.js';
+import { fileRegion, sendfileSupport, type SendfileBinding } from '../../../broker/common/sendfile.js';
 import { FileRecords, type OutputChunk } from '../../../broker/protocol/record-parts.js';
 import { tempDir } from '../log/helpers.js';
 
@@ -85,6 +85,22 @@ function readBytes(socket: net.Socket, n: number): Promise<Buffer> {
   });
 }
 
+/** The addon, and a file of FILE_BYTES random bytes open for reading (closed and removed after the test). */
+async function dataFile(t: TestContext): Promise<{ binding: SendfileBinding; data: Buffer; fd: number }> {
+  const binding = sendfileSupport;
+  assert.ok(binding !== null, 'the sendfile addon is built (npm run build)');
+  const { dir, cleanup } = await tempDir('sediment-sendfile-');
+  const data = randomBytes(FILE_BYTES);
+  const file = path.join(dir, 'segment.log');
+  writeFileSync(file, data);
+  const fd = openSync(file, 'r');
+  t.after(async () => {
+    closeSync(fd);
+    await cleanup();
+  });
+  return { binding, data, fd };
+}
+
 const isClosed = (fd: number): boolean => {
   try {
     fstatSync(fd);
@@ -95,14 +111,7 @@ const isClosed = (fd: number): boolean => {
 };
 
 test('answers with file regions arrive whole, in request order, through full socket buffers; each region is closed once sent', async (t) => {
-  const binding = sendfileSupport;
-  assert.ok(binding !== null, 'the sendfile addon is built (npm run build)');
-  const { dir, cleanup } = await tempDir('sediment-sendfile-');
-  t.after(cleanup);
-  const data = randomBytes(FILE_BYTES);
-  const file = path.join(dir, 'segment.log');
-  writeFileSync(file, data);
-  const fd = openSync(file, 'r');
+  const { binding, data, fd } = await dataFile(t);
   const middle = Buffer.from('between the regions, more than RAW_REF bytes long so it is its own chunk');
   // Request 1: two large regions with a buffer between; request 2: buffers only; request 3: one region.
   const processor = new FileAnswers((id) => {
@@ -132,13 +141,7 @@ test('answers with file regions arrive whole, in request order, through full soc
 });
 
 test('a reader that goes away mid-send: the connection closes and releases the regions it did not send', async (t) => {
-  const binding = sendfileSupport;
-  assert.ok(binding !== null, 'the sendfile addon is built (npm run build)');
-  const { dir, cleanup } = await tempDir('sediment-sendfile-');
-  t.after(cleanup);
-  const file = path.join(dir, 'segment.log');
-  writeFileSync(file, randomBytes(FILE_BYTES));
-  const fd = openSync(file, 'r');
+  const { binding, fd } = await dataFile(t);
   const processor = new FileAnswers(() => [fileRegion(binding, fd, 0, FILE_BYTES), fileRegion(binding, fd, 0, FILE_BYTES)]);
   const { client, closed, done } = await setup(processor);
   t.after(done);
@@ -166,14 +169,7 @@ function frameOf(correlationId: number, body: Buffer[]): Buffer {
 }
 
 test('a request that closes the connection lets the file answers before it go out whole first', async (t) => {
-  const binding = sendfileSupport;
-  assert.ok(binding !== null, 'the sendfile addon is built (npm run build)');
-  const { dir, cleanup } = await tempDir('sediment-sendfile-');
-  t.after(cleanup);
-  const data = randomBytes(FILE_BYTES);
-  const file = path.join(dir, 'segment.log');
-  writeFileSync(file, data);
-  const fd = openSync(file, 'r');
+  const { binding, data, fd } = await dataFile(t);
   const answers = new FileAnswers(() => [fileRegion(binding, fd, 0, FILE_BYTES)]);
   // Request 1 is answered with the whole file; request 2 fails and closes the connection.
   const processor: RequestProcessor = {
