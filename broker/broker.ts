@@ -2,6 +2,7 @@
 // (meta.properties), topic store, partition logs (recovering after an unclean
 // stop), internal topics, then the network. Shutdown reverses it and leaves
 // checkpoints and the clean-shutdown marker.
+import { sendfileSupport } from './common/sendfile.js';
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config.js';
 import type { BrokerContext } from './broker-context.js';
@@ -457,7 +458,7 @@ export class Broker {
         throw err;
       }
     }
-    log.info({ listeners: config.listeners.map((l) => `${l.name}://${l.host}:${l.port}`), port: broker.port, httpPort: broker.http.port, clusterId: identity.clusterId, nodeId: config.nodeId, logDirs: config.logDirs }, 'sediment broker started');
+    log.info({ listeners: config.listeners.map((l) => `${l.name}://${l.host}:${l.port}`), port: broker.port, httpPort: broker.http.port, clusterId: identity.clusterId, nodeId: config.nodeId, logDirs: config.logDirs, sendfile: sendfileSupport !== null }, 'sediment broker started');
     return broker;
   }
 

@@ -130,6 +130,8 @@ effect on a single broker, the meaning says so.
   malformed value stops start-up; \`node --heap-growing-percent\` given to node itself wins. \`sediment start\`
   also turns V8's memory reducer off for its worker threads' heaps (not the main thread's, which V8 sets up
   before any code runs): their idle-time shrinking cost 35-130 ms per full collection after bursts of work.
+  \`SEDIMENT_SENDFILE=0\` makes Fetch answers read record bytes into buffers instead of sending them from the
+  page cache with sendfile(2) (broker/native's addon, built by \`npm run build\`; without it the broker does so anyway).
 
 ## Broker settings
 
