@@ -95,31 +95,27 @@ export function socketFd(socket: object): number | null {
  * was cut under the read; Kafka fails such a send too). The caller releases
  * the region.
  */
-export async function sendRegion(binding: SendfileBinding, outFd: () => number | null, region: FileRecords, signal: AbortSignal): Promise<void> {
-  let pos = region.position;
-  let left = region.length;
-  while (left > 0) {
-    const fd = signal.aborted ? null : outFd();
-    if (fd === null) throw new Error('connection closed during a file send');
-    const n = binding.sendfile(fd, region.fd, pos, left);
-    pos += n;
-    left -= n;
-    if (left > 0 && n === 0) await writable(binding, fd, signal);
-  }
+export function sendRegion(binding: SendfileBinding, outFd: () => number | null, region: FileRecords, signal: AbortSignal): Promise<void> {
+  return sendAll(binding, outFd, region.length, signal, (fd, done) => binding.sendfile(fd, region.fd, region.position + done, region.length - done));
 }
 
 /**
  * Sends `buffer` to a socket as sendRegion sends a region (the same rules for
  * `outFd` and `signal`), flagged MSG_MORE when more bytes of the response follow.
  */
-export async function sendBuffer(binding: SendfileBinding, outFd: () => number | null, buffer: Buffer, more: boolean, signal: AbortSignal): Promise<void> {
-  let offset = 0;
-  while (offset < buffer.length) {
+export function sendBuffer(binding: SendfileBinding, outFd: () => number | null, buffer: Buffer, more: boolean, signal: AbortSignal): Promise<void> {
+  return sendAll(binding, outFd, buffer.length, signal, (fd, done) => binding.send(fd, buffer, done, more));
+}
+
+/** Calls `step` (bytes sent of the `length - done` left, 0 when the socket is full) until all `length` are sent. */
+async function sendAll(binding: SendfileBinding, outFd: () => number | null, length: number, signal: AbortSignal, step: (fd: number, done: number) => number): Promise<void> {
+  let done = 0;
+  while (done < length) {
     const fd = signal.aborted ? null : outFd();
     if (fd === null) throw new Error('connection closed during a file send');
-    const n = binding.send(fd, buffer, offset, more);
-    offset += n;
-    if (offset < buffer.length && n === 0) await writable(binding, fd, signal);
+    const n = step(fd, done);
+    done += n;
+    if (done < length && n === 0) await writable(binding, fd, signal);
   }
 }
 

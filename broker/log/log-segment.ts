@@ -30,9 +30,9 @@ import { NO_TIMESTAMP, TIME_INDEX_ENTRY_SIZE, TimeIndex, type TimestampOffset } 
 import { type AbortedTxn, TransactionIndex } from './txn-index.js';
 import { RecentWrites } from './recent-writes.js';
 import { batchSpan } from './batch-span.js';
+import { readFullySync } from '../common/file-io.js';
 import { fileRegion, type SendfileBinding } from '../common/sendfile.js';
 import type { FileRecords } from '../protocol/record-parts.js';
-import { readSync } from 'node:fs';
 
 /** Extra bytes a read takes beyond maxBytes to cover the scan from the index entry. */
 const READ_SLACK = 64 * 1024;
@@ -399,7 +399,7 @@ export class LogSegment {
     if (start >= maxPosition) return null;
     if (start < this.recentWrites.hotFrom(now)) return undefined;
     return this.log.withFd((fd) => {
-      const read = (position: number, length: number, into: Buffer): number => readSync(fd, into, 0, length, position);
+      const read = (position: number, length: number, into: Buffer): number => readFullySync(fd, position, length, into).length;
       const skipTo = (end: number, below: bigint): number => this.offsetIndex.floorByPosition(end, below)?.position ?? -1;
       const span = batchSpan(read, start, maxPosition, startOffset, maxBytes, minOneBatch, maxOffset, skipTo);
       if (span === null) return null;
