@@ -41,6 +41,12 @@ export interface RoundTripOptions {
    */
   readonly onProgress?: (acked: number) => void;
   readonly progressEvery?: number;
+  /**
+   * Python only: before record `holdAt` the producer flushes, then waits until `onHold` resolves,
+   * e.g. to take a store away at a known point with the rest of the produce still to come.
+   */
+  readonly holdAt?: number;
+  readonly onHold?: (acked: number) => Promise<void>;
 }
 
 export interface ClientRun extends RoundTripSummary {
@@ -58,7 +64,7 @@ export interface ProcessResult {
 export function runProcess(
   cmd: string,
   args: readonly string[],
-  options: { input?: string | Iterable<string>; timeoutMs: number; onStderrLine?: (line: string) => void },
+  options: { input?: string | Iterable<string> | AsyncIterable<string>; timeoutMs: number; onStderrLine?: (line: string) => void },
 ): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -91,8 +97,8 @@ export function runProcess(
   });
 }
 
-async function writeAll(stream: NodeJS.WritableStream, chunks: Iterable<string>): Promise<void> {
-  for (const chunk of chunks) {
+async function writeAll(stream: NodeJS.WritableStream, chunks: Iterable<string> | AsyncIterable<string>): Promise<void> {
+  for await (const chunk of chunks) {
     if (!stream.write(chunk)) await new Promise<void>((r) => stream.once('drain', () => r()));
   }
   stream.end();

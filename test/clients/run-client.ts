@@ -40,18 +40,47 @@ export async function runPythonRoundTrip(o: RoundTripOptions): Promise<ClientRun
   const args = [script, ...commonArgs(o, o.baseTimestamp ?? defaultBaseTimestamp())];
   const onProgress = o.onProgress;
   if (onProgress !== undefined) args.push('--progress', String(o.progressEvery ?? 10_000));
+  const hold = o.holdAt === undefined ? undefined : holdGate(o.onHold);
+  if (o.holdAt !== undefined) args.push('--hold-at', String(o.holdAt));
   const r = await runProcess(systemPython, args, {
     timeoutMs: o.timeoutMs ?? 600_000,
-    ...(onProgress === undefined
-      ? {}
-      : {
-          onStderrLine: (line: string) => {
-            const m = /^progress acked=(\d+)$/.exec(line);
-            if (m?.[1] !== undefined) onProgress(Number(m[1]));
-          },
-        }),
+    ...(hold === undefined ? {} : { input: hold.input }),
+    onStderrLine: (line: string) => {
+      const progress = /^progress acked=(\d+)$/.exec(line);
+      if (progress?.[1] !== undefined) onProgress?.(Number(progress[1]));
+      const held = /^held acked=(\d+)/.exec(line);
+      if (held?.[1] !== undefined) hold?.held(Number(held[1]));
+    },
   });
+  if (hold?.failure !== undefined) throw hold.failure.error;
   return parseSummary('confluent-kafka-python', r, performance.now() - started);
+}
+
+/** The producer's stdin while it holds: one line once `onHold` has settled (a failure is kept for the caller). */
+function holdGate(onHold: ((acked: number) => Promise<void>) | undefined): {
+  input: AsyncIterable<string>;
+  held: (acked: number) => void;
+  readonly failure: { error: unknown } | undefined;
+} {
+  let held: (acked: number) => void = () => undefined;
+  const reached = new Promise<number>((resolve) => (held = resolve));
+  let failure: { error: unknown } | undefined;
+  async function* input(): AsyncGenerator<string> {
+    const acked = await reached;
+    try {
+      await onHold?.(acked);
+    } catch (error) {
+      failure = { error };
+    }
+    yield 'go\n';
+  }
+  return {
+    input: input(),
+    held: (acked: number) => held(acked),
+    get failure() {
+      return failure;
+    },
+  };
 }
 
 /** kafkajs 2.x in a child Node process: none and gzip. */

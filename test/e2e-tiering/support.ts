@@ -170,12 +170,6 @@ export function localSegments(dataDir: string, topic: string, partition: number)
     .sort((a, b) => (a.baseOffset < b.baseOffset ? -1 : a.baseOffset > b.baseOffset ? 1 : 0));
 }
 
-export function localBytes(dataDir: string, topic: string, partitions: number): number {
-  let n = 0;
-  for (let p = 0; p < partitions; p++) for (const s of localSegments(dataDir, topic, p)) n += s.size;
-  return n;
-}
-
 // ---- ListOffsets through our admin client ----
 
 export const Spec = { latest: -1n, earliest: -2n, maxTimestamp: -3n, earliestLocal: -4n, latestTiered: -5n } as const;

@@ -102,6 +102,11 @@ def produce(args, report):
                 print('progress acked=%d' % len(delivered), file=sys.stderr, flush=True)
 
     for i in range(args.count):
+        if args.hold_at is not None and i == args.hold_at:
+            # Every record before this one acknowledged, then wait for the caller's go-ahead on stdin.
+            remaining = producer.flush(args.timeout)
+            print('held acked=%d unacked=%d' % (len(delivered), remaining), file=sys.stderr, flush=True)
+            sys.stdin.readline()
         headers = record_headers(i, CLIENT)
         while True:
             try:
@@ -279,6 +284,8 @@ def main():
                     help='produce (and create), consume (and check offsets), or both')
     ap.add_argument('--no-create', action='store_true', help='do not create the topic (auto-create or already there)')
     ap.add_argument('--progress', type=int, default=0, help='print "progress acked=N" to stderr every N acknowledgements')
+    ap.add_argument('--hold-at', type=int, default=None,
+                    help='before record N: flush, print "held acked=N" to stderr and wait for a line on stdin')
     ap.add_argument('--timeout', type=float, default=300.0, help='seconds for each of flush and consume')
     args = ap.parse_args()
     if args.base_timestamp is None:
