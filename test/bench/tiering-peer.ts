@@ -20,6 +20,13 @@
 //   D. cold read, after the broker is restarted: one kcat consumer from offset 0 of
 //      B's topic (every record remote, local copies deleted), then six at once on
 //      A's topic; MiB/s = closed-segment bytes over the wall time.
+// Produce latency (unless latencyRate is 0): the tiering bench's paced probe
+// (kafkajs, one 1 KiB record per request, acks=all) writes to a one-partition
+// topic without remote storage on the broker under test through A and B, and again
+// after the restart through D; its p99 while the uploads run (A and B, from the first
+// remote file to -5 covering every segment) and while the cold reads run (D) is set
+// against its p99 in an idle window just before each: the issue's 1.5x goal, with
+// Apache Kafka measured the same way on the same machine.
 // The CPU time of the broker process is read from /proc for the uploads and the
 // cold reads. Both remote stores are directories on the same file system: reads
 // of freshly written remote files come from the page cache for both brokers.
@@ -33,6 +40,8 @@ import { startKafkaReference, type KafkaReference } from '../support/kafka-refer
 import { startSediment, type SedimentProcess } from '../support/sediment.js';
 import { kafkaTieredStorageJar, kafkaVersion, kcatPath } from '../support/tools.js';
 import { cpuTimes } from './cpu-time.js';
+import { epochNow, startProbe, type LatencyProbe } from './latency-probe-process.js';
+import { formatWindow, p99Ratio, windowStats, type LatencySample, type WindowStats } from './latency-windows.js';
 
 export interface PeerOptions {
   readonly rounds: number;
@@ -46,9 +55,22 @@ export interface PeerOptions {
   readonly steadySeconds: number;
   /** Sediment's rsm.config.fs.fsync; off by default, as LocalTieredStorage never fsyncs. */
   readonly fsync: boolean;
+  /** The produce latency probe's sends per second (0: no probe) and its idle window before each measured one. */
+  readonly latencyRate: number;
+  readonly latencyIdleMs: number;
 }
 
-export const defaultPeerOptions: PeerOptions = { rounds: 3, segmentMb: 16, backlogMb: 128, sixMbPerPartition: 40, steadyMbPerSec: 8, steadySeconds: 30, fsync: false };
+export const defaultPeerOptions: PeerOptions = {
+  rounds: 3,
+  segmentMb: 16,
+  backlogMb: 128,
+  sixMbPerPartition: 40,
+  steadyMbPerSec: 8,
+  steadySeconds: 30,
+  fsync: false,
+  latencyRate: 500,
+  latencyIdleMs: 3000,
+};
 
 const RECORD_BYTES = 12 * 1024;
 const TASK_INTERVAL_MS = 1000;
@@ -271,6 +293,15 @@ interface Upload {
   readonly cpuMs: number;
   /** Per partition: records below the active segment, all of them tiered. */
   readonly tieredCounts: bigint[];
+  /** Epoch ms: the idle window before the config change (empty without a probe), and first remote file to last tiered. */
+  readonly idle: Window;
+  readonly active: Window;
+}
+
+/** [from, to) in epoch milliseconds, comparable with the probe's sample times. */
+interface Window {
+  readonly from: number;
+  readonly to: number;
 }
 
 interface Steady {
@@ -289,6 +320,16 @@ interface ColdRead {
   readonly bytes: number;
   readonly ms: number;
   readonly cpuMs: number;
+  readonly active: Window;
+}
+
+/** The probe's sends idle and while the uploads (A and B) and the cold reads (D) ran; null without a probe. */
+export interface PeerLatency {
+  readonly idleBeforeUpload: WindowStats | null;
+  readonly upload: WindowStats | null;
+  readonly idleBeforeCold: WindowStats | null;
+  readonly cold: WindowStats | null;
+  readonly errors: number;
 }
 
 export interface PeerRound {
@@ -299,6 +340,7 @@ export interface PeerRound {
   readonly steady: Steady;
   readonly cold1: ColdRead;
   readonly cold6: ColdRead;
+  readonly latency: PeerLatency | null;
   readonly loadBefore: number;
   readonly loadAfter: number;
 }
@@ -350,6 +392,9 @@ async function uploadPhase(peer: Peer, o: PeerOptions, topic: string, partitions
     const tieredCounts = segs.map((list) => list.at(-1)?.baseOffset ?? 0n);
     if (tieredCounts.some((c) => c === 0n)) throw new Error(`${topic} on ${peer.name}: a partition has no closed segment (raise the MiB per partition over the segment size)`);
     if ((await tieredOffsets(admin, topic, partitions)).some((t) => t !== -1n)) throw new Error(`${topic} on ${peer.name}: tiered before copying was enabled`);
+    const idleFrom = epochNow();
+    if (o.latencyRate > 0) await sleep(o.latencyIdleMs);
+    const idle = { from: idleFrom, to: epochNow() };
     const changed = performance.now();
     const r = await admin.incrementalAlterTopicConfigs(topic, [
       { name: 'remote.log.copy.disable', op: 'set', value: 'false' },
@@ -358,6 +403,7 @@ async function uploadPhase(peer: Peer, o: PeerOptions, topic: string, partitions
     if (r.errorCode !== 0) throw new Error(`enabling copy on ${topic} (${peer.name}): error ${r.errorCode} ${r.errorMessage ?? ''}`);
     const cpu0 = cpuMs(peer.pid);
     const first = await waitUntil(`the first remote file of ${topic} on ${peer.name}`, 120_000, 20, () => remoteFileCount(peer, topic) > 0);
+    const activeFrom = epochNow();
     const last = await waitUntil(`${topic} tiered on ${peer.name}`, 600_000, 50, async () => {
       const t = await tieredOffsets(admin, topic, partitions);
       // >=: Kafka's local retention rolls an idle active segment once its records are past
@@ -365,8 +411,9 @@ async function uploadPhase(peer: Peer, o: PeerOptions, topic: string, partitions
       return t.every((off, p) => off >= (tieredCounts[p] ?? 0n) - 1n);
     });
     const cpu = cpuMs(peer.pid) - cpu0;
+    const active = { from: activeFrom, to: epochNow() };
     await waitLocalDeletion(peer, topic, partitions);
-    return { partitions, bytes, startDelayMs: first - changed, ms: last - first, cpuMs: cpu, tieredCounts };
+    return { partitions, bytes, startDelayMs: first - changed, ms: last - first, cpuMs: cpu, tieredCounts, idle, active };
   });
 }
 
@@ -425,15 +472,31 @@ async function steadyPhase(peer: Peer, o: PeerOptions, topic: string): Promise<S
 
 async function coldRead(peer: Peer, topic: string, counts: readonly bigint[], bytes: number): Promise<ColdRead> {
   const cpu0 = cpuMs(peer.pid);
+  const from = epochNow();
   const ms = await consume(peer.bootstrap, topic, counts);
-  return { partitions: counts.length, bytes, ms, cpuMs: cpuMs(peer.pid) - cpu0 };
+  return { partitions: counts.length, bytes, ms, cpuMs: cpuMs(peer.pid) - cpu0, active: { from, to: epochNow() } };
+}
+
+/** The sends that started in any of the windows. */
+function inWindows(samples: readonly LatencySample[], windows: readonly Window[]): WindowStats | null {
+  const picked = samples.filter((s) => windows.some((w) => s.at >= w.from && s.at < w.to));
+  return windowStats(picked, -Infinity, Infinity);
+}
+
+/** The probe against the peer, or nothing when the options turn it off. */
+async function probeIf(peer: Peer, o: PeerOptions, topic: string): Promise<LatencyProbe | null> {
+  return o.latencyRate > 0 ? startProbe(peer.bootstrap, topic, o.latencyRate) : null;
 }
 
 async function brokerRound(peer: Peer, o: PeerOptions, round: number): Promise<PeerRound> {
   const loadBefore = os.loadavg()[0] ?? 0;
   const prefix = `peer-r${round}`;
+  const probeTopic = `${prefix}-probe`;
+  if (o.latencyRate > 0) await withAdmin(peer, (admin) => createTopic(admin, probeTopic, 1, new Map()));
+  const uploadProbe = await probeIf(peer, o, probeTopic);
   const upload6 = await uploadPhase(peer, o, `${prefix}-six`, 6, o.sixMbPerPartition);
   const upload1 = await uploadPhase(peer, o, `${prefix}-one`, 1, o.backlogMb);
+  const uploadSends = await uploadProbe?.stop();
   const steady = await steadyPhase(peer, o, `${prefix}-steady`);
   // Cold: a restarted broker, every record of both topics remote only.
   await peer.restart();
@@ -444,14 +507,34 @@ async function brokerRound(peer: Peer, o: PeerOptions, round: number): Promise<P
       return six !== null && one !== null && six.every((t, p) => t >= (upload6.tieredCounts[p] ?? 0n) - 1n) && (one[0] ?? -1n) >= (upload1.tieredCounts[0] ?? 0n) - 1n;
     });
   });
+  const coldProbe = await probeIf(peer, o, probeTopic);
+  const idleFrom = epochNow();
+  if (coldProbe !== null) await sleep(o.latencyIdleMs);
+  const idleBeforeCold = { from: idleFrom, to: epochNow() };
   const cold1 = await coldRead(peer, `${prefix}-one`, upload1.tieredCounts, upload1.bytes);
   const cold6 = await coldRead(peer, `${prefix}-six`, upload6.tieredCounts, upload6.bytes);
-  const r: PeerRound = { broker: peer.name, round, upload6, upload1, steady, cold1, cold6, loadBefore, loadAfter: os.loadavg()[0] ?? 0 };
+  const coldSends = await coldProbe?.stop();
+  const latency: PeerLatency | null =
+    uploadSends === undefined || coldSends === undefined
+      ? null
+      : {
+          // The idle windows before both uploads together: as many sends as the goal's idle window has.
+          idleBeforeUpload: inWindows(uploadSends.samples, [upload6.idle, upload1.idle]),
+          upload: inWindows(uploadSends.samples, [upload6.active, upload1.active]),
+          idleBeforeCold: inWindows(coldSends.samples, [idleBeforeCold]),
+          cold: inWindows(coldSends.samples, [cold1.active, cold6.active]),
+          errors: uploadSends.errors + coldSends.errors,
+        };
+  const r: PeerRound = { broker: peer.name, round, upload6, upload1, steady, cold1, cold6, latency, loadBefore, loadAfter: os.loadavg()[0] ?? 0 };
   const rate = (bytes: number, ms: number): string => (bytes / MiB / (ms / 1000)).toFixed(0);
   console.log(
     `peer round ${round} ${peer.name}: upload 6p ${rate(upload6.bytes, upload6.ms)} / 1p ${rate(upload1.bytes, upload1.ms)} MiB/s (start delays ${upload6.startDelayMs.toFixed(0)}, ${upload1.startDelayMs.toFixed(0)} ms); ` +
       `steady ${steady.mibPerSec.toFixed(1)} MiB/s: copy lag mean ${(steady.meanLagBytes / MiB).toFixed(1)} / max ${(steady.maxLagBytes / MiB).toFixed(1)} MiB, roll-to-tiered median ${(median(steady.rollToTieredMs) / 1000).toFixed(1)} s; ` +
-      `cold read 1p ${rate(cold1.bytes, cold1.ms)} / 6p ${rate(cold6.bytes, cold6.ms)} MiB/s; load ${r.loadBefore.toFixed(1)} -> ${r.loadAfter.toFixed(1)}`,
+      `cold read 1p ${rate(cold1.bytes, cold1.ms)} / 6p ${rate(cold6.bytes, cold6.ms)} MiB/s; load ${r.loadBefore.toFixed(1)} -> ${r.loadAfter.toFixed(1)}` +
+      (latency === null
+        ? ''
+        : `; produce idle ${formatWindow(latency.idleBeforeUpload)}, during the uploads ${formatWindow(latency.upload)}; ` +
+          `idle ${formatWindow(latency.idleBeforeCold)}, during the cold reads ${formatWindow(latency.cold)}; ${latency.errors} failed sends`),
   );
   return r;
 }
@@ -487,6 +570,14 @@ export function median(values: readonly number[]): number {
   const s = [...values].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+/** One round's probe figures: uploads, then cold reads, each idle -> during (p99 / p50 ms, failed sends). */
+function latencyFigures(r: PeerRound): string {
+  const l = r.latency;
+  if (l === null) return 'no probe';
+  const w = (x: WindowStats | null): string => (x === null ? 'no sends' : `${x.p99.toFixed(1)} / ${x.p50.toFixed(1)}`);
+  return `uploads ${w(l.idleBeforeUpload)} -> ${w(l.upload)}, cold ${w(l.idleBeforeCold)} -> ${w(l.cold)}${l.errors > 0 ? `, ${l.errors} failed sends` : ''}`;
 }
 
 /** Ratios that move by more than this between rounds are called unstable, not met or missed. */
@@ -530,8 +621,20 @@ export function peerReport(res: PeerResults, commit: string): string {
     row('cold read, 1 partition from offset 0, restarted broker (MiB/s)', (r) => mibs(r.cold1.bytes, r.cold1.ms), true),
     row('cold read, 6 partitions at once (MiB/s)', (r) => mibs(r.cold6.bytes, r.cold6.ms), true),
     row('broker CPU per MiB read cold, both reads (ms)', (r) => cpuPerMib(r.cold1.cpuMs + r.cold6.cpuMs, r.cold1.bytes + r.cold6.bytes), false, 2),
+    ...(o.latencyRate > 0
+      ? [
+          row('produce p99 during the uploads over the same probe idle (x; the issue\'s goal: 1.5)', (r) => p99Ratio(r.latency?.idleBeforeUpload ?? null, r.latency?.upload ?? null) ?? NaN, false, 2),
+          row('produce p99 during the cold reads over idle (x)', (r) => p99Ratio(r.latency?.idleBeforeCold ?? null, r.latency?.cold ?? null) ?? NaN, false, 2),
+        ]
+      : []),
     '',
     `Config change to the first remote file (scheduling and config propagation, left out of the upload windows), 6p / 1p per round: Sediment ${sed.map((r) => `${fmt(r.upload6.startDelayMs)} / ${fmt(r.upload1.startDelayMs)} ms`).join('; ')}; Kafka ${kaf.map((r) => `${fmt(r.upload6.startDelayMs)} / ${fmt(r.upload1.startDelayMs)} ms`).join('; ')}.`,
+    ...(o.latencyRate > 0
+      ? [
+          `Produce latency: a paced producer in its own process (kafkajs, one 1 KiB record per request, acks=all, ${o.latencyRate} sends/s) into a one-partition topic without remote storage on the broker under test; p99 / p50 in ms, idle (${(o.latencyIdleMs / 1000).toFixed(0)} s before each upload, and before the cold reads) -> during, per round: ` +
+            `Sediment ${sed.map(latencyFigures).join('; ')}; Kafka ${kaf.map(latencyFigures).join('; ')}.`,
+        ]
+      : []),
     `Steady produce rate reached: Sediment ${sed.map((r) => fmt(r.steady.mibPerSec, 1)).join(', ')} MiB/s; Kafka ${kaf.map((r) => fmt(r.steady.mibPerSec, 1)).join(', ')} MiB/s; after the produce, the last closed segment was tiered within ${sed.map((r) => fmt(r.steady.drainMs / 1000, 1)).join(', ')} s (Sediment) and ${kaf.map((r) => fmt(r.steady.drainMs / 1000, 1)).join(', ')} s (Kafka); roll-to-tiered max ${sed.map((r) => fmt(Math.max(...r.steady.rollToTieredMs) / 1000, 1)).join(', ')} s (Sediment), ${kaf.map((r) => fmt(Math.max(...r.steady.rollToTieredMs) / 1000, 1)).join(', ')} s (Kafka).`,
   ];
   return lines.join('\n');

@@ -7,6 +7,7 @@
 //                            [--compression uncompressed|gzip|snappy|lz4|zstd|producer]
 //                            [--no-peer | --peer-only] [--peer-rounds N] [--peer-segment-mb N] [--peer-one-mb N]
 //                            [--peer-six-mb N] [--peer-steady-mbps N] [--peer-steady-s N] [--peer-fsync]
+//                            [--peer-no-latency]
 //                            [--no-latency] [--latency-rounds N] [--latency-rate N] [--latency-idle-s N]
 //
 // After the MinIO section, the same run measures Sediment against Apache Kafka 4.3.1's
@@ -75,7 +76,8 @@ import { spliceGenerated } from './bench-report.js';
 import { defaultPeerOptions, median, peerReport, runKafkaPeer, type PeerOptions } from './tiering-peer.js';
 import { formatSummary, summarizeProfile, type CpuProfile } from './cpu-profile-summary.js';
 import { cpuSince, cpuTimes, type CpuTimes } from './cpu-time.js';
-import { formatWindow, p99Ratio, windowStats, type LatencySample, type WindowStats } from './latency-windows.js';
+import { formatWindow, p99Ratio, windowStats, type WindowStats } from './latency-windows.js';
+import { epochNow, startProbe } from './latency-probe-process.js';
 
 interface Options {
   rounds: number;
@@ -120,7 +122,7 @@ function usage(msg: string): never {
   console.error(`tiering.bench: ${msg}`);
   console.error('usage: npm run bench:tiering -- [--rounds N] [--chunk-mb N] [--mb-per-partition N] [--segment-mb N] [--partitions N] [--prefetch-chunks N] [--fetch-chunks N] [--fetch-workers N] [--copy-workers N] [--copy-nice N] [--fetch-nice N] [--set key=value]... [--chunk-reuse] [--cache-mb N] [--doc PATH | --no-doc] [--profile DIR] [--compression CODEC]');
   console.error('       [--no-latency] [--latency-rounds N] [--latency-rate N] [--latency-idle-s N]');
-  console.error('       [--no-peer | --peer-only] [--peer-rounds N] [--peer-segment-mb N] [--peer-one-mb N] [--peer-six-mb N] [--peer-steady-mbps N] [--peer-steady-s N] [--peer-fsync]');
+  console.error('       [--no-peer | --peer-only] [--peer-rounds N] [--peer-segment-mb N] [--peer-one-mb N] [--peer-six-mb N] [--peer-steady-mbps N] [--peer-steady-s N] [--peer-fsync] [--peer-no-latency]');
   process.exit(2);
 }
 
@@ -182,11 +184,12 @@ function parseArgs(argv: readonly string[]): Options {
       else if (a === '--peer-steady-mbps') peer = { ...peer, steadyMbPerSec: num(argv[++i], a) };
       else if (a === '--peer-steady-s') peer = { ...peer, steadySeconds: num(argv[++i], a) };
       else if (a === '--peer-fsync') peer = { ...peer, fsync: true };
+      else if (a === '--peer-no-latency') peer = { ...peer, latencyRate: 0 };
       else usage(`unknown argument ${a}`);
     }
     else usage(`unknown argument ${a}`);
   }
-  o.peer = noPeer ? null : { ...peer, rounds: peerRounds ?? o.rounds };
+  o.peer = noPeer ? null : { ...peer, rounds: peerRounds ?? o.rounds, ...(peer.latencyRate > 0 ? { latencyRate: o.latencyRate, latencyIdleMs: o.latencyIdleMs } : {}) };
   if (!o.minio && o.peer === null) usage('--peer-only and --no-peer leave nothing to run');
   if (o.peer !== null && (o.peer.backlogMb <= o.peer.segmentMb || o.peer.sixMbPerPartition <= o.peer.segmentMb)) usage('--peer-one-mb and --peer-six-mb must exceed --peer-segment-mb (at least one closed segment)');
   if (o.mbPerPartition <= o.segmentMb) usage('--mb-per-partition must exceed --segment-mb (at least one closed segment)');
@@ -245,43 +248,6 @@ async function consume(bootstrap: string, topic: string, counts: readonly bigint
   return performance.now() - started;
 }
 
-/** A running produce latency probe (test/bench/produce-latency-probe.ts) in its own process. */
-interface LatencyProbe {
-  /** Closes the probe's stdin; resolves with every acknowledged send once it has exited. */
-  stop(): Promise<{ samples: LatencySample[]; errors: number; ticks: LatencySample[] }>;
-}
-
-async function startProbe(bootstrap: string, topic: string, rate: number): Promise<LatencyProbe> {
-  const script = path.join(repoRoot(), 'dist', 'test', 'bench', 'produce-latency-probe.js');
-  const child = spawn(process.execPath, [script, bootstrap, topic, String(rate)], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
-  child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    const onData = (): void => {
-      if (out.startsWith('ready\n')) {
-        child.stdout.off('data', onData);
-        resolve();
-      }
-    };
-    child.stdout.on('data', onData);
-    void exited.then((code) => reject(new Error(`latency probe exited ${code} before it was ready: ${err.slice(-2000)}`)));
-  });
-  return {
-    async stop() {
-      child.stdin.end();
-      const code = await exited;
-      const last = out.trimEnd().split('\n').at(-1) ?? '';
-      if (code !== 0 || !last.startsWith('{')) throw new Error(`latency probe exited ${code}: ${err.slice(-2000)}`);
-      return JSON.parse(last) as { samples: LatencySample[]; errors: number; ticks: LatencySample[] };
-    },
-  };
-}
-
-
-const epochNow = (): number => performance.timeOrigin + performance.now();
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 // ---- the plain S3 client ----
