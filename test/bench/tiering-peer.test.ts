@@ -63,7 +63,10 @@ describe('tiering peer report', () => {
     // Sediment: 5 -> 10 ms during uploads (2x), 5 -> 20 during cold reads (4x); Kafka 5 -> 5 (1x) and 5 -> 10 (2x).
     const text = peerReport(results([round('sediment', 0, 1000, 100, 10), round('kafka', 0, 1000, 100, 5)]), 'x');
     assert.match(line(text, '| produce p99 during the uploads'), /\| 2\.00 \(2\.00\) \| 1\.00 \(1\.00\) \| \*\*2\.00x\*\* \(2\.00\) \| Sediment behind \(lower is better\) \|/);
-    assert.match(line(text, '| produce p99 during the cold reads'), /\| 4\.00 \(4\.00\) \| 2\.00 \(2\.00\) \| \*\*2\.00x\*\* /);
+    assert.match(line(text, '| produce p99 during the cold reads over'), /\| 4\.00 \(4\.00\) \| 2\.00 \(2\.00\) \| \*\*2\.00x\*\* /);
+    // The same p99s in milliseconds, as Kafka's idle p99 after its restart is no steady baseline.
+    assert.match(line(text, '| produce p99 during the uploads (ms)'), /\| 10\.0 \(10\.0\) \| 5\.0 \(5\.0\) \| \*\*2\.00x\*\* /);
+    assert.match(line(text, '| produce p99 during the cold reads (ms'), /\| 20\.0 \(20\.0\) \| 10\.0 \(10\.0\) \| \*\*2\.00x\*\* /);
     assert.match(line(text, 'Produce latency:'), /Sediment uploads 5\.0 \/ 1\.3 -> 10\.0 \/ 2\.5, cold 5\.0 \/ 1\.3 -> 20\.0 \/ 5\.0; Kafka uploads 5\.0 \/ 1\.3 -> 5\.0 \/ 1\.3, cold 5\.0 \/ 1\.3 -> 10\.0 \/ 2\.5\./);
   });
 

@@ -625,6 +625,8 @@ export function peerReport(res: PeerResults, commit: string): string {
       ? [
           row('produce p99 during the uploads over the same probe idle (x; the issue\'s goal: 1.5)', (r) => p99Ratio(r.latency?.idleBeforeUpload ?? null, r.latency?.upload ?? null) ?? NaN, false, 2),
           row('produce p99 during the cold reads over idle (x)', (r) => p99Ratio(r.latency?.idleBeforeCold ?? null, r.latency?.cold ?? null) ?? NaN, false, 2),
+          row('produce p99 during the uploads (ms)', (r) => r.latency?.upload?.p99 ?? NaN, false, 1),
+          row('produce p99 during the cold reads (ms; each broker just restarted)', (r) => r.latency?.cold?.p99 ?? NaN, false, 1),
         ]
       : []),
     '',
