@@ -44,6 +44,11 @@ import {
   type LocalSegment,
 } from './support.js';
 
+/** Every partition's local segment files, in partition order. */
+function segmentsOf(dataDir: string, topic: string): LocalSegment[][] {
+  return Array.from({ length: partitions }, (_, p) => localSegments(dataDir, topic, p));
+}
+
 /** The bytes of the segments that start above each partition's highest remote offset. */
 function untieredBytes(segments: readonly (readonly LocalSegment[])[], tiered: readonly bigint[]): number {
   let n = 0;
@@ -140,7 +145,7 @@ for (const mode of ['killed', 'frozen'] as const) {
           onHold: async () => {
             await firstCopy;
             await outage(mode);
-            const segments = Array.from({ length: partitions }, (_, p) => localSegments(broker.dataDir, topic, p));
+            const segments = segmentsOf(broker.dataDir, topic);
             atOutage = { tiered: await offsetsOf(broker.bootstrap, topic, partitions, Spec.latestTiered), segments };
           },
         });
@@ -159,10 +164,7 @@ for (const mode of ['killed', 'frozen'] as const) {
         // Segments copied before the outage may still go (local retention is 1 s), so the disk that must grow is
         // what is not remote: the segments above the highest remote offset, then and now.
         const atOutageBytes = untieredBytes(atOutage.segments, duringTiered);
-        const duringBytes = untieredBytes(
-          Array.from({ length: partitions }, (_, p) => localSegments(broker.dataDir, topic, p)),
-          duringTiered,
-        );
+        const duringBytes = untieredBytes(segmentsOf(broker.dataDir, topic), duringTiered);
         assert.ok(duringBytes > atOutageBytes, `the local bytes not yet remote grew while the store was away (${atOutageBytes} -> ${duringBytes} bytes)`);
         let localRecords = 0;
         for (let p = 0; p < partitions; p++) {

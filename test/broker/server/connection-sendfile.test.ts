@@ -16,6 +16,7 @@ import { CloseConnectionError } from '../../../broker/common/errors.js';
 import { fileRegion, sendfileSupport, type SendfileBinding } from '../../../broker/common/sendfile.js';
 import { FileRecords, type OutputChunk } from '../../../broker/protocol/record-parts.js';
 import { tempDir } from '../log/helpers.js';
+import { loopbackPair } from './loopback.js';
 
 const FILE_BYTES = 24 * 1024 * 1024;
 
@@ -49,21 +50,8 @@ function requestFrame(correlationId: number): Buffer {
 async function setup(processor: RequestProcessor): Promise<{ client: net.Socket; closed: Promise<void>; done: () => Promise<void> }> {
   let closedResolve!: () => void;
   const closed = new Promise<void>((r) => (closedResolve = r));
-  const server = net.createServer((socket) => void new Connection(socket, 1, 1 << 20, processor, silentLogger(), () => closedResolve()));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  const client = await new Promise<net.Socket>((resolve, reject) => {
-    const s = net.connect(port, '127.0.0.1', () => resolve(s));
-    s.once('error', reject);
-  });
-  return {
-    client,
-    closed,
-    done: async () => {
-      client.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  const pair = await loopbackPair((socket) => void new Connection(socket, 1, 1 << 20, processor, silentLogger(), () => closedResolve()));
+  return { client: pair.client, closed, done: pair.close };
 }
 
 /** Reads from `socket` until `n` bytes have come (or it closes). */

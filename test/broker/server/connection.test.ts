@@ -9,6 +9,7 @@ import { CloseConnectionError } from '../../../broker/common/errors.js';
 import { Connection, MAX_PIPELINED_PRODUCE, type FrameContext, type RequestProcessor } from '../../../broker/server/connection.js';
 import { silentLogger } from '../../../broker/common/logger.js';
 import { releaseAfterWrite } from '../../../broker/server/response-release.js';
+import { loopbackPair } from './loopback.js';
 
 const PRODUCE = 0;
 const METADATA = 3;
@@ -143,24 +144,11 @@ const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 async function connected(processor: RequestProcessor): Promise<{ client: Client; server: ServerSide; done: () => Promise<void> }> {
   let serverSide!: (s: ServerSide) => void;
   const side = new Promise<ServerSide>((resolve) => (serverSide = resolve));
-  const server = net.createServer((socket) => {
+  const pair = await loopbackPair((socket) => {
     new Connection(socket, 1, 1 << 20, processor, silentLogger(), () => undefined);
     serverSide(new ServerSide(socket));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  const socket = await new Promise<net.Socket>((resolve, reject) => {
-    const s = net.connect(port, '127.0.0.1', () => resolve(s));
-    s.once('error', reject);
-  });
-  return {
-    client: new Client(socket),
-    server: await side,
-    done: async () => {
-      socket.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  return { client: new Client(pair.client), server: await side, done: pair.close };
 }
 
 
